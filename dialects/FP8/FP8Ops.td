@@ -1,0 +1,247 @@
+//===- FP8Ops.td - FP8 dialect operations ------------------*- tablegen -*-===//
+#ifndef FP8_OPS_TD
+#define FP8_OPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "FP8/FP8Dialect.td"
+include "FP8/FP8Attributes.td"
+
+def FP8_HighPrecisionTensor : RankedTensorOf<[F32, F16, BF16]>;
+def FP8_FloatTensor : RankedTensorOf<[F8E4M3FN, F8E5M2]>;
+def FP8_ScaleTensor : RankedTensorOf<[F32, F8E8M0FNU]>;
+def FP8_F32Tensor : RankedTensorOf<[F32]>;
+
+//===----------------------------------------------------------------------===//
+// quantize / dequantize
+//===----------------------------------------------------------------------===//
+
+def FP8_QuantizeOp : FP8_Op<"quantize",
+    [Pure, AllShapesMatch<["input", "result"]>]> {
+  let summary = "saturating FP8 quantization with a dequantization scale";
+  let description = [{
+    `result = saturate(round_nearest_even(input / broadcast(scale)))`, where
+    the scale is broadcast over the blocks of `layout` and the division is an
+    IEEE FP32 division (FP16/BF16 inputs are first extended to FP32).
+    Saturation follows PTX `.satfinite`: values beyond the largest finite FP8
+    value (and infinities) become +-max (448 for E4M3, 57344 for E5M2); NaN
+    stays NaN. E8M0 scales are exact powers of two; an E8M0 NaN scale (0xFF)
+    makes its whole block NaN.
+
+    ```mlir
+    %q = fp8.quantize %x, %s layout<block 1x128>
+        : tensor<4x256xf32>, tensor<4x2xf32> -> tensor<4x256xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins FP8_HighPrecisionTensor:$input, FP8_ScaleTensor:$scale,
+                       FP8_ScaleLayoutAttr:$layout);
+  let results = (outs FP8_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `layout` `` $layout attr-dict `:` type($input) `,`
+    type($scale) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def FP8_DequantizeOp : FP8_Op<"dequantize",
+    [Pure, AllShapesMatch<["input", "result"]>]> {
+  let summary = "FP8 to high precision: `result = input * broadcast(scale)`";
+  let description = [{
+    The FP8 value is decoded exactly and multiplied by its block's scale in
+    FP32 (then rounded to the result type when it is FP16/BF16).
+
+    ```mlir
+    %x = fp8.dequantize %q, %s layout<tensor>
+        : tensor<4x256xf8E4M3FN>, tensor<f32> -> tensor<4x256xf32>
+    ```
+  }];
+  let arguments = (ins FP8_FloatTensor:$input, FP8_ScaleTensor:$scale,
+                       FP8_ScaleLayoutAttr:$layout);
+  let results = (outs FP8_HighPrecisionTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `layout` `` $layout attr-dict `:` type($input) `,`
+    type($scale) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// amax and scales
+//===----------------------------------------------------------------------===//
+
+def FP8_AmaxOp : FP8_Op<"amax", [Pure]> {
+  let summary = "maximum absolute value per scale block";
+  let description = [{
+    One FP32 amax per block of `layout`; the result has the layout's scale
+    shape. A NaN anywhere in a block makes that block's amax NaN (so that the
+    scale computation can see it); infinities give inf. Padding of partial
+    blocks does not take part.
+
+    ```mlir
+    %a = fp8.amax %x layout<row> : tensor<4x256xf32> -> tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins FP8_HighPrecisionTensor:$input,
+                       FP8_ScaleLayoutAttr:$layout);
+  let results = (outs FP8_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `layout` `` $layout attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def FP8_ComputeScaleOp : FP8_Op<"compute_scale", [Pure]> {
+  let summary = "amax (or amax history) to dequantization scale, per recipe";
+  let description = [{
+    Applies the scale formula of `recipe` for the FP8 `format` element-wise
+    (see the recipe attributes for the exact rules and edge cases).
+
+    * `#fp8.current` / `#fp8.block`: `amax` has the scale's shape.
+    * `#fp8.mxfp8`: the result is `f8E8M0FNU` (`rceil` or `floor` rounding).
+    * `#fp8.delayed`: `amax` is the amax *history*, shape
+      `[history] + scale shape`, index 0 most recent; `previous` is the scale
+      of the last step, kept wherever the history's amax is 0, inf or NaN.
+
+    ```mlir
+    %s = fp8.compute_scale %a recipe(#fp8.current) format(e4m3)
+        : tensor<f32> -> tensor<f32>
+    %s2 = fp8.compute_scale %hist previous %s_prev
+        recipe(#fp8.delayed<history = 16>) format(e4m3)
+        : tensor<16xf32>, tensor<f32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins FP8_F32Tensor:$amax,
+                       Optional<FP8_F32Tensor>:$previous,
+                       FP8_RecipeAttr:$recipe, FP8_Format:$format);
+  let results = (outs FP8_ScaleTensor:$scale);
+  let assemblyFormat = [{
+    $amax (`previous` $previous^)? `recipe` `(` $recipe `)`
+    `format` `(` $format `)` attr-dict `:` type($amax)
+    (`,` type($previous)^)? `->` type($scale)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def FP8_HistoryUpdateOp : FP8_Op<"history_update",
+    [Pure, AllTypesMatch<["history", "result"]>]> {
+  let summary = "roll an amax history and record this step's amax";
+  let description = [{
+    `result[0] = amax`, `result[i] = history[i-1]` for `i >= 1`: the oldest
+    entry is dropped. The history's shape is `[H] + amax shape`. Persistent
+    histories live in `ml_program.global`s (read with `global_load`, written
+    back with `global_store`), so the state of a compiled model survives
+    across runs.
+
+    ```mlir
+    %h2 = fp8.history_update %h, %a : tensor<16xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins FP8_F32Tensor:$history, FP8_F32Tensor:$amax);
+  let results = (outs FP8_F32Tensor:$result);
+  let assemblyFormat = [{
+    $history `,` $amax attr-dict `:` type($history) `,` type($amax)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// scaled_matmul
+//===----------------------------------------------------------------------===//
+
+def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
+    [Pure]> {
+  let summary = "FP8 x FP8 matrix product with scales, FP32 accumulation";
+  let description = [{
+    `result = epilogue(dequantize(lhs) @ dequantize(rhs) + bias)` with FP32
+    accumulation, rounded once to the result type. `lhs` is `[batch..., M, K]`;
+    `rhs` is `[batch..., K, N]`, or `[batch..., N, K]` with `transpose_rhs`
+    (the K-major weight layout Hopper's FP8 `wgmma` wants). A rank-2 `rhs`
+    is shared by every batch of `lhs`. `bias` is `[N]` or the result's shape.
+    Each operand's scale follows its layout; for block and MX layouts the
+    partial products of each scale block along K are scaled in FP32 before
+    they are summed, as the dequantized definition implies.
+
+    ```mlir
+    %y = fp8.scaled_matmul %a, %sa layout<row>, %w, %sw layout<row>
+        bias %b transpose_rhs epilogue(gelu_tanh)
+        : (tensor<32x128xf8E4M3FN>, tensor<32x1xf32>, tensor<64x128xf8E4M3FN>,
+           tensor<64x1xf32>, tensor<64xf32>) -> tensor<32x64xbf16>
+    ```
+  }];
+  let arguments = (ins FP8_FloatTensor:$lhs, FP8_ScaleTensor:$lhs_scale,
+                       FP8_FloatTensor:$rhs, FP8_ScaleTensor:$rhs_scale,
+                       Optional<FP8_HighPrecisionTensor>:$bias,
+                       FP8_ScaleLayoutAttr:$lhs_layout,
+                       FP8_ScaleLayoutAttr:$rhs_layout,
+                       UnitAttr:$transpose_rhs,
+                       DefaultValuedAttr<FP8_Epilogue,
+                                         "::mlir::fp8::Epilogue::None">:$epilogue);
+  let results = (outs FP8_HighPrecisionTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $lhs_scale `layout` `` $lhs_layout `,`
+    $rhs `,` $rhs_scale `layout` `` $rhs_layout
+    (`bias` $bias^)? (`transpose_rhs` $transpose_rhs^)?
+    (`epilogue` `(` $epilogue^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Sizes M, N, K of the product (dynamic sizes as ShapedType::kDynamic).
+    int64_t getM();
+    int64_t getN();
+    int64_t getK();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// transpose
+//===----------------------------------------------------------------------===//
+
+def FP8_TransposeOp : FP8_Op<"transpose", [Pure]> {
+  let summary = "transpose a quantized tensor, re-quantizing when its scale "
+                "layout does not survive the permutation";
+  let description = [{
+    When `dst_layout` is `src_layout` permuted (per-tensor scales, or blocks
+    whose shape is permuted with the data), the FP8 values and the scales are
+    permuted and nothing is rounded. Otherwise the values are dequantized,
+    permuted, and quantized again with fresh scales computed for
+    `dst_layout` by `recipe` (which is then required): e.g. 1x128 blocks
+    along K become 1x128 blocks along the new innermost dimension.
+
+    ```mlir
+    %qt, %st = fp8.transpose %q, %s layout<block 1x128> permutation = [1, 0]
+        to layout<block 1x128> recipe(#fp8.block)
+        : tensor<256x256xf8E4M3FN>, tensor<256x2xf32>
+        -> tensor<256x256xf8E4M3FN>, tensor<256x2xf32>
+    ```
+  }];
+  let arguments = (ins FP8_FloatTensor:$input, FP8_ScaleTensor:$scale,
+                       FP8_ScaleLayoutAttr:$src_layout,
+                       DenseI64ArrayAttr:$permutation,
+                       FP8_ScaleLayoutAttr:$dst_layout,
+                       OptionalAttr<FP8_RecipeAttr>:$recipe);
+  let results = (outs FP8_FloatTensor:$result, FP8_ScaleTensor:$result_scale);
+  let assemblyFormat = [{
+    $input `,` $scale `layout` `` $src_layout `permutation` `=` $permutation
+    `to` `layout` `` $dst_layout (`recipe` `(` $recipe^ `)`)? attr-dict
+    `:` type($input) `,` type($scale) `->` type($result) `,`
+    type($result_scale)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// Whether the scale layout survives the permutation, so that the
+    /// transpose moves bytes without rounding anything.
+    bool isPassThrough();
+  }];
+}
+
+#endif // FP8_OPS_TD

@@ -1,0 +1,46 @@
+//===- FP8.h - FP8 dialect ---------------------------------------*- C++ -*-===//
+//
+// Part of fp8-opt. Public header of the `fp8` dialect: dialect, enums,
+// attributes (recipes, scale layouts) and ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_DIALECT_FP8_IR_FP8_H
+#define FP8_DIALECT_FP8_IR_FP8_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "fp8/Numerics/Numerics.h"
+
+#include "fp8/Dialect/FP8/IR/FP8Dialect.h.inc"
+#include "fp8/Dialect/FP8/IR/FP8Enums.h.inc"
+
+#include "fp8/Dialect/FP8/IR/FP8AttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "fp8/Dialect/FP8/IR/FP8Attributes.h.inc"
+
+#define GET_OP_CLASSES
+#include "fp8/Dialect/FP8/IR/FP8Ops.h.inc"
+
+namespace mlir::fp8 {
+
+/// The builtin element type of a concrete FP8 format (not `hybrid`).
+FloatType getFloatType(MLIRContext *ctx, Format format);
+/// The format of an FP8 element type, if it is one the dialect handles.
+std::optional<Format> getFormat(Type elementType);
+/// The scalar numerics format of a concrete FP8 format.
+numerics::Fmt toNumericsFormat(Format format);
+/// Largest finite value of a concrete format (448 or 57344).
+float getMaxFinite(Format format);
+
+} // namespace mlir::fp8
+
+#endif // FP8_DIALECT_FP8_IR_FP8_H

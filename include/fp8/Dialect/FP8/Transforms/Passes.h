@@ -1,0 +1,30 @@
+//===- Passes.h - FP8 dialect transformation passes --------------*- C++ -*-===//
+//
+// Part of fp8-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_DIALECT_FP8_TRANSFORMS_PASSES_H
+#define FP8_DIALECT_FP8_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace fp8 {
+
+#define GEN_PASS_DECL
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+
+/// Patterns that rewrite arith.truncf / arith.extf between f32 (or f16/bf16)
+/// and f8E4M3FN / f8E5M2 into exact integer arithmetic.
+void populateExpandFP8ArithCastsPatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+
+} // namespace fp8
+} // namespace mlir
+
+#endif // FP8_DIALECT_FP8_TRANSFORMS_PASSES_H

@@ -1,0 +1,67 @@
+//===- Numerics.h - Scalar FP8 numerics (no MLIR dependency) ----*- C++ -*-===//
+//
+// Part of fp8-opt. The scalar definitions of FP8 casts and of every recipe's
+// scale formula, written directly from the specifications (OCP OFP8 rev 1.0,
+// OCP MX v1.0, Transformer Engine's scaling recipes). The compiler's constant
+// folders use them, and so can hosts and runtimes: this header and its .cpp
+// depend on the C++ standard library only.
+//
+// Scale convention: functions returning a "scale" return the dequantization
+// scale s (x ~= q * s); the encode scale e = fp8_max / amax is internal.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_NUMERICS_NUMERICS_H
+#define FP8_NUMERICS_NUMERICS_H
+
+#include <cstdint>
+
+namespace mlir::fp8::numerics {
+
+enum class Fmt : uint8_t { E4M3, E5M2 };
+enum class MXRounding : uint8_t { RCeil, Floor };
+enum class HistoryAlgo : uint8_t { Max, MostRecent };
+
+/// Largest finite value: 448 (E4M3FN) or 57344 (E5M2).
+float maxFinite(Fmt fmt);
+/// Exponent of the largest power of two of the element format (8 or 15), the
+/// `emax_elem` of the OCP MX specification.
+int emaxElem(Fmt fmt);
+/// Bit pattern of the largest finite value (0x7E or 0x7B).
+uint8_t maxFiniteBits(Fmt fmt);
+/// Canonical NaN produced by every cast: 0x7F for both formats.
+constexpr uint8_t kCanonicalNaN = 0x7F;
+
+/// Saturating round-to-nearest-even cast (PTX `cvt.rn.satfinite`): NaN ->
+/// 0x7F, +-inf and values beyond +-max -> +-max, signed zeros kept.
+uint8_t castToFP8(float x, Fmt fmt);
+/// Exact decode of an FP8 bit pattern (NaN, E5M2 infinities included).
+float fp8ToFloat(uint8_t bits, Fmt fmt);
+/// 2^(bits - 127); 0xFF is NaN.
+float e8m0ToFloat(uint8_t bits);
+
+/// Per-tensor current / block scaling: e = fp8_max / max(amax, eps), with
+/// amax 0, inf or NaN giving e = 1, infinite e clamped to FLT_MAX and, with
+/// pow2, e rounded down to a power of two. Returns s = 1 / e.
+float currentScale(float amax, Fmt fmt, float eps = 0.0f, bool pow2 = false);
+
+/// Reduces an amax history (index 0 most recent, `stride` floats apart).
+/// `Max` propagates NaN.
+float reduceHistory(const float *history, int64_t length, int64_t stride,
+                    HistoryAlgo algo);
+
+/// Delayed scaling from an already reduced history amax: e = (fp8_max / a) /
+/// 2^margin (inf -> FLT_MAX, optional pow2), s = 1 / e; where a is 0, inf or
+/// NaN the previous scale is returned unchanged.
+float delayedScale(float historyAmax, float previousScale, Fmt fmt,
+                   int64_t margin, bool pow2 = false);
+
+/// E8M0 block scale for MX formats (biased exponent; 0xFF = NaN).
+uint8_t mxScale(float amax, Fmt fmt, MXRounding rounding);
+
+/// Rounds a positive normal float down to a power of two.
+float roundDownToPowerOfTwo(float value);
+
+} // namespace mlir::fp8::numerics
+
+#endif // FP8_NUMERICS_NUMERICS_H

@@ -1,0 +1,885 @@
+//===- FP8ToLinalg.cpp - Lower fp8 ops to linalg on tensors ---------------===//
+//
+// Part of fp8-opt. Every fp8 op becomes destination-style tensor code:
+// element-wise linalg.generic ops that read each element's scale through an
+// indexing map (d floordiv block), block reductions over a padded and
+// expanded view for amax, and an FP32 contraction for scaled_matmul. FP8
+// rounding is a clamp to +-max followed by arith.truncf (nearest even), so
+// saturation is explicit and no backend's out-of-range behaviour matters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Conversion/Passes.h"
+#include "fp8/Dialect/FP8/IR/FP8.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cfloat>
+#include <cmath>
+
+#define DEBUG_TYPE "convert-fp8-to-linalg"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_CONVERTFP8TOLINALG
+#include "fp8/Conversion/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Block views
+//===----------------------------------------------------------------------===//
+
+/// How one data dimension relates to its scale dimension.
+enum class DimKind {
+  Parallel, // block 1: one scale per index
+  Full,     // the block covers the whole dimension
+  Split     // blocks of `block` elements; the last one may be partial
+};
+
+struct BlockDim {
+  DimKind kind;
+  int64_t block;
+};
+
+/// Classifies every dimension of `shape` under `layout`; fails when a split
+/// dimension is dynamic (the padding would have to be dynamic too).
+FailureOr<SmallVector<BlockDim>> classify(ArrayRef<int64_t> shape,
+                                          ScaleLayoutAttr layout) {
+  FailureOr<SmallVector<int64_t>> expanded = layout.getExpandedBlock(shape);
+  if (failed(expanded))
+    return failure();
+  SmallVector<BlockDim> dims;
+  for (auto [d, b] : llvm::zip_equal(shape, *expanded)) {
+    if (b == 1 && d != 1)
+      dims.push_back({DimKind::Parallel, 1});
+    else if (b == d || (!ShapedType::isDynamic(d) && !ShapedType::isDynamic(b) &&
+                        b >= d))
+      dims.push_back({DimKind::Full, b});
+    else if (ShapedType::isDynamic(d) || ShapedType::isDynamic(b))
+      return failure();
+    else
+      dims.push_back({DimKind::Split, b});
+  }
+  return dims;
+}
+
+/// The map from the iteration space of an element-wise op over the data
+/// (identity) to the scale tensor.
+AffineMap scaleMap(MLIRContext *ctx, ArrayRef<BlockDim> dims,
+                   ScaleLayoutAttr layout) {
+  const unsigned rank = dims.size();
+  if (layout.isPerTensor())
+    return AffineMap::get(rank, 0, {}, ctx);
+  SmallVector<AffineExpr> exprs;
+  for (unsigned i = 0; i < rank; ++i) {
+    switch (dims[i].kind) {
+    case DimKind::Parallel:
+      exprs.push_back(getAffineDimExpr(i, ctx));
+      break;
+    case DimKind::Full:
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+      break;
+    case DimKind::Split:
+      exprs.push_back(getAffineDimExpr(i, ctx).floorDiv(dims[i].block));
+      break;
+    }
+  }
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+SmallVector<utils::IteratorType> parallel(unsigned n) {
+  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+}
+
+Value emptyLike(OpBuilder &b, Location loc, Value shapeSource, Type elt) {
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(b, loc, shapeSource);
+  return tensor::EmptyOp::create(b, loc, sizes, elt);
+}
+
+Value f32Const(OpBuilder &b, Location loc, float v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+Value i32Const(OpBuilder &b, Location loc, uint32_t v) {
+  return arith::ConstantOp::create(
+      b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
+}
+
+/// Widens f16/bf16 to f32 inside a region body.
+Value toF32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
+
+/// Converts a scale element (f32 or E8M0) to f32.
+Value scaleToF32(OpBuilder &b, Location loc, Value s) {
+  if (s.getType().isF32())
+    return s;
+  // E8M0: 2^(b-127) is the f32 with exponent field b, except b = 0 (2^-127,
+  // a subnormal: 0x00400000) and 0xFF (NaN).
+  Value byte = arith::BitcastOp::create(b, loc, b.getI8Type(), s);
+  Value w = arith::ExtUIOp::create(b, loc, b.getI32Type(), byte);
+  Value bits = arith::ShLIOp::create(b, loc, w, i32Const(b, loc, 23));
+  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, w,
+                                       i32Const(b, loc, 0));
+  Value isNaN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, w,
+                                      i32Const(b, loc, 0xFF));
+  bits = arith::SelectOp::create(b, loc, isZero, i32Const(b, loc, 0x00400000u),
+                                 bits);
+  bits = arith::SelectOp::create(b, loc, isNaN, i32Const(b, loc, 0x7FC00000u),
+                                 bits);
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
+/// Saturating round-to-nearest-even cast of an f32 to an FP8 type.
+Value saturatingTrunc(OpBuilder &b, Location loc, Value x, Type f8) {
+  float maxValue = getMaxFinite(*getFormat(f8));
+  // minimumf/maximumf propagate NaN, and clamp +-inf to +-max.
+  Value c = arith::MinimumFOp::create(b, loc, x, f32Const(b, loc, maxValue));
+  c = arith::MaximumFOp::create(b, loc, c, f32Const(b, loc, -maxValue));
+  return arith::TruncFOp::create(b, loc, f8, c);
+}
+
+//===----------------------------------------------------------------------===//
+// quantize / dequantize
+//===----------------------------------------------------------------------===//
+
+/// An element-wise generic over `data` reading the covering scale.
+template <typename BodyFn>
+Value elementwiseWithScale(OpBuilder &b, Location loc, Value data, Value scale,
+                           ScaleLayoutAttr layout, Type resultElt,
+                           BodyFn body) {
+  auto type = cast<RankedTensorType>(data.getType());
+  SmallVector<BlockDim> dims = *classify(type.getShape(), layout);
+  MLIRContext *ctx = b.getContext();
+  const unsigned rank = type.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  Value init = emptyLike(b, loc, data, resultElt);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{data, scale}, ValueRange{init},
+      ArrayRef<AffineMap>{id, scaleMap(ctx, dims, layout), id},
+      parallel(rank), [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value r = body(nb, nl, args[0], scaleToF32(nb, nl, args[1]));
+        linalg::YieldOp::create(nb, nl, r);
+      });
+  return generic.getResult(0);
+}
+
+struct LowerQuantize : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(classify(op.getInput().getType().getShape(), op.getLayout())))
+      return rewriter.notifyMatchFailure(op, "dynamic blocked dimension");
+    Type f8 = op.getType().getElementType();
+    Value r = elementwiseWithScale(
+        rewriter, op.getLoc(), op.getInput(), op.getScale(), op.getLayout(),
+        f8, [&](OpBuilder &b, Location loc, Value x, Value s) {
+          Value q = arith::DivFOp::create(b, loc, toF32(b, loc, x), s);
+          return saturatingTrunc(b, loc, q, f8);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct LowerDequantize : OpRewritePattern<DequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DequantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(classify(op.getInput().getType().getShape(), op.getLayout())))
+      return rewriter.notifyMatchFailure(op, "dynamic blocked dimension");
+    Type outElt = op.getType().getElementType();
+    Value r = elementwiseWithScale(
+        rewriter, op.getLoc(), op.getInput(), op.getScale(), op.getLayout(),
+        outElt, [&](OpBuilder &b, Location loc, Value q, Value s) -> Value {
+          Value x = arith::ExtFOp::create(b, loc, b.getF32Type(), q);
+          Value y = arith::MulFOp::create(b, loc, x, s);
+          if (outElt.isF32())
+            return y;
+          return arith::TruncFOp::create(b, loc, outElt, y);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// amax
+//===----------------------------------------------------------------------===//
+
+/// max |x| per block: pads split dimensions with zeros (which cannot raise
+/// an amax), expands each into (blocks, block) and reduces; NaN propagates
+/// through arith.maximumf.
+Value blockAmax(OpBuilder &b, Location loc, Value data, ScaleLayoutAttr layout,
+                RankedTensorType resultType) {
+  auto type = cast<RankedTensorType>(data.getType());
+  SmallVector<BlockDim> dims = *classify(type.getShape(), layout);
+  MLIRContext *ctx = b.getContext();
+  Type elt = type.getElementType();
+
+  // 1. Pad split dimensions to a multiple of their block.
+  SmallVector<OpFoldResult> low, high;
+  bool needsPad = false;
+  for (auto [d, bd] : llvm::zip_equal(type.getShape(), dims)) {
+    int64_t pad = 0;
+    if (bd.kind == DimKind::Split)
+      pad = llvm::alignTo(d, bd.block) - d;
+    needsPad |= pad != 0;
+    low.push_back(b.getIndexAttr(0));
+    high.push_back(b.getIndexAttr(pad));
+  }
+  Value view = data;
+  if (needsPad) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+    SmallVector<int64_t> padded;
+    for (auto [d, bd] : llvm::zip_equal(type.getShape(), dims))
+      padded.push_back(bd.kind == DimKind::Split ? llvm::alignTo(d, bd.block)
+                                                 : d);
+    view = tensor::PadOp::create(b, loc, RankedTensorType::get(padded, elt),
+                                 data, low, high, zero);
+  }
+
+  // 2. Expand each split dimension d into (d / block, block).
+  SmallVector<ReassociationIndices> reassoc;
+  SmallVector<int64_t> expandedShape;
+  SmallVector<OpFoldResult> expandedSizes;
+  SmallVector<utils::IteratorType> iters;
+  SmallVector<AffineExpr> outExprs;
+  unsigned loop = 0;
+  for (auto [i, bd] : llvm::enumerate(dims)) {
+    int64_t d = cast<RankedTensorType>(view.getType()).getDimSize(i);
+    ReassociationIndices group;
+    if (bd.kind == DimKind::Split) {
+      group = {static_cast<int64_t>(expandedShape.size()),
+               static_cast<int64_t>(expandedShape.size() + 1)};
+      expandedShape.push_back(d / bd.block);
+      expandedShape.push_back(bd.block);
+      iters.push_back(utils::IteratorType::parallel);
+      outExprs.push_back(getAffineDimExpr(loop++, ctx));
+      iters.push_back(utils::IteratorType::reduction);
+      ++loop;
+    } else {
+      group = {static_cast<int64_t>(expandedShape.size())};
+      expandedShape.push_back(d);
+      if (bd.kind == DimKind::Parallel) {
+        iters.push_back(utils::IteratorType::parallel);
+        outExprs.push_back(getAffineDimExpr(loop++, ctx));
+      } else {
+        iters.push_back(utils::IteratorType::reduction);
+        ++loop;
+      }
+    }
+    reassoc.push_back(group);
+  }
+  if (expandedShape.size() != dims.size()) {
+    auto expandedType = RankedTensorType::get(expandedShape, elt);
+    view = tensor::ExpandShapeOp::create(b, loc, expandedType, view, reassoc);
+  }
+
+  // 3. Reduce into the kept dimensions.
+  SmallVector<OpFoldResult> outSizes;
+  SmallVector<int64_t> outShape;
+  for (auto [i, it] : llvm::enumerate(iters)) {
+    if (it != utils::IteratorType::parallel)
+      continue;
+    outShape.push_back(cast<RankedTensorType>(view.getType()).getDimSize(i));
+    outSizes.push_back(tensor::getMixedSize(b, loc, view, i));
+  }
+  Value init = tensor::EmptyOp::create(b, loc, outSizes, b.getF32Type());
+  Value zero = f32Const(b, loc, 0.0f);
+  init = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  AffineMap inMap = AffineMap::getMultiDimIdentityMap(loop, ctx);
+  AffineMap outMap = AffineMap::get(loop, 0, outExprs, ctx);
+  Value reduced =
+      linalg::GenericOp::create(
+          b, loc, init.getType(), ValueRange{view}, ValueRange{init},
+          ArrayRef<AffineMap>{inMap, outMap}, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value a = math::AbsFOp::create(nb, nl, toF32(nb, nl, args[0]));
+            Value m = arith::MaximumFOp::create(nb, nl, args[1], a);
+            linalg::YieldOp::create(nb, nl, m);
+          })
+          .getResult(0);
+
+  // 4. Re-insert the unit dimensions of row/col/full blocks.
+  if (cast<RankedTensorType>(reduced.getType()).getRank() ==
+      resultType.getRank())
+    return reduced;
+  SmallVector<ReassociationIndices> outReassoc;
+  int64_t next = 0;
+  ReassociationIndices pending;
+  for (auto [i, bd] : llvm::enumerate(dims)) {
+    pending.push_back(i);
+    if (bd.kind != DimKind::Full) {
+      outReassoc.push_back(pending);
+      pending.clear();
+      ++next;
+    }
+  }
+  if (!pending.empty()) {
+    if (outReassoc.empty())
+      outReassoc.push_back(pending);
+    else
+      llvm::append_range(outReassoc.back(), pending);
+  }
+  (void)next;
+  if (cast<RankedTensorType>(reduced.getType()).getRank() == 0)
+    outReassoc.clear();
+  return tensor::ExpandShapeOp::create(b, loc, resultType, reduced, outReassoc);
+}
+
+struct LowerAmax : OpRewritePattern<AmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(classify(op.getInput().getType().getShape(), op.getLayout())))
+      return rewriter.notifyMatchFailure(op, "dynamic blocked dimension");
+    if (!op.getType().hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic amax shape");
+    rewriter.replaceOp(op, blockAmax(rewriter, op.getLoc(), op.getInput(),
+                                     op.getLayout(), op.getType()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// compute_scale
+//===----------------------------------------------------------------------===//
+
+Value isUnusableAmax(OpBuilder &b, Location loc, Value a) {
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, a, a);
+  Value absA = math::AbsFOp::create(b, loc, a);
+  Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, absA,
+                                      f32Const(b, loc, INFINITY));
+  Value isZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, a,
+                                       f32Const(b, loc, 0.0f));
+  return arith::OrIOp::create(b, loc,
+                              arith::OrIOp::create(b, loc, isNaN, isInf),
+                              isZero);
+}
+
+/// inf -> FLT_MAX, then optional round-down to a power of two.
+Value finishEncodeScale(OpBuilder &b, Location loc, Value e, bool pow2) {
+  Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, e,
+                                      f32Const(b, loc, INFINITY));
+  e = arith::SelectOp::create(b, loc, isInf, f32Const(b, loc, FLT_MAX), e);
+  if (pow2) {
+    Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), e);
+    bits = arith::AndIOp::create(b, loc, bits, i32Const(b, loc, 0xFF800000u));
+    e = arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  }
+  return e;
+}
+
+/// E8M0 exponent byte (as i32) for an amax, per the MX rounding rule.
+Value mxExponent(OpBuilder &b, Location loc, Value amax, Format format,
+                 E8M0Rounding rounding) {
+  auto cmpI = [&](arith::CmpIPredicate p, Value x, uint32_t c) {
+    return arith::CmpIOp::create(b, loc, p, x, i32Const(b, loc, c));
+  };
+  auto sel = [&](Value c, Value t, Value f) {
+    return arith::SelectOp::create(b, loc, c, t, f);
+  };
+  const float maxValue = getMaxFinite(format);
+  Value v = amax;
+  if (rounding == E8M0Rounding::RCeil)
+    v = arith::MulFOp::create(b, loc, amax, f32Const(b, loc, 1.0f / maxValue));
+  Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
+  Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, v,
+                                      f32Const(b, loc, INFINITY));
+  Value isZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, v,
+                                       f32Const(b, loc, 0.0f));
+  Value result;
+  if (rounding == E8M0Rounding::RCeil) {
+    Value u = arith::BitcastOp::create(b, loc, b.getI32Type(), v);
+    Value exp = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, u, i32Const(b, loc, 23)),
+        i32Const(b, loc, 0xFF));
+    Value man = arith::AndIOp::create(b, loc, u, i32Const(b, loc, 0x7FFFFF));
+    Value roundUp = arith::AndIOp::create(
+        b, loc,
+        arith::AndIOp::create(b, loc, cmpI(arith::CmpIPredicate::ne, man, 0),
+                              cmpI(arith::CmpIPredicate::ne, exp, 0xFE)),
+        arith::XOrIOp::create(
+            b, loc,
+            arith::AndIOp::create(b, loc,
+                                  cmpI(arith::CmpIPredicate::eq, exp, 0),
+                                  cmpI(arith::CmpIPredicate::ule, man,
+                                       0x400000)),
+            arith::ConstantOp::create(b, loc, b.getBoolAttr(true))));
+    result = sel(roundUp,
+                 arith::AddIOp::create(b, loc, exp, i32Const(b, loc, 1)), exp);
+  } else {
+    // floor(log2(amax)) from the exponent field; subnormal amaxes are first
+    // scaled by 2^64 (exact) so that their exponent field is meaningful.
+    Value isSub = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, v,
+                                        f32Const(b, loc, 0x1p-126f));
+    Value scaled = sel(isSub,
+                       arith::MulFOp::create(b, loc, v,
+                                             f32Const(b, loc, 0x1p64f)),
+                       v);
+    Value u = arith::BitcastOp::create(b, loc, b.getI32Type(), scaled);
+    Value exp = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, u, i32Const(b, loc, 23)),
+        i32Const(b, loc, 0xFF));
+    // biased = (exp - 127 - (isSub ? 64 : 0)) - emax_elem + 127
+    Value adjust = sel(isSub, i32Const(b, loc, 64), i32Const(b, loc, 0));
+    Value biased = arith::SubIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, exp,
+                              i32Const(b, loc, numerics::emaxElem(
+                                                   toNumericsFormat(format)))),
+        adjust);
+    biased = arith::MaxSIOp::create(b, loc, biased, i32Const(b, loc, 0));
+    result = arith::MinSIOp::create(b, loc, biased, i32Const(b, loc, 254));
+  }
+  result = sel(isZero, i32Const(b, loc, 0), result);
+  result = sel(isInf, i32Const(b, loc, 0xFE), result);
+  return sel(isNaN, i32Const(b, loc, 0xFF), result);
+}
+
+struct LowerComputeScale : OpRewritePattern<ComputeScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ComputeScaleOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RecipeAttrInterface recipe = op.getRecipe();
+    const Format format = op.getFormat();
+    const float maxValue = getMaxFinite(format);
+    Value amax = op.getAmax();
+    auto scaleType = op.getType();
+    const unsigned rank = scaleType.getRank();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+
+    if (auto delayed = dyn_cast<DelayedScalingAttr>(recipe)) {
+      // Reduce the history (dimension 0) to one amax per scale element.
+      auto histType = cast<RankedTensorType>(amax.getType());
+      Value reduced;
+      SmallVector<OpFoldResult> sizes;
+      for (unsigned i = 1; i < histType.getRank(); ++i)
+        sizes.push_back(tensor::getMixedSize(rewriter, loc, amax, i));
+      if (delayed.getAlgo() == AmaxAlgo::MostRecent) {
+        SmallVector<OpFoldResult> offsets(histType.getRank(),
+                                          rewriter.getIndexAttr(0));
+        SmallVector<OpFoldResult> sliceSizes{rewriter.getIndexAttr(1)};
+        llvm::append_range(sliceSizes, sizes);
+        SmallVector<OpFoldResult> strides(histType.getRank(),
+                                          rewriter.getIndexAttr(1));
+        reduced = tensor::ExtractSliceOp::create(
+            rewriter, loc,
+            RankedTensorType::get(histType.getShape().drop_front(),
+                                  rewriter.getF32Type()),
+            amax, offsets, sliceSizes, strides);
+      } else {
+        Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                             rewriter.getF32Type());
+        // Seeded with history[0] semantics by starting from -inf: maximumf
+        // keeps NaN, and amaxes are >= 0.
+        init = linalg::FillOp::create(rewriter, loc,
+                                      f32Const(rewriter, loc, -INFINITY), init)
+                   .getResult(0);
+        SmallVector<AffineExpr> outExprs;
+        for (unsigned i = 1; i <= rank; ++i)
+          outExprs.push_back(getAffineDimExpr(i, ctx));
+        SmallVector<utils::IteratorType> iters{utils::IteratorType::reduction};
+        llvm::append_range(iters, parallel(rank));
+        reduced =
+            linalg::GenericOp::create(
+                rewriter, loc, init.getType(), ValueRange{amax},
+                ValueRange{init},
+                ArrayRef<AffineMap>{
+                    AffineMap::getMultiDimIdentityMap(rank + 1, ctx),
+                    AffineMap::get(rank + 1, 0, outExprs, ctx)},
+                iters,
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  linalg::YieldOp::create(
+                      b, l,
+                      ValueRange{arith::MaximumFOp::create(b, l, args[1],
+                                                           args[0])});
+                })
+                .getResult(0);
+      }
+      const float twoToMargin = std::ldexp(1.0f, delayed.getMargin());
+      const bool pow2 = delayed.getPow2();
+      Value init = emptyLike(rewriter, loc, op.getPrevious(),
+                             rewriter.getF32Type());
+      Value r =
+          linalg::GenericOp::create(
+              rewriter, loc, init.getType(),
+              ValueRange{reduced, op.getPrevious()}, ValueRange{init},
+              ArrayRef<AffineMap>{id, id, id}, parallel(rank),
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                Value a = args[0];
+                Value e = arith::DivFOp::create(b, l, f32Const(b, l, maxValue),
+                                                a);
+                e = arith::DivFOp::create(b, l, e, f32Const(b, l, twoToMargin));
+                e = finishEncodeScale(b, l, e, pow2);
+                Value s = arith::DivFOp::create(b, l, f32Const(b, l, 1.0f), e);
+                s = arith::SelectOp::create(b, l, isUnusableAmax(b, l, a),
+                                            args[1], s);
+                linalg::YieldOp::create(b, l, s);
+              })
+              .getResult(0);
+      rewriter.replaceOp(op, r);
+      return success();
+    }
+
+    Value init = emptyLike(rewriter, loc, amax, scaleType.getElementType());
+    Value r;
+    if (auto mx = dyn_cast<MXScalingAttr>(recipe)) {
+      Type e8m0 = scaleType.getElementType();
+      r = linalg::GenericOp::create(
+              rewriter, loc, init.getType(), ValueRange{amax}, ValueRange{init},
+              ArrayRef<AffineMap>{id, id}, parallel(rank),
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                Value exp = mxExponent(b, l, args[0], format, mx.getRounding());
+                Value byte =
+                    arith::TruncIOp::create(b, l, b.getI8Type(), exp);
+                linalg::YieldOp::create(
+                    b, l, ValueRange{arith::BitcastOp::create(b, l, e8m0, byte)});
+              })
+              .getResult(0);
+    } else {
+      float eps = 0.0f;
+      if (auto current = dyn_cast<CurrentScalingAttr>(recipe))
+        eps = current.getEps().convertToFloat();
+      else if (auto block = dyn_cast<BlockScalingAttr>(recipe))
+        eps = block.getEps().convertToFloat();
+      const bool pow2 = recipe.usesPowerOfTwoScales();
+      r = linalg::GenericOp::create(
+              rewriter, loc, init.getType(), ValueRange{amax}, ValueRange{init},
+              ArrayRef<AffineMap>{id, id}, parallel(rank),
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                Value a = args[0];
+                Value epsV = f32Const(b, l, eps);
+                Value lt = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT,
+                                                 a, epsV);
+                Value clamped = arith::SelectOp::create(b, l, lt, epsV, a);
+                Value e = arith::DivFOp::create(b, l, f32Const(b, l, maxValue),
+                                                clamped);
+                e = finishEncodeScale(b, l, e, pow2);
+                e = arith::SelectOp::create(b, l, isUnusableAmax(b, l, a),
+                                            f32Const(b, l, 1.0f), e);
+                Value s = arith::DivFOp::create(b, l, f32Const(b, l, 1.0f), e);
+                linalg::YieldOp::create(b, l, s);
+              })
+              .getResult(0);
+    }
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// history_update
+//===----------------------------------------------------------------------===//
+
+struct LowerHistoryUpdate : OpRewritePattern<HistoryUpdateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(HistoryUpdateOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getType();
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic history shape");
+    Location loc = op.getLoc();
+    const int64_t rank = type.getRank();
+    const int64_t length = type.getDimSize(0);
+    ArrayRef<int64_t> rest = type.getShape().drop_front();
+    auto idx = [&](int64_t v) -> OpFoldResult {
+      return rewriter.getIndexAttr(v);
+    };
+    SmallVector<OpFoldResult> ones(rank, idx(1));
+    SmallVector<OpFoldResult> zeros(rank, idx(0));
+    Value result = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                           type.getElementType());
+    if (length > 1) {
+      SmallVector<OpFoldResult> sizes{idx(length - 1)};
+      for (int64_t d : rest)
+        sizes.push_back(idx(d));
+      Value older = tensor::ExtractSliceOp::create(rewriter, loc, op.getHistory(),
+                                                   zeros, sizes, ones);
+      SmallVector<OpFoldResult> offsets = zeros;
+      offsets[0] = idx(1);
+      result = tensor::InsertSliceOp::create(rewriter, loc, older, result,
+                                             offsets, sizes, ones);
+    }
+    SmallVector<OpFoldResult> sizes{idx(1)};
+    for (int64_t d : rest)
+      sizes.push_back(idx(d));
+    result = tensor::InsertSliceOp::create(rewriter, loc, op.getAmax(), result,
+                                           zeros, sizes, ones);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// scaled_matmul
+//===----------------------------------------------------------------------===//
+
+Value applyEpilogue(OpBuilder &b, Location loc, Value x, Epilogue epilogue) {
+  switch (epilogue) {
+  case Epilogue::None:
+    return x;
+  case Epilogue::Relu:
+    return arith::MaxNumFOp::create(b, loc, x, f32Const(b, loc, 0.0f));
+  case Epilogue::GeluTanh: {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Value x3 = arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x),
+                                     x);
+    Value inner = arith::AddFOp::create(
+        b, loc, x,
+        arith::MulFOp::create(b, loc, f32Const(b, loc, 0.044715f), x3));
+    inner = arith::MulFOp::create(b, loc,
+                                  f32Const(b, loc, 0.7978845608028654f), inner);
+    Value t = math::TanhOp::create(b, loc, inner);
+    Value onePlus = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0f), t);
+    return arith::MulFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, f32Const(b, loc, 0.5f), x),
+        onePlus);
+  }
+  case Epilogue::GeluErf: {
+    Value e = math::ErfOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, x,
+                              f32Const(b, loc, 0.7071067811865476f)));
+    Value onePlus = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0f), e);
+    return arith::MulFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, f32Const(b, loc, 0.5f), x),
+        onePlus);
+  }
+  case Epilogue::Silu: {
+    Value negX = arith::NegFOp::create(b, loc, x);
+    Value denom = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0f),
+                                        math::ExpOp::create(b, loc, negX));
+    return arith::DivFOp::create(b, loc, x, denom);
+  }
+  }
+  llvm_unreachable("unknown epilogue");
+}
+
+struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScaledMatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Type f32 = rewriter.getF32Type();
+    auto dequant = [&](Value q, Value s, ScaleLayoutAttr layout) -> Value {
+      auto t = cast<RankedTensorType>(q.getType());
+      return DequantizeOp::create(rewriter, loc, t.clone(f32), q, s, layout);
+    };
+    Value lhs = dequant(op.getLhs(), op.getLhsScale(), op.getLhsLayout());
+    Value rhs = dequant(op.getRhs(), op.getRhsScale(), op.getRhsLayout());
+
+    auto resultType = op.getType();
+    const unsigned outRank = resultType.getRank();
+    const unsigned batch = outRank - 2;
+    const unsigned loops = outRank + 1; // batch..., m, n, k
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> lhsE, rhsE, outE;
+    for (unsigned i = 0; i < batch; ++i) {
+      lhsE.push_back(d(i));
+      outE.push_back(d(i));
+    }
+    const unsigned m = batch, n = batch + 1, k = batch + 2;
+    lhsE.append({d(m), d(k)});
+    outE.append({d(m), d(n)});
+    if (cast<RankedTensorType>(rhs.getType()).getRank() != 2)
+      for (unsigned i = 0; i < batch; ++i)
+        rhsE.push_back(d(i));
+    if (op.getTransposeRhs())
+      rhsE.append({d(n), d(k)});
+    else
+      rhsE.append({d(k), d(n)});
+
+    SmallVector<OpFoldResult> outSizes;
+    for (unsigned i = 0; i < batch + 1; ++i)
+      outSizes.push_back(tensor::getMixedSize(rewriter, loc, lhs, i));
+    outSizes.push_back(tensor::getMixedSize(
+        rewriter, loc, rhs,
+        op.getTransposeRhs()
+            ? cast<RankedTensorType>(rhs.getType()).getRank() - 2
+            : cast<RankedTensorType>(rhs.getType()).getRank() - 1));
+    Value acc = tensor::EmptyOp::create(rewriter, loc, outSizes, f32);
+    acc = linalg::FillOp::create(rewriter, loc, f32Const(rewriter, loc, 0.0f),
+                                 acc)
+              .getResult(0);
+    SmallVector<utils::IteratorType> iters = parallel(loops);
+    iters[k] = utils::IteratorType::reduction;
+    Value product =
+        linalg::GenericOp::create(
+            rewriter, loc, acc.getType(), ValueRange{lhs, rhs}, ValueRange{acc},
+            ArrayRef<AffineMap>{AffineMap::get(loops, 0, lhsE, ctx),
+                                AffineMap::get(loops, 0, rhsE, ctx),
+                                AffineMap::get(loops, 0, outE, ctx)},
+            iters,
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value p = arith::MulFOp::create(b, l, args[0], args[1]);
+              linalg::YieldOp::create(
+                  b, l, ValueRange{arith::AddFOp::create(b, l, args[2], p)});
+            })
+            .getResult(0);
+
+    // Bias, epilogue and the single rounding to the result type.
+    AffineMap id = AffineMap::getMultiDimIdentityMap(outRank, ctx);
+    SmallVector<Value> ins{product};
+    SmallVector<AffineMap> maps{id};
+    if (Value bias = op.getBias()) {
+      ins.push_back(bias);
+      maps.push_back(cast<RankedTensorType>(bias.getType()).getRank() == 1
+                         ? AffineMap::get(outRank, 0, {d(outRank - 1)}, ctx)
+                         : id);
+    }
+    maps.push_back(id);
+    Value out = tensor::EmptyOp::create(rewriter, loc, outSizes,
+                                        resultType.getElementType());
+    const Epilogue epilogue = op.getEpilogue();
+    const bool hasBias = static_cast<bool>(op.getBias());
+    Type outElt = resultType.getElementType();
+    Value r = linalg::GenericOp::create(
+                  rewriter, loc, resultType, ins, ValueRange{out}, maps,
+                  parallel(outRank),
+                  [&](OpBuilder &b, Location l, ValueRange args) {
+                    Value x = args[0];
+                    if (hasBias)
+                      x = arith::AddFOp::create(b, l, x, toF32(b, l, args[1]));
+                    x = applyEpilogue(b, l, x, epilogue);
+                    if (!outElt.isF32())
+                      x = arith::TruncFOp::create(b, l, outElt, x);
+                    linalg::YieldOp::create(b, l, x);
+                  })
+                  .getResult(0);
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// transpose
+//===----------------------------------------------------------------------===//
+
+struct LowerTranspose : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> perm = op.getPermutation();
+    auto transpose = [&](Value v) -> Value {
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t p : perm)
+        sizes.push_back(tensor::getMixedSize(rewriter, loc, v, p));
+      Value init = tensor::EmptyOp::create(
+          rewriter, loc, sizes,
+          cast<RankedTensorType>(v.getType()).getElementType());
+      return linalg::TransposeOp::create(rewriter, loc, v, init, perm)
+          .getResult()[0];
+    };
+    if (op.isPassThrough()) {
+      Value data = transpose(op.getInput());
+      Value scale = op.getScale();
+      if (!op.getSrcLayout().isPerTensor())
+        scale = transpose(scale);
+      rewriter.replaceOp(op, {data, scale});
+      return success();
+    }
+    // Re-quantize along the new layout from the dequantized values.
+    auto inType = op.getInput().getType();
+    Value x = DequantizeOp::create(rewriter, loc,
+                                   inType.clone(rewriter.getF32Type()),
+                                   op.getInput(), op.getScale(),
+                                   op.getSrcLayout());
+    Value xt = transpose(x);
+    auto resultScaleType = op.getResultScale().getType();
+    Value amax = AmaxOp::create(rewriter, loc,
+                                resultScaleType.clone(rewriter.getF32Type()), xt,
+                                op.getDstLayout());
+    Format format = *getFormat(op.getResult().getType().getElementType());
+    Value scale = ComputeScaleOp::create(rewriter, loc, resultScaleType, amax,
+                                         Value(), op.getRecipeAttr(), format);
+    Value q = QuantizeOp::create(rewriter, loc, op.getResult().getType(), xt,
+                                 scale, op.getDstLayout());
+    rewriter.replaceOp(op, {q, scale});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+/// Reports, per op, what the lowering cannot handle, before rewriting.
+LogicalResult checkLowerable(Operation *root) {
+  bool ok = true;
+  auto check = [&](Operation *op, Value data, ScaleLayoutAttr layout) {
+    auto type = cast<RankedTensorType>(data.getType());
+    if (succeeded(classify(type.getShape(), layout)))
+      return;
+    op->emitOpError() << "cannot be lowered: layout " << layout
+                      << " splits a dynamic dimension of " << type
+                      << " into blocks; specialise the shape first";
+    ok = false;
+  };
+  root->walk([&](Operation *op) {
+    if (auto q = dyn_cast<QuantizeOp>(op))
+      check(op, q.getInput(), q.getLayout());
+    else if (auto d = dyn_cast<DequantizeOp>(op))
+      check(op, d.getInput(), d.getLayout());
+    else if (auto a = dyn_cast<AmaxOp>(op))
+      check(op, a.getInput(), a.getLayout());
+    else if (auto m = dyn_cast<ScaledMatmulOp>(op)) {
+      check(op, m.getLhs(), m.getLhsLayout());
+      check(op, m.getRhs(), m.getRhsLayout());
+    } else if (auto t = dyn_cast<TransposeOp>(op)) {
+      check(op, t.getInput(), t.getSrcLayout());
+      check(op, t.getResult(), t.getDstLayout());
+    } else if (auto h = dyn_cast<HistoryUpdateOp>(op)) {
+      if (!h.getType().hasStaticShape()) {
+        op->emitOpError("cannot be lowered: the history shape must be static");
+        ok = false;
+      }
+    }
+  });
+  return success(ok);
+}
+
+struct ConvertFP8ToLinalgPass
+    : fp8::impl::ConvertFP8ToLinalgBase<ConvertFP8ToLinalgPass> {
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    if (failed(checkLowerable(root)))
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    populateFP8ToLinalgPatterns(patterns);
+    if (failed(applyPatternsGreedily(root, std::move(patterns))))
+      return signalPassFailure();
+    WalkResult leftover = root->walk([](Operation *op) {
+      if (isa<FP8Dialect>(op->getDialect())) {
+        op->emitOpError("was not lowered to linalg");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (leftover.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void fp8::populateFP8ToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerQuantize, LowerDequantize, LowerAmax, LowerComputeScale,
+               LowerHistoryUpdate, LowerScaledMatmul, LowerTranspose>(
+      patterns.getContext());
+}

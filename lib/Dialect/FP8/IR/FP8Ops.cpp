@@ -1,0 +1,546 @@
+//===- FP8Ops.cpp - FP8 dialect operations --------------------------------===//
+//
+// Part of fp8-opt. Verifiers, constant folders and canonicalizations. The
+// folders evaluate with the scalar definitions in fp8/Numerics, so a
+// quantization of constant weights happens once, at compile time, with the
+// same bits the runtime kernels produce.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Dialect/FP8/IR/FP8.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cfloat>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+#define GET_OP_CLASSES
+#include "fp8/Dialect/FP8/IR/FP8Ops.cpp.inc"
+
+namespace {
+/// Folding works on materialised values; beyond this many elements it is
+/// left to the kernels rather than blowing up compile time and memory.
+constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
+
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (shape.empty())
+    os << "scalar";
+  llvm::interleave(
+      shape, os,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << "?";
+        else
+          os << d;
+      },
+      "x");
+  return s;
+}
+
+bool dimsCompatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+LogicalResult verifyLayout(Operation *op, ScaleLayoutAttr layout, Type data,
+                           Type scale, StringRef what) {
+  return layout.verifyScaleType(
+      [&] { return op->emitOpError() << what << ": "; },
+      cast<ShapedType>(data), cast<ShapedType>(scale));
+}
+
+/// Maps each element of a row-major tensor to the row-major index of the
+/// scale that covers it.
+class ScaleIndexer {
+public:
+  ScaleIndexer(ArrayRef<int64_t> shape, ScaleLayoutAttr layout)
+      : shape(shape) {
+    perTensor = layout.isPerTensor();
+    if (perTensor)
+      return;
+    block = *layout.getExpandedBlock(shape);
+    scaleShape = *layout.getScaleShape(shape);
+  }
+  int64_t scaleIndex(int64_t linear) const {
+    if (perTensor)
+      return 0;
+    int64_t result = 0, stride = 1;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      int64_t idx = linear % shape[d];
+      linear /= shape[d];
+      result += (idx / block[d]) * stride;
+      stride *= scaleShape[d];
+    }
+    return result;
+  }
+
+private:
+  SmallVector<int64_t> shape, block, scaleShape;
+  bool perTensor = false;
+};
+
+/// Float values of a constant FP tensor (f32/f16/bf16/f8), or nothing when
+/// the attribute is not a dense FP constant small enough to fold.
+std::optional<SmallVector<float>> getFloats(Attribute attr) {
+  auto dense = dyn_cast_if_present<DenseElementsAttr>(attr);
+  if (!dense || dense.getNumElements() > kMaxFoldElements)
+    return std::nullopt;
+  Type elt = dense.getElementType();
+  SmallVector<float> out;
+  out.reserve(dense.getNumElements());
+  if (std::optional<Format> fmt = getFormat(elt)) {
+    numerics::Fmt nf = toNumericsFormat(*fmt);
+    for (APFloat v : dense.getValues<APFloat>())
+      out.push_back(numerics::fp8ToFloat(
+          static_cast<uint8_t>(v.bitcastToAPInt().getZExtValue()), nf));
+    return out;
+  }
+  if (isa<Float8E8M0FNUType>(elt)) {
+    for (APFloat v : dense.getValues<APFloat>())
+      out.push_back(numerics::e8m0ToFloat(
+          static_cast<uint8_t>(v.bitcastToAPInt().getZExtValue())));
+    return out;
+  }
+  if (!isa<Float32Type, Float16Type, BFloat16Type>(elt))
+    return std::nullopt;
+  for (APFloat v : dense.getValues<APFloat>()) {
+    bool lost;
+    v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    out.push_back(v.convertToFloat());
+  }
+  return out;
+}
+
+/// A dense constant of `type` (f32/f16/bf16) from float values.
+Attribute makeFloatAttr(ShapedType type, ArrayRef<float> values) {
+  Type elt = type.getElementType();
+  if (elt.isF32())
+    return DenseElementsAttr::get(type, values);
+  const llvm::fltSemantics &sem = cast<FloatType>(elt).getFloatSemantics();
+  SmallVector<APFloat> converted;
+  converted.reserve(values.size());
+  for (float v : values) {
+    APFloat a(v);
+    bool lost;
+    a.convert(sem, APFloat::rmNearestTiesToEven, &lost);
+    converted.push_back(a);
+  }
+  return DenseElementsAttr::get(type, converted);
+}
+
+/// A dense constant of an 8-bit float type from bit patterns.
+Attribute makeByteAttr(ShapedType type, ArrayRef<uint8_t> bits) {
+  const llvm::fltSemantics &sem =
+      cast<FloatType>(type.getElementType()).getFloatSemantics();
+  SmallVector<APFloat> values;
+  values.reserve(bits.size());
+  for (uint8_t b : bits)
+    values.emplace_back(sem, APInt(8, b));
+  return DenseElementsAttr::get(type, values);
+}
+
+bool isStatic(Type t) { return cast<ShapedType>(t).hasStaticShape(); }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeOp::verify() {
+  return verifyLayout(*this, getLayout(), getInput().getType(),
+                      getScale().getType(), "scale");
+}
+
+OpFoldResult QuantizeOp::fold(FoldAdaptor adaptor) {
+  if (!isStatic(getInput().getType()))
+    return {};
+  auto x = getFloats(adaptor.getInput());
+  auto s = getFloats(adaptor.getScale());
+  if (!x || !s)
+    return {};
+  numerics::Fmt fmt =
+      toNumericsFormat(*getFormat(getType().getElementType()));
+  ScaleIndexer indexer(getType().getShape(), getLayout());
+  SmallVector<uint8_t> bits(x->size());
+  for (size_t i = 0; i < x->size(); ++i)
+    bits[i] = numerics::castToFP8((*x)[i] / (*s)[indexer.scaleIndex(i)], fmt);
+  return makeByteAttr(getType(), bits);
+}
+
+namespace {
+/// quantize(dequantize(q, s), s) -> q, when q comes from a quantize (so it
+/// holds no infinities and only the canonical NaN) and every value of the
+/// constant scale s keeps q * s and (q * s) / s in FP32's normal range: the
+/// round trip is then exact to within one FP32 ulp, far from any FP8
+/// rounding boundary, and rounds back to q.
+struct FoldQuantizeOfDequantize : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto deq = op.getInput().getDefiningOp<DequantizeOp>();
+    if (!deq || deq.getScale() != op.getScale() ||
+        deq.getLayout() != op.getLayout() ||
+        deq.getInput().getType() != op.getType() ||
+        !deq.getType().getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "not a matching round trip");
+    if (!deq.getInput().getDefiningOp<QuantizeOp>())
+      return rewriter.notifyMatchFailure(op, "FP8 value of unknown origin");
+    Attribute scaleAttr;
+    if (!matchPattern(op.getScale(), m_Constant(&scaleAttr)))
+      return rewriter.notifyMatchFailure(op, "scale is not constant");
+    auto scales = getFloats(scaleAttr);
+    if (!scales)
+      return failure();
+    Format fmt = *getFormat(op.getType().getElementType());
+    const float maxValue = getMaxFinite(fmt);
+    const float minSubnormal = fmt == Format::E4M3 ? 0x1p-9f : 0x1p-16f;
+    for (float s : *scales)
+      if (!std::isnormal(s) || s < 0 || maxValue * s > FLT_MAX / 2 ||
+          minSubnormal * s < FLT_MIN)
+        return rewriter.notifyMatchFailure(op, "scale outside the safe range");
+    rewriter.replaceOp(op, deq.getInput());
+    return success();
+  }
+};
+} // namespace
+
+void QuantizeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                             MLIRContext *context) {
+  results.add<FoldQuantizeOfDequantize>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// DequantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DequantizeOp::verify() {
+  return verifyLayout(*this, getLayout(), getInput().getType(),
+                      getScale().getType(), "scale");
+}
+
+OpFoldResult DequantizeOp::fold(FoldAdaptor adaptor) {
+  if (!isStatic(getInput().getType()))
+    return {};
+  auto q = getFloats(adaptor.getInput());
+  auto s = getFloats(adaptor.getScale());
+  if (!q || !s)
+    return {};
+  ScaleIndexer indexer(getType().getShape(), getLayout());
+  SmallVector<float> out(q->size());
+  for (size_t i = 0; i < q->size(); ++i)
+    out[i] = (*q)[i] * (*s)[indexer.scaleIndex(i)];
+  return makeFloatAttr(getType(), out);
+}
+
+//===----------------------------------------------------------------------===//
+// AmaxOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AmaxOp::verify() {
+  return verifyLayout(*this, getLayout(), getInput().getType(), getType(),
+                      "result");
+}
+
+OpFoldResult AmaxOp::fold(FoldAdaptor adaptor) {
+  if (!isStatic(getInput().getType()) || !getType().hasStaticShape())
+    return {};
+  auto x = getFloats(adaptor.getInput());
+  if (!x)
+    return {};
+  ScaleIndexer indexer(getInput().getType().getShape(), getLayout());
+  SmallVector<float> amax(getType().getNumElements(), 0.0f);
+  for (size_t i = 0; i < x->size(); ++i) {
+    float &m = amax[indexer.scaleIndex(i)];
+    float a = std::fabs((*x)[i]);
+    if (std::isnan(a) || std::isnan(m))
+      m = NAN;
+    else if (a > m)
+      m = a;
+  }
+  return makeFloatAttr(getType(), amax);
+}
+
+//===----------------------------------------------------------------------===//
+// ComputeScaleOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ComputeScaleOp::verify() {
+  RecipeAttrInterface recipe = getRecipe();
+  if (getFormat() == Format::Hybrid)
+    return emitOpError("needs a concrete format (e4m3 or e5m2): hybrid only "
+                       "selects a format per tensor");
+  Type scaleElt = getType().getElementType();
+  if (recipe.usesE8M0Scales() != isa<Float8E8M0FNUType>(scaleElt))
+    return emitOpError() << "recipe " << recipe << " produces "
+                         << (recipe.usesE8M0Scales() ? "f8E8M0FNU" : "f32")
+                         << " scales, but the result is " << getType();
+  ArrayRef<int64_t> amaxShape = getAmax().getType().getShape();
+  ArrayRef<int64_t> scaleShape = getType().getShape();
+  if (recipe.usesHistory()) {
+    if (!getPrevious())
+      return emitOpError("delayed scaling needs the 'previous' scale, which "
+                         "is kept when the history holds no usable amax");
+    if (getPrevious().getType() != getType())
+      return emitOpError() << "'previous' has type "
+                           << getPrevious().getType() << " but the result is "
+                           << getType();
+    auto delayed = cast<DelayedScalingAttr>(recipe);
+    if (amaxShape.size() != scaleShape.size() + 1 ||
+        !dimsCompatible(amaxShape[0], delayed.getHistory()))
+      return emitOpError() << "amax history must have shape "
+                           << delayed.getHistory() << "x(scale shape), got "
+                           << shapeStr(amaxShape);
+    amaxShape = amaxShape.drop_front();
+  } else if (getPrevious()) {
+    return emitOpError() << "'previous' is only used by delayed scaling, not "
+                         << recipe;
+  }
+  if (amaxShape.size() != scaleShape.size() ||
+      !llvm::all_of(llvm::zip_equal(amaxShape, scaleShape), [](auto p) {
+        return dimsCompatible(std::get<0>(p), std::get<1>(p));
+      }))
+    return emitOpError() << "amax shape " << shapeStr(amaxShape)
+                         << " does not match scale shape "
+                         << shapeStr(scaleShape);
+  return success();
+}
+
+OpFoldResult ComputeScaleOp::fold(FoldAdaptor adaptor) {
+  if (!getType().hasStaticShape() || !getAmax().getType().hasStaticShape())
+    return {};
+  auto amax = getFloats(adaptor.getAmax());
+  if (!amax)
+    return {};
+  numerics::Fmt fmt = toNumericsFormat(getFormat());
+  const int64_t n = getType().getNumElements();
+  RecipeAttrInterface recipe = getRecipe();
+  if (auto mx = dyn_cast<MXScalingAttr>(recipe)) {
+    auto rounding = mx.getRounding() == E8M0Rounding::RCeil
+                        ? numerics::MXRounding::RCeil
+                        : numerics::MXRounding::Floor;
+    SmallVector<uint8_t> bits(n);
+    for (int64_t i = 0; i < n; ++i)
+      bits[i] = numerics::mxScale((*amax)[i], fmt, rounding);
+    return makeByteAttr(getType(), bits);
+  }
+  SmallVector<float> scales(n);
+  if (auto delayed = dyn_cast<DelayedScalingAttr>(recipe)) {
+    auto previous = getFloats(adaptor.getPrevious());
+    if (!previous)
+      return {};
+    auto algo = delayed.getAlgo() == AmaxAlgo::Max
+                    ? numerics::HistoryAlgo::Max
+                    : numerics::HistoryAlgo::MostRecent;
+    const int64_t length = getAmax().getType().getDimSize(0);
+    for (int64_t i = 0; i < n; ++i)
+      scales[i] = numerics::delayedScale(
+          numerics::reduceHistory(amax->data() + i, length, n, algo),
+          (*previous)[i], fmt, delayed.getMargin(), delayed.getPow2());
+    return makeFloatAttr(getType(), scales);
+  }
+  float eps = 0.0f;
+  bool pow2 = recipe.usesPowerOfTwoScales();
+  if (auto current = dyn_cast<CurrentScalingAttr>(recipe))
+    eps = current.getEps().convertToFloat();
+  else if (auto block = dyn_cast<BlockScalingAttr>(recipe))
+    eps = block.getEps().convertToFloat();
+  for (int64_t i = 0; i < n; ++i)
+    scales[i] = numerics::currentScale((*amax)[i], fmt, eps, pow2);
+  return makeFloatAttr(getType(), scales);
+}
+
+//===----------------------------------------------------------------------===//
+// HistoryUpdateOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult HistoryUpdateOp::verify() {
+  ArrayRef<int64_t> h = getHistory().getType().getShape();
+  ArrayRef<int64_t> a = getAmax().getType().getShape();
+  if (h.size() != a.size() + 1)
+    return emitOpError() << "history must have rank " << a.size() + 1
+                         << " ([length] + amax shape), got rank " << h.size();
+  for (auto [hd, ad] : llvm::zip_equal(h.drop_front(), a))
+    if (!dimsCompatible(hd, ad))
+      return emitOpError() << "history shape " << shapeStr(h)
+                           << " does not extend amax shape " << shapeStr(a);
+  if (!ShapedType::isDynamic(h[0]) && h[0] < 1)
+    return emitOpError("history length must be at least 1");
+  return success();
+}
+
+OpFoldResult HistoryUpdateOp::fold(FoldAdaptor adaptor) {
+  if (!getType().hasStaticShape())
+    return {};
+  auto h = getFloats(adaptor.getHistory());
+  auto a = getFloats(adaptor.getAmax());
+  if (!h || !a)
+    return {};
+  SmallVector<float> out(h->size());
+  const size_t n = a->size();
+  std::copy(a->begin(), a->end(), out.begin());
+  std::copy(h->begin(), h->end() - n, out.begin() + n);
+  return makeFloatAttr(getType(), out);
+}
+
+//===----------------------------------------------------------------------===//
+// ScaledMatmulOp
+//===----------------------------------------------------------------------===//
+
+int64_t ScaledMatmulOp::getM() {
+  ArrayRef<int64_t> s = getLhs().getType().getShape();
+  return s[s.size() - 2];
+}
+int64_t ScaledMatmulOp::getK() {
+  ArrayRef<int64_t> s = getLhs().getType().getShape();
+  return s.back();
+}
+int64_t ScaledMatmulOp::getN() {
+  ArrayRef<int64_t> s = getRhs().getType().getShape();
+  return getTransposeRhs() ? s[s.size() - 2] : s.back();
+}
+
+LogicalResult ScaledMatmulOp::verify() {
+  ArrayRef<int64_t> lhs = getLhs().getType().getShape();
+  ArrayRef<int64_t> rhs = getRhs().getType().getShape();
+  ArrayRef<int64_t> res = getType().getShape();
+  if (lhs.size() < 2 || rhs.size() < 2)
+    return emitOpError("operands must have rank >= 2 ([batch...,] rows, cols)");
+  if (rhs.size() != 2 && rhs.size() != lhs.size())
+    return emitOpError() << "rhs must have rank 2 (shared by every batch) or "
+                            "the rank of lhs ("
+                         << lhs.size() << "), got " << rhs.size();
+  ArrayRef<int64_t> batch = lhs.drop_back(2);
+  if (rhs.size() == lhs.size())
+    for (auto [a, b] : llvm::zip_equal(batch, rhs.drop_back(2)))
+      if (!dimsCompatible(a, b))
+        return emitOpError() << "batch dimensions differ: lhs "
+                             << shapeStr(lhs) << ", rhs " << shapeStr(rhs);
+  int64_t rhsK = getTransposeRhs() ? rhs.back() : rhs[rhs.size() - 2];
+  if (!dimsCompatible(getK(), rhsK))
+    return emitOpError() << "contraction sizes differ: lhs " << shapeStr(lhs)
+                         << " has K = " << getK() << ", rhs "
+                         << shapeStr(rhs) << " has K = " << rhsK
+                         << (getTransposeRhs() ? " (rhs is N x K)"
+                                               : " (rhs is K x N)");
+  SmallVector<int64_t> expected(batch);
+  expected.push_back(getM());
+  expected.push_back(getN());
+  if (res.size() != expected.size() ||
+      !llvm::all_of(llvm::zip_equal(res, expected), [](auto p) {
+        return dimsCompatible(std::get<0>(p), std::get<1>(p));
+      }))
+    return emitOpError() << "result shape " << shapeStr(res)
+                         << " does not match the product shape "
+                         << shapeStr(expected);
+  if (failed(verifyLayout(*this, getLhsLayout(), getLhs().getType(),
+                          getLhsScale().getType(), "lhs scale")) ||
+      failed(verifyLayout(*this, getRhsLayout(), getRhs().getType(),
+                          getRhsScale().getType(), "rhs scale")))
+    return failure();
+  if (Value bias = getBias()) {
+    ArrayRef<int64_t> b = cast<ShapedType>(bias.getType()).getShape();
+    bool ok = (b.size() == 1 && dimsCompatible(b[0], getN())) ||
+              (b.size() == res.size() &&
+               llvm::all_of(llvm::zip_equal(b, res), [](auto p) {
+                 return dimsCompatible(std::get<0>(p), std::get<1>(p));
+               }));
+    if (!ok)
+      return emitOpError() << "bias must have shape [N] = [" << getN()
+                           << "] or the result shape, got " << shapeStr(b);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TransposeOp
+//===----------------------------------------------------------------------===//
+
+bool TransposeOp::isPassThrough() {
+  ArrayRef<int64_t> perm = getPermutation();
+  if (getSrcLayout().isPerTensor())
+    return getDstLayout().isPerTensor();
+  if (getDstLayout().isPerTensor())
+    return false;
+  auto src = getSrcLayout().getExpandedBlock(getInput().getType().getShape());
+  auto dst = getDstLayout().getExpandedBlock(getResult().getType().getShape());
+  if (failed(src) || failed(dst))
+    return false;
+  for (size_t i = 0; i < perm.size(); ++i)
+    if ((*src)[perm[i]] != (*dst)[i])
+      return false;
+  return true;
+}
+
+LogicalResult TransposeOp::verify() {
+  ArrayRef<int64_t> perm = getPermutation();
+  auto inType = getInput().getType();
+  auto outType = getResult().getType();
+  if (static_cast<int64_t>(perm.size()) != inType.getRank())
+    return emitOpError() << "permutation has " << perm.size()
+                         << " entries for an input of rank "
+                         << inType.getRank();
+  SmallVector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p])
+      return emitOpError("permutation must be a permutation of [0, rank)");
+    seen[p] = true;
+  }
+  if (outType.getRank() != inType.getRank())
+    return emitOpError("result rank differs from input rank");
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (!dimsCompatible(outType.getDimSize(i), inType.getDimSize(perm[i])))
+      return emitOpError() << "result shape " << shapeStr(outType.getShape())
+                           << " is not the input shape "
+                           << shapeStr(inType.getShape()) << " permuted";
+  if (failed(verifyLayout(*this, getSrcLayout(), inType,
+                          getScale().getType(), "input scale")) ||
+      failed(verifyLayout(*this, getDstLayout(), outType,
+                          getResultScale().getType(), "result scale")))
+    return failure();
+  if (isPassThrough()) {
+    if (outType.getElementType() != inType.getElementType() ||
+        getResultScale().getType().getElementType() !=
+            getScale().getType().getElementType())
+      return emitOpError("a transpose that keeps the scale layout moves "
+                         "values unchanged: element types must match");
+    return success();
+  }
+  auto recipe = getRecipeAttr();
+  if (!recipe)
+    return emitOpError() << "layout " << getSrcLayout()
+                         << " does not survive this permutation as "
+                         << getDstLayout()
+                         << ": the values must be re-quantized, so a recipe "
+                            "is required to compute the new scales";
+  if (recipe.usesHistory())
+    return emitOpError("re-quantization needs a recipe that scales from the "
+                       "tensor itself (current, block or mxfp8), not delayed");
+  if (recipe.usesE8M0Scales() !=
+      isa<Float8E8M0FNUType>(getResultScale().getType().getElementType()))
+    return emitOpError() << "recipe " << recipe
+                         << " does not produce scales of type "
+                         << getResultScale().getType().getElementType();
+  return success();
+}
+
+LogicalResult TransposeOp::fold(FoldAdaptor,
+                                SmallVectorImpl<OpFoldResult> &results) {
+  ArrayRef<int64_t> perm = getPermutation();
+  bool identity = llvm::all_of(llvm::enumerate(perm), [](auto e) {
+    return static_cast<int64_t>(e.index()) == e.value();
+  });
+  if (!identity || getSrcLayout() != getDstLayout() ||
+      getInput().getType() != getResult().getType() ||
+      getScale().getType() != getResultScale().getType())
+    return failure();
+  results.push_back(getInput());
+  results.push_back(getScale());
+  return success();
+}

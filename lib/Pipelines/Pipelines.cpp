@@ -1,0 +1,74 @@
+//===- Pipelines.cpp - fp8-opt pass pipelines -----------------------------===//
+//
+// Part of fp8-opt. Everything after the FP8-specific passes is upstream
+// MLIR; this file only decides the order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Pipelines/Pipelines.h"
+
+#include "fp8/Conversion/Passes.h"
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void fp8::buildFP8CPULoweringPipeline(
+    OpPassManager &pm, const CPULoweringPipelineOptions &) {
+  // FP8 semantics first, while everything is still on tensors.
+  pm.addPass(createConvertFP8ToLinalg());
+  // Element-wise arith/math on whole tensors (as importers and users write
+  // them) become linalg.generic, which bufferizes.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addPass(createFP8ExpandArithCasts());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+
+  // Tensors to buffers.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  // Returned globals are cloned by the deallocation pipeline; clones become
+  // alloc + copy here.
+  pm.addPass(createConvertBufferizationToMemRefPass());
+
+  // Loops and the LLVM dialect.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = false;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void fp8::registerFP8Pipelines() {
+  PassPipelineRegistration<CPULoweringPipelineOptions>(
+      "fp8-cpu-lowering-pipeline",
+      "Lower func/tensor code using the fp8 dialect to the LLVM dialect for "
+      "the host CPU (FP8 ops to linalg, exact FP8 casts, bufferization, "
+      "loops, LLVM)",
+      buildFP8CPULoweringPipeline);
+}

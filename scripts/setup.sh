@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every system package fp8-opt needs (Debian 12). Idempotent and quiet
+# when everything is already present; run as root or with sudo available.
+set -euo pipefail
+
+PKGS=(
+  build-essential cmake ninja-build ccache git
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  libzstd-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-testdata
+  libgtest-dev
+  python3
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+# Node.js (for the onnxruntime-node reference) may come from a non-Debian
+# package that already bundles npm; only ask apt for it when absent.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
+if ((${#missing[@]})); then
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  echo "fp8-opt setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq >/dev/null
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,296 @@
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics
+// One test per invariant a verifier enforces.
+
+func.func @quantize_scale_shape(%x: tensor<4x256xf32>, %s: tensor<4x3xf32>) {
+  // expected-error @+1 {{scale: scale shape 4x3 does not match layout #fp8.layout<block 1x128> for data 4x256: expected 4x2}}
+  %0 = fp8.quantize %x, %s layout<block 1x128> : tensor<4x256xf32>, tensor<4x3xf32> -> tensor<4x256xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @quantize_per_tensor_needs_rank0(%x: tensor<4x256xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{expected scalar (rank 0)}}
+  %0 = fp8.quantize %x, %s layout<tensor> : tensor<4x256xf32>, tensor<1xf32> -> tensor<4x256xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @quantize_layout_rank(%x: tensor<256xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{scale layout #fp8.layout<col> does not fit data of rank 1}}
+  %0 = fp8.quantize %x, %s layout<col> : tensor<256xf32>, tensor<1xf32> -> tensor<256xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @quantize_result_type(%x: tensor<4xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type values}}
+  %0 = fp8.quantize %x, %s layout<tensor> : tensor<4xf32>, tensor<f32> -> tensor<4xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_shapes(%x: tensor<4xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{all of {input, result} have same shape}}
+  %0 = fp8.quantize %x, %s layout<tensor> : tensor<4xf32>, tensor<f32> -> tensor<8xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_type(%x: tensor<4xf32>, %s: tensor<f16>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit float or f8E8M0FNU type values}}
+  %0 = fp8.quantize %x, %s layout<tensor> : tensor<4xf32>, tensor<f16> -> tensor<4xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @dequantize_scale_shape(%q: tensor<64x64xf8E4M3FN>, %s: tensor<64x1xf32>) {
+  // expected-error @+1 {{scale shape 64x1 does not match layout #fp8.layout<col> for data 64x64: expected 1x64}}
+  %0 = fp8.dequantize %q, %s layout<col> : tensor<64x64xf8E4M3FN>, tensor<64x1xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_input_type(%q: tensor<4xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type values}}
+  %0 = fp8.dequantize %q, %s layout<tensor> : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @amax_shape(%x: tensor<130x3xf32>) {
+  // expected-error @+1 {{result: scale shape 1x1 does not match layout #fp8.layout<block 128x128> for data 130x3: expected 2x1}}
+  %0 = fp8.amax %x layout<block 128x128> : tensor<130x3xf32> -> tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @compute_scale_hybrid(%a: tensor<f32>) {
+  // expected-error @+1 {{needs a concrete format (e4m3 or e5m2)}}
+  %0 = fp8.compute_scale %a recipe(#fp8.current) format(hybrid) : tensor<f32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @compute_scale_mx_type(%a: tensor<4x2xf32>) {
+  // expected-error @+1 {{recipe #fp8.mxfp8 produces f8E8M0FNU scales, but the result is 'tensor<4x2xf32>'}}
+  %0 = fp8.compute_scale %a recipe(#fp8.mxfp8) format(e4m3) : tensor<4x2xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @compute_scale_f32_type(%a: tensor<4x2xf32>) {
+  // expected-error @+1 {{recipe #fp8.block produces f32 scales}}
+  %0 = fp8.compute_scale %a recipe(#fp8.block) format(e4m3) : tensor<4x2xf32> -> tensor<4x2xf8E8M0FNU>
+  return
+}
+
+// -----
+
+func.func @compute_scale_not_a_recipe(%a: tensor<f32>) {
+  // expected-error @+1 {{invalid kind of attribute specified}}
+  %0 = fp8.compute_scale %a recipe(#fp8.layout<tensor>) format(e4m3) : tensor<f32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @delayed_needs_previous(%h: tensor<16xf32>) {
+  // expected-error @+1 {{delayed scaling needs the 'previous' scale}}
+  %0 = fp8.compute_scale %h recipe(#fp8.delayed<history = 16>) format(e4m3) : tensor<16xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @delayed_history_length(%h: tensor<8xf32>, %p: tensor<f32>) {
+  // expected-error @+1 {{amax history must have shape 16x(scale shape), got 8}}
+  %0 = fp8.compute_scale %h previous %p recipe(#fp8.delayed<history = 16>) format(e4m3) : tensor<8xf32>, tensor<f32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @delayed_previous_type(%h: tensor<16x2xf32>, %p: tensor<f32>) {
+  // expected-error @+1 {{'previous' has type 'tensor<f32>' but the result is 'tensor<2xf32>'}}
+  %0 = fp8.compute_scale %h previous %p recipe(#fp8.delayed<history = 16>) format(e4m3) : tensor<16x2xf32>, tensor<f32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @current_with_previous(%a: tensor<f32>, %p: tensor<f32>) {
+  // expected-error @+1 {{'previous' is only used by delayed scaling, not #fp8.current}}
+  %0 = fp8.compute_scale %a previous %p recipe(#fp8.current) format(e4m3) : tensor<f32>, tensor<f32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @compute_scale_shape(%a: tensor<4xf32>) {
+  // expected-error @+1 {{amax shape 4 does not match scale shape 3}}
+  %0 = fp8.compute_scale %a recipe(#fp8.current) format(e5m2) : tensor<4xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @history_rank(%h: tensor<16xf32>, %a: tensor<2xf32>) {
+  // expected-error @+1 {{history must have rank 2 ([length] + amax shape), got rank 1}}
+  %0 = fp8.history_update %h, %a : tensor<16xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @history_shape(%h: tensor<16x3xf32>, %a: tensor<2xf32>) {
+  // expected-error @+1 {{history shape 16x3 does not extend amax shape 2}}
+  %0 = fp8.history_update %h, %a : tensor<16x3xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @history_length(%h: tensor<0xf32>, %a: tensor<f32>) {
+  // expected-error @+1 {{history length must be at least 1}}
+  %0 = fp8.history_update %h, %a : tensor<0xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<128xf8E4M3FN>, %b: tensor<128x64xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{operands must have rank >= 2}}
+  %0 = fp8.scaled_matmul %a, %s layout<tensor>, %b, %s layout<tensor> : (tensor<128xf8E4M3FN>, tensor<f32>, tensor<128x64xf8E4M3FN>, tensor<f32>) -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rhs_rank(%a: tensor<2x2x8x128xf8E4M3FN>, %b: tensor<2x128x64xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{rhs must have rank 2 (shared by every batch) or the rank of lhs (4), got 3}}
+  %0 = fp8.scaled_matmul %a, %s layout<tensor>, %b, %s layout<tensor> : (tensor<2x2x8x128xf8E4M3FN>, tensor<f32>, tensor<2x128x64xf8E4M3FN>, tensor<f32>) -> tensor<2x2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x8x128xf8E4M3FN>, %b: tensor<3x128x64xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{batch dimensions differ: lhs 2x8x128, rhs 3x128x64}}
+  %0 = fp8.scaled_matmul %a, %s layout<tensor>, %b, %s layout<tensor> : (tensor<2x8x128xf8E4M3FN>, tensor<f32>, tensor<3x128x64xf8E4M3FN>, tensor<f32>) -> tensor<2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_k(%a: tensor<8x128xf8E4M3FN>, %b: tensor<64x128xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{contraction sizes differ: lhs 8x128 has K = 128, rhs 64x128 has K = 64 (rhs is K x N)}}
+  %0 = fp8.scaled_matmul %a, %s layout<tensor>, %b, %s layout<tensor> : (tensor<8x128xf8E4M3FN>, tensor<f32>, tensor<64x128xf8E4M3FN>, tensor<f32>) -> tensor<8x128xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_result(%a: tensor<8x128xf8E4M3FN>, %b: tensor<64x128xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{result shape 8x128 does not match the product shape 8x64}}
+  %0 = fp8.scaled_matmul %a, %s layout<tensor>, %b, %s layout<tensor> transpose_rhs : (tensor<8x128xf8E4M3FN>, tensor<f32>, tensor<64x128xf8E4M3FN>, tensor<f32>) -> tensor<8x128xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_scale(%a: tensor<8x128xf8E4M3FN>, %b: tensor<64x128xf8E4M3FN>, %s: tensor<f32>, %r: tensor<8x2xf32>) {
+  // expected-error @+1 {{lhs scale: scale shape 8x2 does not match layout #fp8.layout<row> for data 8x128: expected 8x1}}
+  %0 = fp8.scaled_matmul %a, %r layout<row>, %b, %s layout<tensor> transpose_rhs : (tensor<8x128xf8E4M3FN>, tensor<8x2xf32>, tensor<64x128xf8E4M3FN>, tensor<f32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_bias(%a: tensor<8x128xf8E4M3FN>, %b: tensor<64x128xf8E4M3FN>, %s: tensor<f32>, %bias: tensor<8xf32>) {
+  // expected-error @+1 {{bias must have shape [N] = [64] or the result shape, got 8}}
+  %0 = fp8.scaled_matmul %a, %s layout<tensor>, %b, %s layout<tensor> bias %bias transpose_rhs : (tensor<8x128xf8E4M3FN>, tensor<f32>, tensor<64x128xf8E4M3FN>, tensor<f32>, tensor<8xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_result_type(%a: tensor<8x128xf8E4M3FN>, %b: tensor<64x128xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %0 = fp8.scaled_matmul %a, %s layout<tensor>, %b, %s layout<tensor> transpose_rhs : (tensor<8x128xf8E4M3FN>, tensor<f32>, tensor<64x128xf8E4M3FN>, tensor<f32>) -> tensor<8x64xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @transpose_perm_size(%q: tensor<4x8xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{permutation has 3 entries for an input of rank 2}}
+  %0:2 = fp8.transpose %q, %s layout<tensor> permutation = [1, 0, 2] to layout<tensor> : tensor<4x8xf8E4M3FN>, tensor<f32> -> tensor<8x4xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @transpose_not_perm(%q: tensor<4x8xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{permutation must be a permutation of [0, rank)}}
+  %0:2 = fp8.transpose %q, %s layout<tensor> permutation = [1, 1] to layout<tensor> : tensor<4x8xf8E4M3FN>, tensor<f32> -> tensor<8x4xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @transpose_shape(%q: tensor<4x8xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{result shape 4x8 is not the input shape 4x8 permuted}}
+  %0:2 = fp8.transpose %q, %s layout<tensor> permutation = [1, 0] to layout<tensor> : tensor<4x8xf8E4M3FN>, tensor<f32> -> tensor<4x8xf8E4M3FN>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @transpose_result_scale(%q: tensor<4x8xf8E4M3FN>, %s: tensor<4x1xf32>) {
+  // expected-error @+1 {{result scale: scale shape 4x1 does not match layout #fp8.layout<col> for data 8x4: expected 1x4}}
+  %0:2 = fp8.transpose %q, %s layout<row> permutation = [1, 0] to layout<col> : tensor<4x8xf8E4M3FN>, tensor<4x1xf32> -> tensor<8x4xf8E4M3FN>, tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_pass_through_types(%q: tensor<4x8xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{a transpose that keeps the scale layout moves values unchanged: element types must match}}
+  %0:2 = fp8.transpose %q, %s layout<tensor> permutation = [1, 0] to layout<tensor> : tensor<4x8xf8E4M3FN>, tensor<f32> -> tensor<8x4xf8E5M2>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @transpose_needs_recipe(%q: tensor<256x256xf8E4M3FN>, %s: tensor<256x2xf32>) {
+  // expected-error @+1 {{layout #fp8.layout<block 1x128> does not survive this permutation as #fp8.layout<block 1x128>: the values must be re-quantized, so a recipe is required}}
+  %0:2 = fp8.transpose %q, %s layout<block 1x128> permutation = [1, 0] to layout<block 1x128> : tensor<256x256xf8E4M3FN>, tensor<256x2xf32> -> tensor<256x256xf8E4M3FN>, tensor<256x2xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_delayed_recipe(%q: tensor<256x256xf8E4M3FN>, %s: tensor<256x2xf32>) {
+  // expected-error @+1 {{re-quantization needs a recipe that scales from the tensor itself}}
+  %0:2 = fp8.transpose %q, %s layout<block 1x128> permutation = [1, 0] to layout<block 1x128> recipe(#fp8.delayed) : tensor<256x256xf8E4M3FN>, tensor<256x2xf32> -> tensor<256x256xf8E4M3FN>, tensor<256x2xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_recipe_scale_type(%q: tensor<64x64xf8E4M3FN>, %s: tensor<64x2xf8E8M0FNU>) {
+  // expected-error @+1 {{recipe #fp8.block does not produce scales of type 'f8E8M0FNU'}}
+  %0:2 = fp8.transpose %q, %s layout<block 1x32> permutation = [1, 0] to layout<block 1x32> recipe(#fp8.block) : tensor<64x64xf8E4M3FN>, tensor<64x2xf8E8M0FNU> -> tensor<64x64xf8E4M3FN>, tensor<64x2xf8E8M0FNU>
+  return
+}

@@ -1,0 +1,429 @@
+#!/usr/bin/env python3
+"""Execution tests of fp8-opt's CPU path against the spec reference.
+
+    numerics.py gen CASE [--fold]   MLIR program for CASE on stdout (--fold:
+                                    on constants, for the folders)
+    numerics.py check CASE OUTPUT   compare mlir-runner's OUTPUT with the
+                                    reference (test/reference/fp8ref.py)
+
+The program computes each case with fp8 dialect ops on constant inputs and
+prints every result as raw bits (printMemrefI32), so the comparison is
+bit-exact; only scaled_matmul (FP32 accumulation order) uses a tolerance.
+Inputs come from a fixed seed, so `gen` and `check` see the same data.
+"""
+import os
+import re
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "reference"))
+import fp8ref as ref  # noqa: E402
+
+F8 = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
+
+
+def _f32(x):
+    return np.asarray(x, dtype=np.float32)
+
+
+def layout_str(layout):
+    if isinstance(layout, str):
+        return layout
+    return "block " + "x".join(str(b) for b in layout)
+
+
+def ttype(shape, elt):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + elt + ">"
+
+
+class Program:
+    """Accumulates the computation and what to print, then writes either
+
+    * a kernel function `@compute` taking the inputs as arguments (so no
+      constant folding can happen: the lowered code does the work), called
+      by `@main`, which prints the results; or, with fold=True,
+    * everything inline in `@main` on constants, so that the canonicalizer's
+      folders (the C++ numerics) compute the results.
+    """
+
+    def __init__(self):
+        self.consts = []    # (name, type, text)
+        self.body = []
+        self.results = []   # (value, shape, elt)
+        self.n = 0
+        self.expected = []  # (name, kind, reference array, options)
+
+    def tmp(self):
+        self.n += 1
+        return f"%v{self.n}"
+
+    def _const(self, body, shape, elt):
+        v = self.tmp()
+        self.consts.append((v, ttype(shape, elt),
+                            f"{v} = arith.constant dense<{body}> : {ttype(shape, elt)}"))
+        return v
+
+    def const_f32(self, x):
+        x = _f32(x)
+        bits = x.reshape(-1).view(np.uint32)
+        flat = [f"0x{int(b):08X}" for b in bits]
+        body = _nest(flat, x.shape) if x.ndim else flat[0]
+        return self._const(body, x.shape, "f32"), x.shape
+
+    def const_bits(self, bits, shape, elt):
+        bits = np.asarray(bits, np.uint8).reshape(shape)
+        flat = [f"0x{int(b):02X}" for b in bits.reshape(-1)]
+        body = _nest(flat, shape) if len(shape) else flat[0]
+        return self._const(body, shape, elt)
+
+    def op(self, text):
+        v = self.tmp()
+        self.body.append(f"{v} = {text}")
+        return v
+
+    def print_bits(self, v, shape, elt):
+        self.results.append((v, tuple(shape), elt))
+
+    def expect(self, name, kind, value, **kw):
+        self.expected.append((name, kind, value, kw))
+
+    @staticmethod
+    def _print(lines, v, shape, elt, tag):
+        """Prints a tensor's bit patterns as i32."""
+        width = 32 if elt == "f32" else 8
+        ity = f"i{width}"
+        mem = "memref<" + "".join(f"{d}x" for d in shape) + "i32>"
+        b = f"%b{tag}"
+        lines.append(f"{b} = arith.bitcast {v} : {ttype(shape, elt)} to {ttype(shape, ity)}")
+        if width != 32:
+            lines.append(f"%w{tag} = arith.extui {b} : {ttype(shape, ity)} to {ttype(shape, 'i32')}")
+            b = f"%w{tag}"
+        lines.append(f"%m{tag} = bufferization.to_buffer {b} : {ttype(shape, 'i32')} to {mem}")
+        lines.append(f"%u{tag} = memref.cast %m{tag} : {mem} to memref<*xi32>")
+        lines.append(f"call @printMemrefI32(%u{tag}) : (memref<*xi32>) -> ()")
+
+    def text(self, fold=False):
+        head = "func.func private @printMemrefI32(memref<*xi32>)\n"
+        main = [c[2] for c in self.consts]
+        if fold:
+            main += self.body
+            for i, (v, shape, elt) in enumerate(self.results):
+                self._print(main, v, shape, elt, i)
+            return head + "func.func @main() {\n  " + "\n  ".join(main) + "\n  return\n}\n"
+        args = ", ".join(f"{c[0]}: {c[1]}" for c in self.consts)
+        rtypes = ", ".join(ttype(s, e) for _, s, e in self.results)
+        rvals = ", ".join(v for v, _, _ in self.results)
+        kernel = (f"func.func @compute({args}) -> ({rtypes}) {{\n  " +
+                  "\n  ".join(self.body) +
+                  f"\n  return {rvals} : {rtypes}\n}}\n")
+        n = len(self.results)
+        main.append(f"%r:{n} = call @compute({', '.join(c[0] for c in self.consts)}) : "
+                    f"({', '.join(c[1] for c in self.consts)}) -> ({rtypes})")
+        for i, (_, shape, elt) in enumerate(self.results):
+            self._print(main, f"%r#{i}", shape, elt, i)
+        return (head + kernel + "func.func @main() {\n  " + "\n  ".join(main) +
+                "\n  return\n}\n")
+
+
+def _nest(flat, shape):
+    if len(shape) == 1:
+        return "[" + ", ".join(flat) + "]"
+    step = len(flat) // shape[0]
+    return "[" + ", ".join(_nest(flat[i * step:(i + 1) * step], shape[1:])
+                           for i in range(shape[0])) + "]"
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------
+
+def cast_inputs(fmt, rng):
+    """Every FP8 value, every midpoint and its neighbours, specials, and
+    random magnitudes from far below the subnormals to far above max."""
+    vals = ref.fp8_to_f32(np.arange(256, dtype=np.uint8), fmt)
+    vals = np.sort(vals[np.isfinite(vals) & (vals >= 0)]).astype(np.float32)
+    mids = ((vals[:-1].astype(np.float64) + vals[1:]) / 2).astype(np.float32)
+    near = np.concatenate([np.nextafter(mids, np.float32(0)),
+                           np.nextafter(mids, np.float32(np.inf))])
+    top = np.float32(ref.fp8_max(fmt))
+    special = _f32([0.0, np.inf, np.nan, top, np.nextafter(top, np.float32(np.inf)),
+                    top * 1.0625, top * 1.5, 1e30, 3.4e38, 1e-45, 1e-40, 1.17549435e-38])
+    rand = (rng.standard_normal(6000) *
+            np.exp2(rng.uniform(-30, 22, 6000))).astype(np.float32)
+    pos = np.concatenate([vals, mids, near, special]).astype(np.float32)
+    return np.concatenate([pos, -pos, rand]).astype(np.float32)
+
+
+def activations(rng, shape, outliers=True):
+    x = rng.standard_normal(shape).astype(np.float32)
+    if outliers:
+        flat = x.reshape(-1)
+        idx = rng.choice(flat.size, max(1, flat.size // 97), replace=False)
+        flat[idx] *= np.float32(300.0)
+    return x
+
+
+# ---------------------------------------------------------------------------
+# Cases: each builds the program and the expected results
+# ---------------------------------------------------------------------------
+
+def case_casts(p, rng):
+    for fmt in ("e4m3", "e5m2"):
+        x = cast_inputs(fmt, rng)
+        one = p.const_f32(np.float32(1.0))[0]
+        v, shape = p.const_f32(x)
+        q = p.op(f"fp8.quantize {v}, {one} layout<tensor> : "
+                 f"{ttype(shape, 'f32')}, tensor<f32> -> {ttype(shape, F8[fmt])}")
+        p.print_bits(q, shape, F8[fmt])
+        p.expect(f"cast {fmt}", "bits", ref.cast_to_fp8(x, fmt))
+        # Decode all 256 bit patterns.
+        allb = np.arange(256, dtype=np.uint8)
+        c = p.const_bits(allb, (256,), F8[fmt])
+        d = p.op(f"fp8.dequantize {c}, {one} layout<tensor> : "
+                 f"{ttype((256,), F8[fmt])}, tensor<f32> -> {ttype((256,), 'f32')}")
+        p.print_bits(d, (256,), "f32")
+        p.expect(f"decode {fmt}", "f32", ref.fp8_to_f32(allb, fmt))
+
+
+def _scaled_quantize(p, x, layout, fmt, recipe, scale_elt="f32", scale_ref=None,
+                     name=""):
+    """amax -> compute_scale -> quantize -> dequantize, printing each."""
+    v, shape = p.const_f32(x)
+    sshape = ref.scale_shape(shape, layout)
+    lay = layout_str(layout)
+    a = p.op(f"fp8.amax {v} layout<{lay}> : {ttype(shape, 'f32')} -> "
+             f"{ttype(sshape, 'f32')}")
+    s = p.op(f"fp8.compute_scale {a} recipe({recipe}) format({fmt}) : "
+             f"{ttype(sshape, 'f32')} -> {ttype(sshape, scale_elt)}")
+    q = p.op(f"fp8.quantize {v}, {s} layout<{lay}> : {ttype(shape, 'f32')}, "
+             f"{ttype(sshape, scale_elt)} -> {ttype(shape, F8[fmt])}")
+    d = p.op(f"fp8.dequantize {q}, {s} layout<{lay}> : {ttype(shape, F8[fmt])}, "
+             f"{ttype(sshape, scale_elt)} -> {ttype(shape, 'f32')}")
+    p.print_bits(a, sshape, "f32")
+    p.print_bits(s, sshape, scale_elt)
+    p.print_bits(q, shape, F8[fmt])
+    p.print_bits(d, shape, "f32")
+    amax = ref.amax(x, layout)
+    sref = scale_ref(amax)
+    sfmt = "e8m0" if scale_elt != "f32" else "f32"
+    qref = ref.quantize(x, sref, layout, fmt, scale_fmt=sfmt)
+    p.expect(f"{name} amax", "f32", amax)
+    p.expect(f"{name} scale", "bits" if sfmt == "e8m0" else "f32", sref)
+    p.expect(f"{name} q", "bits", qref)
+    p.expect(f"{name} dequant", "f32",
+             ref.dequantize(qref, sref, layout, fmt, scale_fmt=sfmt))
+
+
+def case_current(p, rng):
+    x = activations(rng, (16, 200))
+    x[3, :] = 0.0                      # an all-zero row: amax 0 -> scale 1
+    x[5, 7] = np.inf                   # an infinite row: scale 1, values saturate
+    x[9, 1] = np.nan                   # NaN row
+    for fmt in ("e4m3", "e5m2"):
+        _scaled_quantize(p, x, "tensor", fmt, "#fp8.current",
+                         scale_ref=lambda a, f=fmt: ref.current_scale(a, f),
+                         name=f"current tensor {fmt}")
+        _scaled_quantize(p, x, "row", fmt, "#fp8.current<eps = 1.0e-2, pow2 = true>",
+                         scale_ref=lambda a, f=fmt: ref.current_scale(a, f, eps=1e-2, pow2=True),
+                         name=f"current row {fmt}")
+    x2 = activations(rng, (24, 8)) * np.float32(1e-3)
+    _scaled_quantize(p, x2, "col", "e4m3", "#fp8.current",
+                     scale_ref=lambda a: ref.current_scale(a, "e4m3"),
+                     name="current col")
+
+
+def case_block(p, rng):
+    x = activations(rng, (130, 200))    # neither dimension divides 128
+    x[0:1, 128:200] = 0.0               # an all-zero partial block
+    for fmt in ("e4m3", "e5m2"):
+        _scaled_quantize(p, x, (1, 128), fmt, "#fp8.block",
+                         scale_ref=lambda a, f=fmt: ref.block_scale(a, f),
+                         name=f"block 1x128 {fmt}")
+        _scaled_quantize(p, x, (128, 128), fmt, "#fp8.block<pow2 = false>",
+                         scale_ref=lambda a, f=fmt: ref.block_scale(a, f, pow2=False),
+                         name=f"block 128x128 {fmt}")
+    _scaled_quantize(p, x, (64,), "e4m3", "#fp8.block<eps = 1.0e-3>",
+                     scale_ref=lambda a: ref.block_scale(a, "e4m3", eps=1e-3),
+                     name="block 64 eps")
+
+
+def case_mx(p, rng):
+    x = activations(rng, (6, 100))      # 100 = 3 x 32 + 4: a partial block
+    x[1, 0:32] = 0.0
+    x[2, 40] = np.nan
+    x[3, 70] = np.inf
+    x[4, :] *= np.float32(1e-38)        # subnormal amaxes
+    x[5, 33] = np.float32(3e38)
+    for fmt in ("e4m3", "e5m2"):
+        for rounding in ("rceil", "floor"):
+            recipe = "#fp8.mxfp8" if rounding == "rceil" else "#fp8.mxfp8<rounding = floor>"
+            _scaled_quantize(p, x, (1, 32), fmt, recipe, scale_elt="f8E8M0FNU",
+                             scale_ref=lambda a, f=fmt, r=rounding: ref.mx_scale(a, f, r),
+                             name=f"mx {rounding} {fmt}")
+
+
+def case_delayed(p, rng):
+    h = np.abs(rng.standard_normal((8, 6))).astype(np.float32) * np.float32(10)
+    h[:, 0] = 0.0                       # never saw a value: keep previous
+    h[2, 1] = np.nan                    # NaN in history: keep previous (max)
+    h[0, 2] = np.inf                    # inf most recent
+    h[0, 3] = 0.0                       # most recent zero, others not
+    h[:, 4] = np.float32(1e-42)         # tiny amax: scale overflows to FLT_MAX
+    prev = _f32([0.5, 0.25, 0.125, 1.0, 2.0, 3.0])
+    amax_now = _f32([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    hv, hs = p.const_f32(h)
+    pv, ps = p.const_f32(prev)
+    av, _ = p.const_f32(amax_now)
+    for algo, margin, pow2, fmt in (("max", 0, False, "e4m3"), ("most_recent", 2, False, "e4m3"),
+                                    ("max", 1, True, "e5m2")):
+        params = [f"history = 8"]
+        if algo != "max":
+            params.append(f"algo = {algo}")
+        if margin:
+            params.append(f"margin = {margin}")
+        if pow2:
+            params.append("pow2 = true")
+        s = p.op(f"fp8.compute_scale {hv} previous {pv} recipe(#fp8.delayed<{', '.join(params)}>) "
+                 f"format({fmt}) : {ttype(hs, 'f32')}, {ttype(ps, 'f32')} -> {ttype(ps, 'f32')}")
+        p.print_bits(s, ps, "f32")
+        p.expect(f"delayed {algo} m{margin} {fmt}", "f32",
+                 ref.delayed_scale(h, prev, fmt, margin=margin, algo=algo, pow2=pow2))
+    n = p.op(f"fp8.history_update {hv}, {av} : {ttype(hs, 'f32')}, {ttype(ps, 'f32')}")
+    p.print_bits(n, hs, "f32")
+    p.expect("history_update", "f32", ref.history_update(h, amax_now))
+
+
+def case_matmul(p, rng):
+    m, k, n = 8, 96, 40
+    a = activations(rng, (m, k))
+    w = (rng.standard_normal((n, k)) * 0.05).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    for name, la, lw, recipe, selt, sfn in (
+            ("tensor", "tensor", "tensor", "#fp8.current", "f32",
+             lambda am, f: ref.current_scale(am, f)),
+            ("block", (1, 32), (32, 32), "#fp8.block", "f32",
+             lambda am, f: ref.block_scale(am, f)),
+            ("mx", (1, 32), (1, 32), "#fp8.mxfp8", "f8E8M0FNU",
+             lambda am, f: ref.mx_scale(am, f, "rceil"))):
+        sfmt = "e8m0" if selt != "f32" else "f32"
+        ops = []
+        for x, lay in ((a, la), (w, lw)):
+            v, shape = p.const_f32(x)
+            sshape = ref.scale_shape(shape, lay)
+            am = p.op(f"fp8.amax {v} layout<{layout_str(lay)}> : {ttype(shape, 'f32')} -> {ttype(sshape, 'f32')}")
+            s = p.op(f"fp8.compute_scale {am} recipe({recipe}) format(e4m3) : {ttype(sshape, 'f32')} -> {ttype(sshape, selt)}")
+            q = p.op(f"fp8.quantize {v}, {s} layout<{layout_str(lay)}> : {ttype(shape, 'f32')}, {ttype(sshape, selt)} -> {ttype(shape, F8['e4m3'])}")
+            sr = sfn(ref.amax(x, lay), "e4m3")
+            ops.append((q, s, shape, sshape, lay, ref.quantize(x, sr, lay, "e4m3", scale_fmt=sfmt), sr))
+        (qa, sa, sha, ssa, lay_a, qar, sar), (qw, sw, shw, ssw, lay_w, qwr, swr) = ops
+        bv, bs = p.const_f32(bias)
+        y = p.op(f"fp8.scaled_matmul {qa}, {sa} layout<{layout_str(lay_a)}>, {qw}, {sw} layout<{layout_str(lay_w)}> "
+                 f"bias {bv} transpose_rhs epilogue(gelu_erf) : ({ttype(sha, F8['e4m3'])}, {ttype(ssa, selt)}, "
+                 f"{ttype(shw, F8['e4m3'])}, {ttype(ssw, selt)}, {ttype(bs, 'f32')}) -> {ttype((m, n), 'f32')}")
+        p.print_bits(y, (m, n), "f32")
+        da = ref.dequantize(qar, sar, lay_a, "e4m3", scale_fmt=sfmt).astype(np.float64)
+        dw = ref.dequantize(qwr, swr, lay_w, "e4m3", scale_fmt=sfmt).astype(np.float64)
+        z = da @ dw.T + bias
+        from math import erf
+        yref = 0.5 * z * (1 + np.vectorize(erf)(z / np.sqrt(2.0)))
+        p.expect(f"scaled_matmul {name}", "close", yref.astype(np.float32), rtol=2e-5, atol=2e-5)
+
+
+def case_transpose(p, rng):
+    x = activations(rng, (192, 128))
+    lay = (1, 128)
+    v, shape = p.const_f32(x)
+    sshape = ref.scale_shape(shape, lay)
+    a = p.op(f"fp8.amax {v} layout<block 1x128> : {ttype(shape, 'f32')} -> {ttype(sshape, 'f32')}")
+    s = p.op(f"fp8.compute_scale {a} recipe(#fp8.block) format(e4m3) : {ttype(sshape, 'f32')} -> {ttype(sshape, 'f32')}")
+    q = p.op(f"fp8.quantize {v}, {s} layout<block 1x128> : {ttype(shape, 'f32')}, {ttype(sshape, 'f32')} -> {ttype(shape, F8['e4m3'])}")
+    tshape = (128, 192)
+    tss = ref.scale_shape(tshape, lay)
+    t = p.op(f"fp8.transpose {q}, {s} layout<block 1x128> permutation = [1, 0] to layout<block 1x128> "
+             f"recipe(#fp8.block) : {ttype(shape, F8['e4m3'])}, {ttype(sshape, 'f32')} -> "
+             f"{ttype(tshape, F8['e4m3'])}, {ttype(tss, 'f32')}")
+    p.print_bits(f"{t}#0", tshape, F8["e4m3"])
+    p.print_bits(f"{t}#1", tss, "f32")
+    # Reference: dequantize, transpose, re-quantize with fresh block scales.
+    sref = ref.block_scale(ref.amax(x, lay), "e4m3")
+    qref = ref.quantize(x, sref, lay, "e4m3")
+    xt = np.ascontiguousarray(ref.dequantize(qref, sref, lay, "e4m3").T)
+    st = ref.block_scale(ref.amax(xt, lay), "e4m3")
+    p.expect("transpose q", "bits", ref.quantize(xt, st, lay, "e4m3"))
+    p.expect("transpose scale", "f32", st)
+    # A pass-through transpose (row -> col) only moves bytes.
+    rs = ref.current_scale(ref.amax(x, "row"), "e4m3")
+    rv, rshape = p.const_f32(rs)
+    qr = p.op(f"fp8.quantize {v}, {rv} layout<row> : {ttype(shape, 'f32')}, {ttype(rshape, 'f32')} -> {ttype(shape, F8['e4m3'])}")
+    t2 = p.op(f"fp8.transpose {qr}, {rv} layout<row> permutation = [1, 0] to layout<col> : "
+              f"{ttype(shape, F8['e4m3'])}, {ttype(rshape, 'f32')} -> {ttype(tshape, F8['e4m3'])}, {ttype((1, 192), 'f32')}")
+    p.print_bits(f"{t2}#0", tshape, F8["e4m3"])
+    p.expect("transpose row->col", "bits",
+             np.ascontiguousarray(ref.quantize(x, rs, "row", "e4m3").T))
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def build(case, fold=False):
+    p = Program()
+    CASES[case](p, np.random.RandomState(1234))
+    # %vN#i names need the multi-result form in the op that defines them.
+    text = p.text(fold)
+    text = re.sub(r"(%v\d+) = fp8\.transpose", r"\1:2 = fp8.transpose", text)
+    return p, text
+
+
+def parse_output(text):
+    blocks = text.split("Unranked Memref")[1:]
+    out = []
+    for b in blocks:
+        data = b.split("data =", 1)[1]
+        out.append(np.array([int(t) for t in re.findall(r"-?\d+", data)], dtype=np.int64))
+    return out
+
+
+def check(case, path):
+    p, _ = build(case)
+    got = parse_output(open(path).read())
+    if len(got) != len(p.expected):
+        print(f"FAIL {case}: {len(got)} results printed, {len(p.expected)} expected")
+        return 1
+    failures = 0
+    for raw, (name, kind, exp, kw) in zip(got, p.expected):
+        exp = np.asarray(exp).reshape(-1)
+        if kind == "bits":
+            actual = raw.astype(np.uint8)
+            bad = np.nonzero(actual != exp.astype(np.uint8))[0]
+        else:
+            actual = raw.astype(np.uint32).view(np.float32) if raw.dtype != np.uint32 else raw
+            actual = (raw & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+            e = exp.astype(np.float32)
+            if kind == "f32":
+                same = (actual.view(np.uint32) == e.view(np.uint32)) | (np.isnan(actual) & np.isnan(e))
+            else:
+                same = np.isclose(actual, e, rtol=kw["rtol"], atol=kw["atol"])
+            bad = np.nonzero(~same)[0]
+        status = "ok" if bad.size == 0 else "FAIL"
+        print(f"{status}: {case}: {name}: {exp.size} values, {bad.size} mismatches")
+        if bad.size:
+            failures += 1
+            for i in bad[:8]:
+                print(f"    [{i}] got {actual[i]!r} expected {exp[i]!r}")
+    return 1 if failures else 0
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "gen":
+        sys.stdout.write(build(argv[1], fold="--fold" in argv)[1])
+        return 0
+    if len(argv) >= 3 and argv[0] == "check":
+        return check(argv[1], argv[2])
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,54 @@
+# -*- Python -*-
+# lit configuration for fp8-opt's regression and execution tests.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "FP8OPT"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtext", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.fp8_obj_root, "test")
+config.excludes = [
+    "CMakeLists.txt",
+    "lit.cfg.py",
+    "lit.site.cfg.py",
+    "unittests",
+    "consumer",
+    "reference",
+    "Inputs",
+]
+
+# Captured FileCheck variables stay local to their CHECK-LABEL block.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+llvm_config.use_default_substitutions()
+llvm_config.add_tool_substitutions(
+    ["fp8-opt", "fp8-translate", "FileCheck", "not", "count", "split-file"],
+    [config.fp8_tools_dir, config.llvm_tools_dir],
+)
+
+# The numerics references need numpy; Debian's interpreter has it
+# (python3-numpy, installed by scripts/setup.sh) while a pyenv one may not.
+python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else shutil.which("python3")
+config.substitutions.append(("%python", python))
+config.substitutions.append(
+    ("%reference", os.path.join(config.test_source_root, "reference"))
+)
+
+# Execution tests JIT the lowered module with MLIR's runner and its
+# memref-printing runtime.
+runner_libs = ",".join(
+    os.path.join(config.llvm_lib_dir, lib)
+    for lib in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so")
+)
+config.substitutions.append(
+    (
+        "%mlir-runner",
+        "%s -e main -entry-point-result=void -shared-libs=%s"
+        % (os.path.join(config.llvm_tools_dir, "mlir-runner"), runner_libs),
+    )
+)
