@@ -52,3 +52,12 @@ config.substitutions.append(
         % (os.path.join(config.llvm_tools_dir, "mlir-runner"), runner_libs),
     )
 )
+
+# Real exported transformers: the bundled one, and the shared set (beside the
+# checkout, as on developer machines and in CI) when present.
+config.substitutions.append(("%fp8_src", config.fp8_src_root))
+config.substitutions.append(("%fp8_obj", config.fp8_obj_root))
+shared_models = os.path.join(os.path.dirname(config.fp8_src_root), "shared", "models")
+if os.path.isdir(shared_models):
+    config.available_features.add("shared-models")
+    config.substitutions.append(("%shared_models", shared_models))

@@ -165,9 +165,11 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
     `rhs` is `[batch..., K, N]`, or `[batch..., N, K]` with `transpose_rhs`
     (the K-major weight layout Hopper's FP8 `wgmma` wants). A rank-2 `rhs`
     is shared by every batch of `lhs`. `bias` is `[N]` or the result's shape.
-    Each operand's scale follows its layout; for block and MX layouts the
-    partial products of each scale block along K are scaled in FP32 before
-    they are summed, as the dequantized definition implies.
+    Each operand's scale follows its layout. The definition is the FP32 sum
+    of dequantized products, so implementations may only differ in the order
+    of FP32 additions: a GPU kernel that sums each K-block of FP8 products
+    and applies both blocks' scales to the partial sum (as DeepGEMM does for
+    1x128 / 128x128 blocks) implements the same value.
 
     ```mlir
     %y = fp8.scaled_matmul %a, %sa layout<row>, %w, %sw layout<row>

@@ -37,4 +37,33 @@ def FP8ExpandArithCasts : Pass<"fp8-expand-arith-casts"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def FP8CopyStoredState : Pass<"fp8-copy-stored-state"> {
+  let summary = "Store a fresh copy into ml_program globals before bufferization";
+  let description = [{
+    FP8 state (amax histories, previous scales) lives in mutable
+    `ml_program.global`s. MLIR 22's bufferization model of
+    `ml_program.global_store` declares that the store does not *read* its
+    operand; whenever one-shot bufferization decides to give the store its
+    own buffer (the stored value is also returned, or comes from another
+    global), that buffer is never filled and garbage is stored. This pass
+    makes every stored value a private copy
+    (`bufferization.alloc_tensor() copy(%v)`) used by the store alone, which
+    bufferizes in place and is correct under the buggy and a fixed model
+    alike. The cost is one copy of the (small) state per store.
+
+    Before:
+    ```mlir
+    ml_program.global_store @hist = %h2 : tensor<16xf32>
+    return %h2 : tensor<16xf32>
+    ```
+    After:
+    ```mlir
+    %c = bufferization.alloc_tensor() copy(%h2) : tensor<16xf32>
+    ml_program.global_store @hist = %c : tensor<16xf32>
+    return %h2 : tensor<16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
 #endif // FP8_TRANSFORMS_PASSES_TD

@@ -34,6 +34,7 @@ void fp8::buildFP8CPULoweringPipeline(
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
 
   // Tensors to buffers.
+  pm.addPass(createFP8CopyStoredState());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

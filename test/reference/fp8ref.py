@@ -930,29 +930,31 @@ def selftest() -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    cmds = ("cast", "decode", "mxscale")
+    if argv and argv[0] in cmds:          # positional values may look like options (-inf)
+        cmd, args = argv[0], argv[1:]
+        if cmd == "cast":
+            bits = cast_to_fp8(F32([float(v) for v in args[1:]]), args[0])
+            print(" ".join(f"0x{int(b):02X}" for b in bits))
+        elif cmd == "decode":
+            vals = fp8_to_f32([int(v, 0) for v in args[1:]], args[0])
+            print(" ".join(repr(float(v)) for v in vals))
+        else:
+            bits = mx_scale(F32([float(v) for v in args[2:]]), args[0], args[1])
+            print(" ".join(str(int(b)) for b in bits))
+        return 0
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                epilog="commands: cast FMT X..., decode FMT BITS..., "
+                                       "mxscale FMT rceil|floor AMAX...")
     p.add_argument("--selftest", action="store_true", help="run the self-test")
     p.add_argument("--exhaustive", action="store_true",
                    help="compare two vectorised casts on all 2^32 float32 inputs (slow)")
-    p.add_argument("cmd", nargs="?", choices=["cast", "decode", "mxscale"])
-    p.add_argument("args", nargs="*")
     a = p.parse_args(argv)
-    if a.selftest or a.exhaustive:
-        return max(selftest() if a.selftest else 0, exhaustive_check() if a.exhaustive else 0)
-    if a.cmd == "cast":
-        bits = cast_to_fp8(F32([float(v) for v in a.args[1:]]), a.args[0])
-        print(" ".join(f"0x{int(b):02X}" for b in bits))
-    elif a.cmd == "decode":
-        vals = fp8_to_f32([int(v, 0) for v in a.args[1:]], a.args[0])
-        print(" ".join(repr(float(v)) for v in vals))
-    elif a.cmd == "mxscale":
-        bits = mx_scale(F32([float(v) for v in a.args[2:]]), a.args[0], a.args[1])
-        print(" ".join(str(int(b)) for b in bits))
-    else:
+    if not (a.selftest or a.exhaustive):
         p.print_help()
         return 2
-    return 0
-
+    return max(selftest() if a.selftest else 0, exhaustive_check() if a.exhaustive else 0)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -364,6 +364,52 @@ def case_transpose(p, rng):
              np.ascontiguousarray(ref.quantize(x, rs, "row", "e4m3").T))
 
 
+def case_state(p, rng):
+    """Delayed scaling across calls: the amax history and the previous scale
+    live in ml_program globals, so each call of @step sees what the previous
+    calls recorded (as a compiled model's state survives across runs)."""
+    steps = [activations(rng, (64,)) * np.float32(f) for f in (1, 10, 0.1, 1, 1, 3)]
+    steps[2][5] = np.inf      # an overflowing step: history holds inf
+    steps[3][:] = 0.0         # an all-zero step
+    steps[4][9] = np.nan      # NaN reaches the history
+    hist_len = 4
+    text = ["func.func private @printMemrefI32(memref<*xi32>)",
+            f"ml_program.global private mutable @hist(dense<0.0> : tensor<{hist_len}xf32>) : tensor<{hist_len}xf32>",
+            "ml_program.global private mutable @scale(dense<1.0> : tensor<f32>) : tensor<f32>",
+            f"func.func @step(%x: tensor<64xf32>) -> (tensor<64xf8E4M3FN>, tensor<f32>, tensor<{hist_len}xf32>) {{",
+            f"  %h = ml_program.global_load @hist : tensor<{hist_len}xf32>",
+            "  %prev = ml_program.global_load @scale : tensor<f32>",
+            f"  %s = fp8.compute_scale %h previous %prev recipe(#fp8.delayed<history = {hist_len}>) format(e4m3) "
+            f": tensor<{hist_len}xf32>, tensor<f32> -> tensor<f32>",
+            "  %q = fp8.quantize %x, %s layout<tensor> : tensor<64xf32>, tensor<f32> -> tensor<64xf8E4M3FN>",
+            "  %a = fp8.amax %x layout<tensor> : tensor<64xf32> -> tensor<f32>",
+            f"  %h2 = fp8.history_update %h, %a : tensor<{hist_len}xf32>, tensor<f32>",
+            f"  ml_program.global_store @hist = %h2 : tensor<{hist_len}xf32>",
+            "  ml_program.global_store @scale = %s : tensor<f32>",
+            f"  return %q, %s, %h2 : tensor<64xf8E4M3FN>, tensor<f32>, tensor<{hist_len}xf32>",
+            "}", "func.func @main() {"]
+    h = np.zeros(hist_len, np.float32)
+    prev = np.float32(1.0)
+    for i, x in enumerate(steps):
+        flat = ", ".join(f"0x{int(b):08X}" for b in x.view(np.uint32))
+        text.append(f"  %x{i} = arith.constant dense<[{flat}]> : tensor<64xf32>")
+        text.append(f"  %q{i}, %s{i}, %h{i} = call @step(%x{i}) : (tensor<64xf32>) -> "
+                    f"(tensor<64xf8E4M3FN>, tensor<f32>, tensor<{hist_len}xf32>)")
+        lines = []
+        Program._print(lines, f"%q{i}", (64,), "f8E4M3FN", f"q{i}")
+        Program._print(lines, f"%s{i}", (), "f32", f"s{i}")
+        Program._print(lines, f"%h{i}", (hist_len,), "f32", f"h{i}")
+        text += ["  " + l for l in lines]
+        s_ref = ref.delayed_scale(h, prev, "e4m3")
+        p.expect(f"step {i} q", "bits", ref.quantize(x, s_ref, "tensor", "e4m3"))
+        p.expect(f"step {i} scale", "f32", s_ref)
+        h = ref.history_update(h, ref.amax(x, "tensor"))
+        p.expect(f"step {i} history", "f32", h)
+        prev = s_ref
+    text += ["  return", "}"]
+    p.raw = "\n".join(text) + "\n"
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
@@ -371,7 +417,7 @@ def build(case, fold=False):
     p = Program()
     CASES[case](p, np.random.RandomState(1234))
     # %vN#i names need the multi-result form in the op that defines them.
-    text = p.text(fold)
+    text = getattr(p, "raw", None) or p.text(fold)
     text = re.sub(r"(%v\d+) = fp8\.transpose", r"\1:2 = fp8.transpose", text)
     return p, text
 

@@ -334,7 +334,7 @@ StringRef MXScalingAttr::getRecipeName() const { return "mxfp8"; }
 //===----------------------------------------------------------------------===//
 
 Attribute ScaleLayoutAttr::parse(AsmParser &parser, Type) {
-  Granularity granularity;
+  Granularity granularity = Granularity::Tensor;
   SmallVector<int64_t> block;
   if (parser.parseLess() ||
       parseEnum(parser, granularity, symbolizeGranularity,

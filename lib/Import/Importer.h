@@ -1,0 +1,200 @@
+//===- Importer.h - ONNX importer internals ---------------------*- C++ -*-===//
+//
+// Part of fp8-opt. The importer class shared by ONNXImporter.cpp (graph walk,
+// initializers, shared IR builders, constant folding) and ONNXOps.cpp (one
+// handler per ONNX op type). Not a public header.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_LIB_IMPORT_IMPORTER_H
+#define FP8_LIB_IMPORT_IMPORTER_H
+
+#include "fp8/Import/ONNXImporter.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <functional>
+#include <optional>
+
+namespace mlir::fp8::onnx_import {
+
+class Importer;
+
+/// Element-wise operations, shared by the IR builder (linalg.generic bodies)
+/// and the constant folder so that both agree on semantics.
+enum class EwKind {
+  Add, Sub, Mul, Div, Pow, Mod, FMod, Max, Min,
+  Neg, Abs, Sqrt, Reciprocal, Erf, Tanh, Sigmoid, Relu, Exp, Log, Floor,
+  Ceil, Sin, Cos,
+  Equal, Greater, GreaterOrEqual, Less, LessOrEqual,
+  And, Or, Xor, Not,
+  Where, Cast, Identity,
+};
+
+/// What a handler sees of one ONNX node.
+class NodeContext {
+public:
+  NodeContext(Importer &imp, const onnx::NodeProto &node, Location loc,
+              StringRef name)
+      : imp(imp), node(node), loc(loc), name(name) {}
+
+  Importer &imp;
+  const onnx::NodeProto &node;
+  Location loc;
+  std::string name;
+  /// One entry per ONNX input; null for omitted optional inputs ("").
+  SmallVector<Value> inputs;
+  /// Filled by the handler, one per ONNX output it produces.
+  SmallVector<Value> results;
+
+  StringRef opType() const { return node.op_type(); }
+  /// An error at this node, prefixed with its op type and name.
+  InFlightDiagnostic error();
+
+  size_t numInputs() const { return inputs.size(); }
+  Value in(size_t i) const { return i < inputs.size() ? inputs[i] : Value(); }
+  /// Input `i`, or an error naming it when absent.
+  FailureOr<Value> required(size_t i);
+  /// Whether output `i` is requested by the graph.
+  bool wantsOutput(int i) const {
+    return i < node.output_size() && !node.output(i).empty();
+  }
+
+  const onnx::AttributeProto *attr(StringRef attrName) const;
+  int64_t attrInt(StringRef attrName, int64_t dflt) const;
+  float attrFloat(StringRef attrName, float dflt) const;
+  std::string attrString(StringRef attrName, StringRef dflt) const;
+  std::optional<SmallVector<int64_t>> attrInts(StringRef attrName) const;
+
+  /// The value of input `i` as a list of integers; it must be a constant
+  /// (after folding). `what` names the input in the error.
+  FailureOr<SmallVector<int64_t>> constInts(size_t i, StringRef what);
+
+  /// Normalises a possibly negative axis against `rank`; errors if out of
+  /// range.
+  FailureOr<int64_t> normAxis(int64_t axis, int64_t rank);
+};
+
+using Handler = std::function<LogicalResult(NodeContext &)>;
+
+/// A small constant tensor in a form that is easy to compute on: integers
+/// (incl. i1) as int64, floats as double.
+struct Lit {
+  SmallVector<int64_t> shape;
+  Type elemType;
+  bool isUnsigned = false;
+  SmallVector<int64_t> ints;
+  SmallVector<double> floats;
+
+  bool isFloat() const { return isa<FloatType>(elemType); }
+  int64_t size() const { return isFloat() ? floats.size() : ints.size(); }
+};
+
+class Importer {
+public:
+  Importer(MLIRContext &ctx, const ImportOptions &opts, StringRef fileName);
+
+  FailureOr<OwningOpRef<ModuleOp>> importModel(const onnx::ModelProto &model);
+
+  //===--- Used by handlers -------------------------------------------===//
+
+  MLIRContext *ctx;
+  OpBuilder b;
+  const ImportOptions &opts;
+  std::string fileName;
+  int64_t opset = 0;
+
+  /// Values whose ONNX type is unsigned (uint8/16/32/64); MLIR tensors use
+  /// signless integers, so signedness is carried on the side.
+  llvm::DenseSet<Value> unsignedValues;
+  bool isUnsigned(Value v) const { return unsignedValues.contains(v); }
+
+  /// Maps an ONNX TensorProto data type to an MLIR element type; null if
+  /// unsupported.
+  Type elementType(int onnxType);
+  static bool isUnsignedONNXType(int onnxType);
+  static StringRef onnxTypeName(int onnxType);
+
+  /// Decodes a TensorProto into an attribute. `loc` is for diagnostics.
+  FailureOr<ElementsAttr> tensorToAttr(const onnx::TensorProto &t,
+                                       Location loc, bool forceDense);
+
+  // Constants.
+  Value constant(Location loc, ElementsAttr attr);
+  Value splat(Location loc, RankedTensorType type, double fval, int64_t ival);
+  Value scalarConst(Location loc, Type elemType, double v);
+  /// The DenseElementsAttr behind `v`, if it is an arith.constant of one.
+  DenseElementsAttr getConst(Value v);
+  std::optional<Lit> getLit(Value v);
+  Value litConstant(Location loc, const Lit &lit);
+
+  // Shape helpers.
+  static RankedTensorType tensorType(Value v) {
+    return cast<RankedTensorType>(v.getType());
+  }
+  static ArrayRef<int64_t> shapeOf(Value v) { return tensorType(v).getShape(); }
+  static Type elemOf(Value v) { return tensorType(v).getElementType(); }
+
+  // IR builders. Each folds when its inputs are small constants.
+  Value emptyTensor(Location loc, ArrayRef<int64_t> shape, Type elemType);
+  FailureOr<SmallVector<int64_t>> broadcastShapes(NodeContext &nc,
+                                                  ArrayRef<Value> vals);
+  /// Numpy-broadcasting element-wise op. `castTo` is the result element type
+  /// for EwKind::Cast.
+  FailureOr<Value> elementwise(NodeContext &nc, EwKind kind,
+                               ArrayRef<Value> ins, Type castTo = {});
+  /// A linalg.generic over `outShape` whose inputs are numpy-broadcast to it
+  /// (they must be broadcast-compatible) and whose body is `body`.
+  Value generic(Location loc, ArrayRef<Value> ins, ArrayRef<int64_t> outShape,
+                Type outElem,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+  Value filled(Location loc, ArrayRef<int64_t> shape, TypedAttr init);
+  /// Scalar cast with ONNX semantics (bool is `x != 0`).
+  static Value castScalar(OpBuilder &bb, Location loc, Value x, bool inUns,
+                          Type to, bool outUns);
+  /// Broadcasts `v` to `shape` (numpy rules, already checked).
+  Value broadcastTo(Location loc, Value v, ArrayRef<int64_t> shape);
+  Value reshape(Location loc, Value v, ArrayRef<int64_t> shape);
+  Value transpose(Location loc, Value v, ArrayRef<int64_t> perm);
+  Value extractSlice(Location loc, Value v, ArrayRef<int64_t> offsets,
+                     ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides);
+  Value concat(Location loc, ArrayRef<Value> vals, int64_t axis);
+  /// Reduces `axes` (sorted, unique) away; result drops those dims.
+  enum class ReduceKind { Sum, Max, Min, Prod };
+  Value reduce(Location loc, Value v, ArrayRef<int64_t> axes, ReduceKind kind);
+  /// `reduce` followed by a reshape that keeps the reduced dims as 1.
+  Value reduceKeepDims(Location loc, Value v, ArrayRef<int64_t> axes,
+                       ReduceKind kind);
+  Value matmul(NodeContext &nc, Value a, Value b);
+
+  /// Scalar body of an element-wise op, inside a linalg.generic.
+  Value buildScalar(OpBuilder &bb, Location loc, EwKind kind, ValueRange args,
+                    Type outType, ArrayRef<bool> argUnsigned);
+
+private:
+  LogicalResult importGraph(const onnx::GraphProto &graph, ModuleOp module);
+  LogicalResult importNode(const onnx::NodeProto &node, size_t index);
+  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &vi,
+                                        Location loc);
+  FailureOr<std::string> readExternalData(const onnx::TensorProto &t,
+                                          Location loc);
+  Location graphLoc(StringRef what);
+
+  llvm::StringMap<Value> values;
+  llvm::StringMap<Handler> handlers;
+  unsigned resourceCounter = 0;
+};
+
+/// Fills `table` with every supported op type.
+void registerHandlers(llvm::StringMap<Handler> &table);
+
+} // namespace mlir::fp8::onnx_import
+
+#endif // FP8_LIB_IMPORT_IMPORTER_H

@@ -1,0 +1,1317 @@
+//===- ONNXOps.cpp - Per-op ONNX import handlers --------------------------===//
+//
+// Part of fp8-opt. One handler per ONNX op type, registered by name in
+// registerHandlers(). Attribute handling follows the ONNX operator spec for
+// opsets 13 to 21, including the attribute-to-input moves (Split/Squeeze/
+// Unsqueeze/ReduceSum axes at 13, the other Reduce ops at 18).
+//
+// Handlers compute static result shapes themselves and refuse anything they
+// cannot express statically with a diagnostic at the node.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::onnx_import;
+
+/// Prints a list of dimensions as [a, b, c] in diagnostics.
+static std::string dims(ArrayRef<int64_t> xs) {
+  std::string out = "[";
+  llvm::raw_string_ostream os(out);
+  llvm::interleaveComma(xs, os);
+  os << "]";
+  return out;
+}
+
+static int64_t product(ArrayRef<int64_t> xs) {
+  return std::accumulate(xs.begin(), xs.end(), int64_t(1),
+                         std::multiplies<int64_t>());
+}
+
+/// Checks the number of ONNX inputs given (omitted trailing optionals do not
+/// count).
+static LogicalResult checkArity(NodeContext &nc, size_t min, size_t max) {
+  if (nc.numInputs() < min || nc.numInputs() > max) {
+    auto diag = nc.error() << "expects ";
+    if (min == max)
+      diag << min;
+    else
+      diag << min << " to " << max;
+    return diag << " inputs, got " << nc.numInputs();
+  }
+  for (size_t i = 0; i < min; ++i)
+    if (!nc.in(i))
+      return nc.error() << "missing required input #" << i;
+  return success();
+}
+
+/// A rank-0 constant of `et`.
+static Value scalarTensor(NodeContext &nc, Type et, double v) {
+  return nc.imp.splat(nc.loc, RankedTensorType::get({}, et), v,
+                      static_cast<int64_t>(v));
+}
+
+static Handler elementwiseHandler(EwKind kind, size_t arity) {
+  return [kind, arity](NodeContext &nc) -> LogicalResult {
+    if (failed(checkArity(nc, arity, arity)))
+      return failure();
+    FailureOr<Value> r = nc.imp.elementwise(nc, kind, nc.inputs);
+    if (failed(r))
+      return failure();
+    nc.results.push_back(*r);
+    return success();
+  };
+}
+
+/// Max/Min take one or more inputs.
+static Handler variadicHandler(EwKind kind) {
+  return [kind](NodeContext &nc) -> LogicalResult {
+    if (nc.numInputs() < 1)
+      return nc.error() << "expects at least one input";
+    Value acc = nc.in(0);
+    for (size_t i = 1; i < nc.numInputs(); ++i) {
+      FailureOr<Value> r = nc.imp.elementwise(nc, kind, {acc, nc.in(i)});
+      if (failed(r))
+        return failure();
+      acc = *r;
+    }
+    nc.results.push_back(acc);
+    return success();
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and shapes
+//===----------------------------------------------------------------------===//
+
+static LogicalResult importConstant(NodeContext &nc) {
+  Importer &imp = nc.imp;
+  const onnx::NodeProto &node = nc.node;
+  if (node.attribute_size() != 1)
+    return nc.error() << "expects exactly one value attribute";
+  const onnx::AttributeProto &a = node.attribute(0);
+  StringRef kind = a.name();
+  Lit lit;
+  if (kind == "value") {
+    FailureOr<ElementsAttr> attr = imp.tensorToAttr(a.t(), nc.loc, false);
+    if (failed(attr))
+      return failure();
+    Value v = imp.constant(nc.loc, *attr);
+    if (Importer::isUnsignedONNXType(a.t().data_type()))
+      imp.unsignedValues.insert(v);
+    nc.results.push_back(v);
+    return success();
+  }
+  if (kind == "value_float" || kind == "value_floats") {
+    lit.elemType = imp.b.getF32Type();
+    if (kind == "value_float") {
+      lit.floats.push_back(a.f());
+    } else {
+      lit.floats.assign(a.floats().begin(), a.floats().end());
+      lit.shape.push_back(lit.floats.size());
+    }
+  } else if (kind == "value_int" || kind == "value_ints") {
+    lit.elemType = imp.b.getI64Type();
+    if (kind == "value_int") {
+      lit.ints.push_back(a.i());
+    } else {
+      lit.ints.assign(a.ints().begin(), a.ints().end());
+      lit.shape.push_back(lit.ints.size());
+    }
+  } else {
+    return nc.error() << "unsupported constant attribute '" << kind << "'";
+  }
+  nc.results.push_back(imp.litConstant(nc.loc, lit));
+  return success();
+}
+
+static LogicalResult importConstantOfShape(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = nc.constInts(0, "shape");
+  if (failed(shape))
+    return failure();
+  if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+    return nc.error() << "negative dimension in shape";
+  Importer &imp = nc.imp;
+  Attribute elt = imp.b.getF32FloatAttr(0.0f);
+  bool uns = false;
+  if (const onnx::AttributeProto *a = nc.attr("value")) {
+    FailureOr<ElementsAttr> attr = imp.tensorToAttr(a->t(), nc.loc, true);
+    if (failed(attr))
+      return failure();
+    auto dense = cast<DenseElementsAttr>(*attr);
+    if (dense.getNumElements() != 1)
+      return nc.error() << "'value' must hold exactly one element";
+    elt = dense.getSplatValue<Attribute>();
+    uns = Importer::isUnsignedONNXType(a->t().data_type());
+  }
+  auto type = RankedTensorType::get(*shape, cast<TypedAttr>(elt).getType());
+  Value v = imp.constant(
+      nc.loc, cast<ElementsAttr>(DenseElementsAttr::get(type, elt)));
+  if (uns)
+    imp.unsignedValues.insert(v);
+  nc.results.push_back(v);
+  return success();
+}
+
+static LogicalResult importShape(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  ArrayRef<int64_t> s = Importer::shapeOf(nc.in(0));
+  int64_t rank = s.size();
+  int64_t start = nc.attrInt("start", 0), end = nc.attrInt("end", rank);
+  // Shape-15 clamps start/end into [0, rank] after adding rank to negatives.
+  auto clampAxis = [&](int64_t a) {
+    if (a < 0)
+      a += rank;
+    return std::clamp<int64_t>(a, 0, rank);
+  };
+  start = clampAxis(start);
+  end = clampAxis(end);
+  Lit lit;
+  lit.elemType = nc.imp.b.getI64Type();
+  for (int64_t i = start; i < end; ++i)
+    lit.ints.push_back(s[i]);
+  lit.shape.push_back(lit.ints.size());
+  nc.results.push_back(nc.imp.litConstant(nc.loc, lit));
+  return success();
+}
+
+static LogicalResult importSize(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Lit lit;
+  lit.elemType = nc.imp.b.getI64Type();
+  lit.ints.push_back(product(Importer::shapeOf(nc.in(0))));
+  nc.results.push_back(nc.imp.litConstant(nc.loc, lit));
+  return success();
+}
+
+static LogicalResult importRange(NodeContext &nc) {
+  if (failed(checkArity(nc, 3, 3)))
+    return failure();
+  Importer &imp = nc.imp;
+  std::optional<Lit> start = imp.getLit(nc.in(0)), limit = imp.getLit(nc.in(1)),
+                     delta = imp.getLit(nc.in(2));
+  if (!start || !limit || !delta)
+    return nc.error() << "start, limit and delta must be constants so that the "
+                         "result shape is static";
+  if (start->size() != 1 || limit->size() != 1 || delta->size() != 1)
+    return nc.error() << "start, limit and delta must be scalars";
+  Lit out;
+  out.elemType = start->elemType;
+  if (start->isFloat()) {
+    double s = start->floats[0], l = limit->floats[0], d = delta->floats[0];
+    if (d == 0)
+      return nc.error() << "delta must not be zero";
+    int64_t n = std::max<int64_t>(0, std::ceil((l - s) / d));
+    for (int64_t i = 0; i < n; ++i)
+      out.floats.push_back(s + i * d);
+    out.shape.push_back(n);
+  } else {
+    int64_t s = start->ints[0], l = limit->ints[0], d = delta->ints[0];
+    if (d == 0)
+      return nc.error() << "delta must not be zero";
+    int64_t n = std::max<int64_t>(
+        0, static_cast<int64_t>(std::ceil(double(l - s) / double(d))));
+    for (int64_t i = 0; i < n; ++i)
+      out.ints.push_back(s + i * d);
+    out.shape.push_back(n);
+  }
+  nc.results.push_back(imp.litConstant(nc.loc, out));
+  return success();
+}
+
+static LogicalResult importIdentity(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  nc.results.push_back(nc.in(0));
+  return success();
+}
+
+static LogicalResult importDropout(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 3)))
+    return failure();
+  if (nc.wantsOutput(1))
+    return nc.error() << "the mask output is not supported (inference only)";
+  if (Value train = nc.in(2)) {
+    std::optional<Lit> t = nc.imp.getLit(train);
+    if (!t || t->ints.empty() || t->ints[0] != 0)
+      return nc.error() << "training_mode must be a constant false";
+  }
+  nc.results.push_back(nc.in(0));
+  return success();
+}
+
+static LogicalResult importCast(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Importer &imp = nc.imp;
+  int to = nc.attrInt("to", 0);
+  Type t = imp.elementType(to);
+  if (!t)
+    return nc.error() << "unsupported target type " << Importer::onnxTypeName(to);
+  Value x = nc.in(0);
+  bool outUns = Importer::isUnsignedONNXType(to);
+  bool inUns = imp.isUnsigned(x);
+  bool saturate = nc.attrInt("saturate", 1) != 0;
+  bool toF8 = isa<Float8E4M3FNType, Float8E5M2Type>(t);
+  Type inT = Importer::elemOf(x);
+  Value r;
+  if (!toF8 && imp.getConst(x)) {
+    FailureOr<Value> f = imp.elementwise(nc, EwKind::Cast, {x}, t);
+    if (failed(f))
+      return failure();
+    r = *f;
+  } else {
+    r = imp.generic(
+        nc.loc, {x}, Importer::shapeOf(x), t,
+        [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+          Value v = a[0];
+          if (toF8 && saturate && isa<FloatType>(inT)) {
+            // Saturating FP8 conversion: clamp to the finite range (NaN
+            // passes through) before the rounding truncf.
+            double maxv = isa<Float8E4M3FNType>(t) ? 448.0 : 57344.0;
+            if (!inT.isF32() && !inT.isF64())
+              v = Importer::castScalar(bb, l, v, false, bb.getF32Type(), false);
+            Type ft = v.getType();
+            Value hi = arith::ConstantOp::create(bb, l, bb.getFloatAttr(ft, maxv));
+            Value lo = arith::ConstantOp::create(bb, l, bb.getFloatAttr(ft, -maxv));
+            v = arith::MinimumFOp::create(bb, l, arith::MaximumFOp::create(bb, l, v, lo), hi);
+          }
+          return Importer::castScalar(bb, l, v, inUns, t, outUns);
+        });
+  }
+  if (outUns)
+    imp.unsignedValues.insert(r);
+  else
+    imp.unsignedValues.erase(r);
+  nc.results.push_back(r);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+static LogicalResult importReshape(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 2)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> target = nc.constInts(1, "shape");
+  if (failed(target))
+    return failure();
+  Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  bool allowZero = nc.attrInt("allowzero", 0) != 0;
+  SmallVector<int64_t> shape;
+  int64_t inferAt = -1;
+  for (auto [i, d] : llvm::enumerate(*target)) {
+    if (d == 0 && !allowZero) {
+      if (i >= s.size())
+        return nc.error() << "shape entry #" << i
+                          << " is 0 (copy) but the input has rank " << s.size();
+      shape.push_back(s[i]);
+    } else if (d == -1) {
+      if (inferAt >= 0)
+        return nc.error() << "more than one -1 in shape";
+      inferAt = i;
+      shape.push_back(1);
+    } else if (d < 0) {
+      return nc.error() << "invalid shape entry " << d;
+    } else {
+      shape.push_back(d);
+    }
+  }
+  int64_t n = product(s), known = product(shape);
+  if (inferAt >= 0) {
+    if (known == 0 || n % known != 0)
+      return nc.error() << "cannot infer -1 when reshaping " << x.getType()
+                        << " to " << dims(*target);
+    shape[inferAt] = n / known;
+  } else if (known != n) {
+    return nc.error() << "shape mismatch: cannot reshape " << x.getType()
+                      << " (" << n << " elements) to "
+                      << dims(shape);
+  }
+  nc.results.push_back(nc.imp.reshape(nc.loc, x, shape));
+  return success();
+}
+
+static LogicalResult importFlatten(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  int64_t rank = s.size();
+  int64_t axis = nc.attrInt("axis", 1);
+  if (axis < -rank || axis > rank)
+    return nc.error() << "axis " << axis << " out of range for rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  nc.results.push_back(nc.imp.reshape(
+      nc.loc, x, {product(s.take_front(axis)), product(s.drop_front(axis))}));
+  return success();
+}
+
+/// Axes from input #1 (opset >= `inputSince`) or the `axes` attribute.
+static FailureOr<std::optional<SmallVector<int64_t>>>
+axesOf(NodeContext &nc, int64_t inputSince) {
+  if (nc.imp.opset >= inputSince) {
+    if (!nc.in(1))
+      return std::optional<SmallVector<int64_t>>();
+    FailureOr<SmallVector<int64_t>> axes = nc.constInts(1, "axes");
+    if (failed(axes))
+      return failure();
+    return std::optional<SmallVector<int64_t>>(*axes);
+  }
+  return nc.attrInts("axes");
+}
+
+static FailureOr<SmallVector<int64_t>>
+normAxes(NodeContext &nc, ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> out;
+  for (int64_t a : axes) {
+    FailureOr<int64_t> n = nc.normAxis(a, rank);
+    if (failed(n))
+      return failure();
+    if (llvm::is_contained(out, *n))
+      return nc.error() << "repeated axis " << a;
+    out.push_back(*n);
+  }
+  llvm::sort(out);
+  return out;
+}
+
+static LogicalResult importSqueeze(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 2)))
+    return failure();
+  Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  auto axesOr = axesOf(nc, 13);
+  if (failed(axesOr))
+    return failure();
+  SmallVector<int64_t> axes;
+  if (*axesOr) {
+    auto n = normAxes(nc, **axesOr, s.size());
+    if (failed(n))
+      return failure();
+    axes = *n;
+  } else {
+    for (auto [i, d] : llvm::enumerate(s))
+      if (d == 1)
+        axes.push_back(i);
+  }
+  SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(s)) {
+    if (!llvm::is_contained(axes, static_cast<int64_t>(i))) {
+      shape.push_back(d);
+      continue;
+    }
+    if (d != 1)
+      return nc.error() << "cannot squeeze dimension " << i << " of size " << d;
+  }
+  nc.results.push_back(nc.imp.reshape(nc.loc, x, shape));
+  return success();
+}
+
+static LogicalResult importUnsqueeze(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 2)))
+    return failure();
+  Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  auto axesOr = axesOf(nc, 13);
+  if (failed(axesOr))
+    return failure();
+  if (!*axesOr)
+    return nc.error() << "missing axes";
+  int64_t outRank = s.size() + (*axesOr)->size();
+  auto axes = normAxes(nc, **axesOr, outRank);
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> shape;
+  size_t j = 0;
+  for (int64_t i = 0; i < outRank; ++i)
+    shape.push_back(llvm::is_contained(*axes, i) ? 1 : s[j++]);
+  nc.results.push_back(nc.imp.reshape(nc.loc, x, shape));
+  return success();
+}
+
+static LogicalResult importTranspose(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Value x = nc.in(0);
+  int64_t rank = Importer::shapeOf(x).size();
+  SmallVector<int64_t> perm;
+  if (auto p = nc.attrInts("perm"))
+    perm = *p;
+  else
+    perm = llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank)));
+  SmallVector<int64_t> sorted = perm;
+  llvm::sort(sorted);
+  if (!llvm::equal(sorted, llvm::seq<int64_t>(0, rank)))
+    return nc.error() << "perm " << dims(perm)
+                      << " is not a permutation of rank " << rank;
+  nc.results.push_back(nc.imp.transpose(nc.loc, x, perm));
+  return success();
+}
+
+static LogicalResult importExpand(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 2)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> target = nc.constInts(1, "shape");
+  if (failed(target))
+    return failure();
+  Importer &imp = nc.imp;
+  // Expand broadcasts both ways: the target may have 1s where the input has
+  // larger dims.
+  Value shapeProbe = imp.splat(
+      nc.loc, RankedTensorType::get(*target, imp.b.getI1Type()), 0, 0);
+  FailureOr<SmallVector<int64_t>> shape =
+      imp.broadcastShapes(nc, {nc.in(0), shapeProbe});
+  if (failed(shape))
+    return failure();
+  if (shapeProbe.use_empty())
+    shapeProbe.getDefiningOp()->erase();
+  nc.results.push_back(imp.broadcastTo(nc.loc, nc.in(0), *shape));
+  return success();
+}
+
+static LogicalResult importConcat(NodeContext &nc) {
+  if (nc.numInputs() < 1)
+    return nc.error() << "expects at least one input";
+  if (!nc.attr("axis"))
+    return nc.error() << "missing required attribute 'axis'";
+  Value first = nc.in(0);
+  int64_t rank = Importer::shapeOf(first).size();
+  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  SmallVector<Value> vals;
+  for (Value v : nc.inputs) {
+    if (!v)
+      return nc.error() << "empty input name";
+    ArrayRef<int64_t> s = Importer::shapeOf(v);
+    bool ok = static_cast<int64_t>(s.size()) == rank &&
+              Importer::elemOf(v) == Importer::elemOf(first);
+    for (int64_t d = 0; ok && d < rank; ++d)
+      ok = d == *axis || s[d] == Importer::shapeOf(first)[d];
+    if (!ok)
+      return nc.error() << "shape mismatch: cannot concatenate "
+                        << first.getType() << " and " << v.getType()
+                        << " along axis " << *axis;
+    // Zero-sized pieces (common in KV-cache graphs) contribute nothing.
+    if (s[*axis] != 0)
+      vals.push_back(v);
+  }
+  if (vals.empty())
+    vals.push_back(first);
+  nc.results.push_back(nc.imp.concat(nc.loc, vals, *axis));
+  return success();
+}
+
+static LogicalResult importSplit(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 2)))
+    return failure();
+  Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 0), s.size());
+  if (failed(axis))
+    return failure();
+  int64_t numOut = nc.node.output_size();
+  SmallVector<int64_t> sizes;
+  if (nc.in(1)) {
+    FailureOr<SmallVector<int64_t>> sp = nc.constInts(1, "split");
+    if (failed(sp))
+      return failure();
+    sizes = *sp;
+  } else if (auto attr = nc.attrInts("split"); attr && nc.imp.opset < 13) {
+    sizes = *attr;
+  } else {
+    int64_t n = nc.attrInt("num_outputs", numOut);
+    if (n <= 0)
+      return nc.error() << "num_outputs must be positive";
+    // Opset 18: the last chunk is smaller when the dim does not divide.
+    int64_t chunk = (s[*axis] + n - 1) / n;
+    for (int64_t i = 0; i < n; ++i)
+      sizes.push_back(std::max<int64_t>(0, std::min(chunk, s[*axis] - i * chunk)));
+  }
+  if (static_cast<int64_t>(sizes.size()) != numOut)
+    return nc.error() << "split into " << sizes.size() << " pieces but the node has "
+                      << numOut << " outputs";
+  if (llvm::sum_of(sizes) != s[*axis])
+    return nc.error() << "split sizes sum to " << llvm::sum_of(sizes)
+                      << " but dimension " << *axis << " has size " << s[*axis];
+  int64_t off = 0;
+  for (int64_t sz : sizes) {
+    SmallVector<int64_t> offs(s.size(), 0), szs = llvm::to_vector(s),
+        strides(s.size(), 1);
+    offs[*axis] = off;
+    szs[*axis] = sz;
+    nc.results.push_back(nc.imp.extractSlice(nc.loc, x, offs, szs, strides));
+    off += sz;
+  }
+  return success();
+}
+
+static LogicalResult importSlice(NodeContext &nc) {
+  if (failed(checkArity(nc, 3, 5)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  int64_t rank = s.size();
+  auto starts = nc.constInts(1, "starts");
+  auto ends = nc.constInts(2, "ends");
+  if (failed(starts) || failed(ends))
+    return failure();
+  SmallVector<int64_t> axes, steps;
+  if (nc.in(3)) {
+    auto a = nc.constInts(3, "axes");
+    if (failed(a))
+      return failure();
+    axes = *a;
+  } else {
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+  }
+  if (nc.in(4)) {
+    auto st = nc.constInts(4, "steps");
+    if (failed(st))
+      return failure();
+    steps = *st;
+  } else {
+    steps.assign(starts->size(), 1);
+  }
+  if (ends->size() != starts->size() || axes.size() != starts->size() ||
+      steps.size() != starts->size())
+    return nc.error() << "starts, ends, axes and steps must have equal lengths";
+
+  SmallVector<int64_t> offs(rank, 0), sizes = llvm::to_vector(s),
+      strides(rank, 1);
+  SmallVector<int64_t> reversed;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    FailureOr<int64_t> ax = nc.normAxis(axes[i], rank);
+    if (failed(ax))
+      return failure();
+    int64_t dim = s[*ax], step = steps[i];
+    if (step == 0)
+      return nc.error() << "step must not be zero";
+    int64_t start = (*starts)[i], end = (*ends)[i];
+    if (start < 0)
+      start += dim;
+    if (end < 0)
+      end += dim;
+    int64_t size;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      size = end > start ? (end - start + step - 1) / step : 0;
+      offs[*ax] = start;
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      size = start > end ? (start - end - step - 1) / -step : 0;
+      // Take the same elements in increasing order, then reverse the axis.
+      offs[*ax] = size > 0 ? start + (size - 1) * step : 0;
+      reversed.push_back(*ax);
+    }
+    sizes[*ax] = size;
+    strides[*ax] = std::abs(step);
+  }
+  Value r = imp.extractSlice(nc.loc, x, offs, sizes, strides);
+  if (!reversed.empty()) {
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      exprs.push_back(llvm::is_contained(reversed, d)
+                          ? imp.b.getAffineConstantExpr(sizes[d] - 1) -
+                                imp.b.getAffineDimExpr(d)
+                          : imp.b.getAffineDimExpr(d));
+    SmallVector<AffineMap> maps{AffineMap::get(rank, 0, exprs, imp.ctx),
+                                imp.b.getMultiDimIdentityMap(rank)};
+    Value init = imp.emptyTensor(nc.loc, sizes, Importer::elemOf(x));
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    r = linalg::GenericOp::create(
+            imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{r},
+            ValueRange{init}, maps, iters,
+            [](OpBuilder &bb, Location l, ValueRange a) {
+              linalg::YieldOp::create(bb, l, a[0]);
+            })
+            .getResult(0);
+  }
+  nc.results.push_back(r);
+  return success();
+}
+
+/// `idx` (any integer type) as an index, wrapped once if negative.
+static Value normIndex(OpBuilder &bb, Location l, Value idx, int64_t dim) {
+  Value i = arith::IndexCastOp::create(bb, l, bb.getIndexType(), idx);
+  Value zero = arith::ConstantIndexOp::create(bb, l, 0);
+  Value d = arith::ConstantIndexOp::create(bb, l, dim);
+  Value neg = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::slt, i, zero);
+  Value wrapped = arith::AddIOp::create(bb, l, i, d);
+  return arith::SelectOp::create(bb, l, neg, wrapped, i);
+}
+
+static LogicalResult importGather(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 2)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value data = nc.in(0), indices = nc.in(1);
+  ArrayRef<int64_t> s = Importer::shapeOf(data), is = Importer::shapeOf(indices);
+  if (!isa<IntegerType>(Importer::elemOf(indices)))
+    return nc.error() << "indices must be integers";
+  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 0), s.size());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> outShape(s.take_front(*axis));
+  llvm::append_range(outShape, is);
+  llvm::append_range(outShape, s.drop_front(*axis + 1));
+
+  std::optional<Lit> d = imp.getLit(data), ix = imp.getLit(indices);
+  if (ix)
+    for (int64_t &i : ix->ints) {
+      if (i < -s[*axis] || i >= s[*axis])
+        return nc.error() << "index " << i << " out of range for dimension of size "
+                          << s[*axis];
+      if (i < 0)
+        i += s[*axis];
+    }
+  if (d && ix && product(outShape) <= 4096) {
+    Lit out = *d;
+    out.shape = outShape;
+    out.ints.clear();
+    out.floats.clear();
+    int64_t outer = product(s.take_front(*axis));
+    int64_t inner = product(s.drop_front(*axis + 1));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i : ix->ints)
+        for (int64_t k = 0; k < inner; ++k) {
+          int64_t src = (o * s[*axis] + i) * inner + k;
+          if (d->isFloat())
+            out.floats.push_back(d->floats[src]);
+          else
+            out.ints.push_back(d->ints[src]);
+        }
+    nc.results.push_back(imp.litConstant(nc.loc, out));
+    return success();
+  }
+
+  int64_t outRank = outShape.size(), ir = is.size();
+  SmallVector<AffineExpr> idxExprs;
+  for (int64_t i = 0; i < ir; ++i)
+    idxExprs.push_back(imp.b.getAffineDimExpr(*axis + i));
+  SmallVector<AffineMap> maps{AffineMap::get(outRank, 0, idxExprs, imp.ctx),
+                              imp.b.getMultiDimIdentityMap(outRank)};
+  Value init = imp.emptyTensor(nc.loc, outShape, Importer::elemOf(data));
+  SmallVector<utils::IteratorType> iters(outRank, utils::IteratorType::parallel);
+  int64_t axisDim = s[*axis];
+  Value r = linalg::GenericOp::create(
+                imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{indices},
+                ValueRange{init}, maps, iters,
+                [&](OpBuilder &bb, Location l, ValueRange a) {
+                  SmallVector<Value> coords;
+                  for (int64_t dd = 0; dd < *axis; ++dd)
+                    coords.push_back(linalg::IndexOp::create(bb, l, dd));
+                  coords.push_back(normIndex(bb, l, a[0], axisDim));
+                  for (int64_t dd = *axis + ir; dd < outRank; ++dd)
+                    coords.push_back(linalg::IndexOp::create(bb, l, dd));
+                  Value v = tensor::ExtractOp::create(bb, l, data, coords);
+                  linalg::YieldOp::create(bb, l, v);
+                })
+                .getResult(0);
+  if (imp.isUnsigned(data))
+    imp.unsignedValues.insert(r);
+  nc.results.push_back(r);
+  return success();
+}
+
+static LogicalResult importGatherElements(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 2)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value data = nc.in(0), indices = nc.in(1);
+  ArrayRef<int64_t> s = Importer::shapeOf(data), is = Importer::shapeOf(indices);
+  if (s.size() != is.size())
+    return nc.error() << "data and indices must have the same rank";
+  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 0), s.size());
+  if (failed(axis))
+    return failure();
+  int64_t rank = is.size();
+  SmallVector<AffineMap> maps{imp.b.getMultiDimIdentityMap(rank),
+                              imp.b.getMultiDimIdentityMap(rank)};
+  Value init = imp.emptyTensor(nc.loc, is, Importer::elemOf(data));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  int64_t axisDim = s[*axis];
+  Value r = linalg::GenericOp::create(
+                imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{indices},
+                ValueRange{init}, maps, iters,
+                [&](OpBuilder &bb, Location l, ValueRange a) {
+                  SmallVector<Value> coords;
+                  for (int64_t dd = 0; dd < rank; ++dd)
+                    coords.push_back(
+                        dd == *axis ? normIndex(bb, l, a[0], axisDim)
+                                    : Value(linalg::IndexOp::create(bb, l, dd)));
+                  Value v = tensor::ExtractOp::create(bb, l, data, coords);
+                  linalg::YieldOp::create(bb, l, v);
+                })
+                .getResult(0);
+  nc.results.push_back(r);
+  return success();
+}
+
+static LogicalResult importTrilu(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 2)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  if (s.size() < 2)
+    return nc.error() << "input must have rank >= 2";
+  int64_t k = 0;
+  if (nc.in(1)) {
+    auto kv = nc.constInts(1, "k");
+    if (failed(kv))
+      return failure();
+    if (kv->size() != 1)
+      return nc.error() << "k must be a scalar";
+    k = (*kv)[0];
+  }
+  bool upper = nc.attrInt("upper", 1) != 0;
+  int64_t rank = s.size();
+  Type et = Importer::elemOf(x);
+  Value r = imp.generic(
+      nc.loc, {x}, s, et, [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+        Value i = linalg::IndexOp::create(bb, l, rank - 2);
+        Value j = linalg::IndexOp::create(bb, l, rank - 1);
+        Value diff = arith::SubIOp::create(bb, l, j, i);
+        Value kc = arith::ConstantIndexOp::create(bb, l, k);
+        Value keep = arith::CmpIOp::create(
+            bb, l, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+            diff, kc);
+        Value zero = arith::ConstantOp::create(
+            bb, l, isa<FloatType>(et) ? TypedAttr(bb.getFloatAttr(et, 0))
+                                      : TypedAttr(bb.getIntegerAttr(et, 0)));
+        return arith::SelectOp::create(bb, l, keep, a[0], zero);
+      });
+  nc.results.push_back(r);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and normalisation
+//===----------------------------------------------------------------------===//
+
+static LogicalResult importMatMul(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 2)))
+    return failure();
+  if (Importer::shapeOf(nc.in(0)).empty() || Importer::shapeOf(nc.in(1)).empty())
+    return nc.error() << "operands must have rank >= 1";
+  Value r = nc.imp.matmul(nc, nc.in(0), nc.in(1));
+  if (!r)
+    return failure();
+  nc.results.push_back(r);
+  return success();
+}
+
+static LogicalResult importGemm(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 3)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value a = nc.in(0), bm = nc.in(1);
+  if (Importer::shapeOf(a).size() != 2 || Importer::shapeOf(bm).size() != 2)
+    return nc.error() << "A and B must be 2-D, got " << a.getType() << " and "
+                      << bm.getType();
+  if (nc.attrInt("transA", 0))
+    a = imp.transpose(nc.loc, a, {1, 0});
+  if (nc.attrInt("transB", 0))
+    bm = imp.transpose(nc.loc, bm, {1, 0});
+  Value r = imp.matmul(nc, a, bm);
+  if (!r)
+    return failure();
+  Type et = Importer::elemOf(r);
+  float alpha = nc.attrFloat("alpha", 1.0f), beta = nc.attrFloat("beta", 1.0f);
+  if (alpha != 1.0f) {
+    auto m = imp.elementwise(nc, EwKind::Mul, {r, scalarTensor(nc, et, alpha)});
+    if (failed(m))
+      return failure();
+    r = *m;
+  }
+  if (Value c = nc.in(2); c && beta != 0.0f) {
+    if (beta != 1.0f) {
+      auto m = imp.elementwise(nc, EwKind::Mul, {c, scalarTensor(nc, et, beta)});
+      if (failed(m))
+        return failure();
+      c = *m;
+    }
+    auto s = imp.elementwise(nc, EwKind::Add, {r, c});
+    if (failed(s))
+      return failure();
+    r = *s;
+  }
+  nc.results.push_back(r);
+  return success();
+}
+
+static LogicalResult importSoftmax(NodeContext &nc, bool isLog) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  if (!isa<FloatType>(Importer::elemOf(x)))
+    return nc.error() << "expects a floating-point input";
+  FailureOr<int64_t> axis =
+      nc.normAxis(nc.attrInt("axis", -1), Importer::shapeOf(x).size());
+  if (failed(axis))
+    return failure();
+  // Subtracting the row max keeps exp() in range.
+  Value m = imp.reduceKeepDims(nc.loc, x, {*axis}, Importer::ReduceKind::Max);
+  auto shifted = imp.elementwise(nc, EwKind::Sub, {x, m});
+  if (failed(shifted))
+    return failure();
+  auto e = imp.elementwise(nc, EwKind::Exp, {*shifted});
+  if (failed(e))
+    return failure();
+  Value sum = imp.reduceKeepDims(nc.loc, *e, {*axis}, Importer::ReduceKind::Sum);
+  FailureOr<Value> r;
+  if (isLog) {
+    auto logSum = imp.elementwise(nc, EwKind::Log, {sum});
+    if (failed(logSum))
+      return failure();
+    r = imp.elementwise(nc, EwKind::Sub, {*shifted, *logSum});
+  } else {
+    r = imp.elementwise(nc, EwKind::Div, {*e, sum});
+  }
+  if (failed(r))
+    return failure();
+  nc.results.push_back(*r);
+  return success();
+}
+
+static LogicalResult importLayerNorm(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 3)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  Type et = Importer::elemOf(x);
+  if (!isa<FloatType>(et))
+    return nc.error() << "expects a floating-point input";
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  int64_t rank = s.size();
+  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  float eps = nc.attrFloat("epsilon", 1e-5f);
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(*axis, rank));
+  double count = product(s.drop_front(*axis));
+
+  auto ew = [&](EwKind k, ArrayRef<Value> ins) {
+    return imp.elementwise(nc, k, ins);
+  };
+  Value n = scalarTensor(nc, et, count);
+  Value sum = imp.reduceKeepDims(nc.loc, x, axes, Importer::ReduceKind::Sum);
+  auto mean = ew(EwKind::Div, {sum, n});
+  if (failed(mean))
+    return failure();
+  auto d = ew(EwKind::Sub, {x, *mean});
+  if (failed(d))
+    return failure();
+  auto sq = ew(EwKind::Mul, {*d, *d});
+  if (failed(sq))
+    return failure();
+  Value sqSum = imp.reduceKeepDims(nc.loc, *sq, axes, Importer::ReduceKind::Sum);
+  auto var = ew(EwKind::Div, {sqSum, n});
+  if (failed(var))
+    return failure();
+  auto varEps = ew(EwKind::Add, {*var, scalarTensor(nc, et, eps)});
+  if (failed(varEps))
+    return failure();
+  auto stddev = ew(EwKind::Sqrt, {*varEps});
+  if (failed(stddev))
+    return failure();
+  auto rstd = ew(EwKind::Reciprocal, {*stddev});
+  if (failed(rstd))
+    return failure();
+  auto y = ew(EwKind::Mul, {*d, *rstd});
+  if (failed(y))
+    return failure();
+  y = ew(EwKind::Mul, {*y, nc.in(1)});
+  if (failed(y))
+    return failure();
+  if (Value bias = nc.in(2)) {
+    y = ew(EwKind::Add, {*y, bias});
+    if (failed(y))
+      return failure();
+  }
+  nc.results = {*y, *mean, *rstd};
+  return success();
+}
+
+static LogicalResult importReduce(NodeContext &nc, Importer::ReduceKind kind,
+                                  bool mean, int64_t axesInputSince) {
+  if (failed(checkArity(nc, 1, 2)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  auto axesOr = axesOf(nc, axesInputSince);
+  if (failed(axesOr))
+    return failure();
+  SmallVector<int64_t> axes;
+  if (*axesOr && !(*axesOr)->empty()) {
+    auto n = normAxes(nc, **axesOr, s.size());
+    if (failed(n))
+      return failure();
+    axes = *n;
+  } else if (nc.attrInt("noop_with_empty_axes", 0)) {
+    nc.results.push_back(x);
+    return success();
+  } else {
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, s.size()));
+  }
+  bool keep = nc.attrInt("keepdims", 1) != 0;
+  Value r = keep ? imp.reduceKeepDims(nc.loc, x, axes, kind)
+                 : imp.reduce(nc.loc, x, axes, kind);
+  if (mean) {
+    int64_t count = 1;
+    for (int64_t a : axes)
+      count *= s[a];
+    auto m = imp.elementwise(
+        nc, EwKind::Div, {r, scalarTensor(nc, Importer::elemOf(x), count)});
+    if (failed(m))
+      return failure();
+    r = *m;
+  }
+  nc.results.push_back(r);
+  return success();
+}
+
+static LogicalResult importConv(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 3)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0), w = nc.in(1);
+  ArrayRef<int64_t> xs = Importer::shapeOf(x), ws = Importer::shapeOf(w);
+  if (xs.size() != 4 || ws.size() != 4)
+    return nc.error() << "only 2-D convolution (NCHW input, FCHW weights) is "
+                         "supported, got "
+                      << x.getType() << " and " << w.getType();
+  if (nc.attrInt("group", 1) != 1)
+    return nc.error() << "unsupported group " << nc.attrInt("group", 1)
+                      << " (only 1)";
+  if (ws[1] != xs[1])
+    return nc.error() << "weight channels " << ws[1]
+                      << " do not match input channels " << xs[1];
+  SmallVector<int64_t> strides = nc.attrInts("strides").value_or(SmallVector<int64_t>{1, 1});
+  SmallVector<int64_t> dil = nc.attrInts("dilations").value_or(SmallVector<int64_t>{1, 1});
+  SmallVector<int64_t> pads = nc.attrInts("pads").value_or(SmallVector<int64_t>{0, 0, 0, 0});
+  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
+    return nc.error() << "strides/dilations/pads have the wrong length";
+  if (auto ks = nc.attrInts("kernel_shape"); ks && (*ks)[0] != ws[2] && (*ks)[1] != ws[3])
+    return nc.error() << "kernel_shape does not match the weights";
+  std::string autoPad = nc.attrString("auto_pad", "NOTSET");
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = xs[2 + i], out = (in + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(
+          0, (out - 1) * strides[i] + dil[i] * (ws[2 + i] - 1) + 1 - in);
+      int64_t small = total / 2, big = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : big;
+      pads[i + 2] = autoPad == "SAME_UPPER" ? big : small;
+    }
+  } else if (autoPad == "VALID") {
+    pads.assign(4, 0);
+  } else if (autoPad != "NOTSET") {
+    return nc.error() << "unsupported auto_pad '" << autoPad << "'";
+  }
+  Type et = Importer::elemOf(x);
+  if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
+    SmallVector<int64_t> padded = llvm::to_vector(xs);
+    padded[2] += pads[0] + pads[2];
+    padded[3] += pads[1] + pads[3];
+    auto idx = [&](int64_t v) -> OpFoldResult { return imp.b.getIndexAttr(v); };
+    SmallVector<OpFoldResult> lo{idx(0), idx(0), idx(pads[0]), idx(pads[1])};
+    SmallVector<OpFoldResult> hi{idx(0), idx(0), idx(pads[2]), idx(pads[3])};
+    Value zero = imp.scalarConst(nc.loc, et, 0.0);
+    x = tensor::PadOp::create(imp.b, nc.loc, RankedTensorType::get(padded, et),
+                              x, lo, hi, zero);
+    xs = Importer::shapeOf(x);
+  }
+  SmallVector<int64_t> outShape{xs[0], ws[0]};
+  for (int i = 0; i < 2; ++i) {
+    int64_t o = (xs[2 + i] - dil[i] * (ws[2 + i] - 1) - 1) / strides[i] + 1;
+    if (o <= 0)
+      return nc.error() << "kernel larger than the padded input";
+    outShape.push_back(o);
+  }
+  TypedAttr zero = imp.b.getFloatAttr(et, 0.0);
+  Value acc = imp.filled(nc.loc, outShape, zero);
+  auto i64x2 = RankedTensorType::get({2}, imp.b.getI64Type());
+  Value r = linalg::Conv2DNchwFchwOp::create(
+                imp.b, nc.loc, TypeRange{acc.getType()}, ValueRange{x, w},
+                ValueRange{acc}, DenseIntElementsAttr::get(i64x2, strides),
+                DenseIntElementsAttr::get(i64x2, dil))
+                .getResult(0);
+  if (Value bias = nc.in(2)) {
+    Value b4 = imp.reshape(nc.loc, bias, {1, ws[0], 1, 1});
+    auto s = imp.elementwise(nc, EwKind::Add, {r, b4});
+    if (failed(s))
+      return failure();
+    r = *s;
+  }
+  nc.results.push_back(r);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Quantization
+//===----------------------------------------------------------------------===//
+
+/// Reshapes a per-axis scale/zero-point ([C]) so that it broadcasts against
+/// a rank-`rank` tensor along `axis`; scalars pass through.
+static FailureOr<Value> perAxis(NodeContext &nc, Value v, int64_t rank,
+                                int64_t axis, int64_t dim, StringRef what) {
+  ArrayRef<int64_t> s = Importer::shapeOf(v);
+  if (s.empty() || (s.size() == 1 && s[0] == 1 && dim != 1))
+    return nc.imp.reshape(nc.loc, v, {});
+  if (s.size() != 1)
+    return nc.error() << "blocked quantization is not supported (" << what
+                      << " has rank " << s.size() << ")";
+  if (s[0] != dim)
+    return nc.error() << what << " has " << s[0]
+                      << " elements but the quantization axis has " << dim;
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = dim;
+  return nc.imp.reshape(nc.loc, v, shape);
+}
+
+static LogicalResult importQuantizeLinear(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 3)))
+    return failure();
+  Importer &imp = nc.imp;
+  if (nc.attrInt("block_size", 0) != 0)
+    return nc.error() << "blocked quantization (block_size) is not supported";
+  Value x = nc.in(0), scale = nc.in(1), zp = nc.in(2);
+  Type xt = Importer::elemOf(x);
+  if (!isa<FloatType>(xt))
+    return nc.error() << "input must be floating point";
+  Type qt;
+  bool qUns;
+  if (zp) {
+    qt = Importer::elemOf(zp);
+    qUns = imp.isUnsigned(zp);
+  } else if (int dt = nc.attrInt("output_dtype", 0)) {
+    qt = imp.elementType(dt);
+    qUns = Importer::isUnsignedONNXType(dt);
+  } else {
+    qt = imp.b.getI8Type();
+    qUns = true;
+  }
+  bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(qt);
+  if (!qt || (!fp8 && !(isa<IntegerType>(qt) && qt.getIntOrFloatBitWidth() <= 16 &&
+                        !qt.isInteger(1))))
+    return nc.error() << "unsupported quantized type " << qt;
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  int64_t rank = s.size();
+  int64_t axis = 0, dim = 1;
+  // `axis` only matters for a per-axis (1-D, non-unit) scale.
+  ArrayRef<int64_t> scaleShape = Importer::shapeOf(scale);
+  if (scaleShape.size() == 1 && scaleShape[0] != 1) {
+    FailureOr<int64_t> a = nc.normAxis(nc.attrInt("axis", 1), rank);
+    if (failed(a))
+      return failure();
+    axis = *a;
+    dim = s[axis];
+  }
+  auto sc = perAxis(nc, scale, rank, axis, dim, "scale");
+  if (failed(sc))
+    return failure();
+  SmallVector<Value> ins{x, *sc};
+  if (zp) {
+    auto z = perAxis(nc, zp, rank, axis, dim, "zero point");
+    if (failed(z))
+      return failure();
+    ins.push_back(*z);
+  }
+  bool saturate = nc.attrInt("saturate", 1) != 0;
+  unsigned w = qt.getIntOrFloatBitWidth();
+  double qmin = fp8 ? 0 : (qUns ? 0.0 : -std::ldexp(1.0, w - 1));
+  double qmax = fp8 ? 0 : (qUns ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1);
+  Value r = imp.generic(
+      nc.loc, ins, s, qt, [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+        Value sv = Importer::castScalar(bb, l, a[1], false, xt, false);
+        Value v = arith::DivFOp::create(bb, l, a[0], sv);
+        auto cst = [&](double d) {
+          return arith::ConstantOp::create(bb, l, bb.getFloatAttr(xt, d));
+        };
+        if (fp8) {
+          // The spec's FP8 conversion: saturate clamps to the finite range
+          // (NaN stays NaN); truncf rounds to nearest even.
+          if (saturate) {
+            double m = isa<Float8E4M3FNType>(qt) ? 448.0 : 57344.0;
+            v = arith::MinimumFOp::create(
+                bb, l, arith::MaximumFOp::create(bb, l, v, cst(-m)), cst(m));
+          }
+          return Importer::castScalar(bb, l, v, false, qt, false);
+        }
+        v = math::RoundEvenOp::create(bb, l, v);
+        if (a.size() > 2)
+          v = arith::AddFOp::create(
+              bb, l, v, Importer::castScalar(bb, l, a[2], qUns, xt, false));
+        v = arith::MinimumFOp::create(
+            bb, l, arith::MaximumFOp::create(bb, l, v, cst(qmin)), cst(qmax));
+        return Importer::castScalar(bb, l, v, false, qt, qUns);
+      });
+  if (qUns)
+    imp.unsignedValues.insert(r);
+  nc.results.push_back(r);
+  return success();
+}
+
+static LogicalResult importDequantizeLinear(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 3)))
+    return failure();
+  Importer &imp = nc.imp;
+  if (nc.attrInt("block_size", 0) != 0)
+    return nc.error() << "blocked quantization (block_size) is not supported";
+  Value x = nc.in(0), scale = nc.in(1), zp = nc.in(2);
+  Type ft = Importer::elemOf(scale);
+  if (!isa<FloatType>(ft))
+    return nc.error() << "scale must be floating point";
+  bool xUns = imp.isUnsigned(x);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  int64_t rank = s.size();
+  int64_t axis = 0, dim = 1;
+  // `axis` only matters for a per-axis (1-D, non-unit) scale.
+  ArrayRef<int64_t> scaleShape = Importer::shapeOf(scale);
+  if (scaleShape.size() == 1 && scaleShape[0] != 1) {
+    FailureOr<int64_t> a = nc.normAxis(nc.attrInt("axis", 1), rank);
+    if (failed(a))
+      return failure();
+    axis = *a;
+    dim = s[axis];
+  }
+  auto sc = perAxis(nc, scale, rank, axis, dim, "scale");
+  if (failed(sc))
+    return failure();
+  SmallVector<Value> ins{x, *sc};
+  bool zpUns = zp && imp.isUnsigned(zp);
+  if (zp) {
+    auto z = perAxis(nc, zp, rank, axis, dim, "zero point");
+    if (failed(z))
+      return failure();
+    ins.push_back(*z);
+  }
+  Value r = imp.generic(
+      nc.loc, ins, s, ft, [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+        Value v = Importer::castScalar(bb, l, a[0], xUns, ft, false);
+        if (a.size() > 2 && !isa<FloatType>(a[2].getType()))
+          v = arith::SubFOp::create(
+              bb, l, v, Importer::castScalar(bb, l, a[2], zpUns, ft, false));
+        return arith::MulFOp::create(bb, l, v, a[1]);
+      });
+  nc.results.push_back(r);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+void onnx_import::registerHandlers(llvm::StringMap<Handler> &t) {
+  using RK = Importer::ReduceKind;
+  struct Ew {
+    const char *name;
+    EwKind kind;
+    size_t arity;
+  };
+  for (Ew e : std::initializer_list<Ew>{
+           {"Add", EwKind::Add, 2},
+           {"Sub", EwKind::Sub, 2},
+           {"Mul", EwKind::Mul, 2},
+           {"Div", EwKind::Div, 2},
+           {"Pow", EwKind::Pow, 2},
+           {"Neg", EwKind::Neg, 1},
+           {"Abs", EwKind::Abs, 1},
+           {"Sqrt", EwKind::Sqrt, 1},
+           {"Reciprocal", EwKind::Reciprocal, 1},
+           {"Erf", EwKind::Erf, 1},
+           {"Tanh", EwKind::Tanh, 1},
+           {"Sigmoid", EwKind::Sigmoid, 1},
+           {"Relu", EwKind::Relu, 1},
+           {"Exp", EwKind::Exp, 1},
+           {"Log", EwKind::Log, 1},
+           {"Floor", EwKind::Floor, 1},
+           {"Ceil", EwKind::Ceil, 1},
+           {"Sin", EwKind::Sin, 1},
+           {"Cos", EwKind::Cos, 1},
+           {"Equal", EwKind::Equal, 2},
+           {"Greater", EwKind::Greater, 2},
+           {"GreaterOrEqual", EwKind::GreaterOrEqual, 2},
+           {"Less", EwKind::Less, 2},
+           {"LessOrEqual", EwKind::LessOrEqual, 2},
+           {"And", EwKind::And, 2},
+           {"Or", EwKind::Or, 2},
+           {"Xor", EwKind::Xor, 2},
+           {"Not", EwKind::Not, 1},
+           {"Where", EwKind::Where, 3},
+       })
+    t[e.name] = elementwiseHandler(e.kind, e.arity);
+  t["Max"] = variadicHandler(EwKind::Max);
+  t["Min"] = variadicHandler(EwKind::Min);
+  t["Mod"] = [](NodeContext &nc) -> LogicalResult {
+    if (nc.attrInt("fmod", 0) == 0 && nc.in(0) &&
+        isa<FloatType>(Importer::elemOf(nc.in(0))))
+      return nc.error() << "fmod=0 is only defined for integer inputs";
+    // fmod=1 is C's fmod (sign of the dividend); fmod=0 takes the divisor's.
+    return elementwiseHandler(nc.attrInt("fmod", 0) ? EwKind::FMod : EwKind::Mod,
+                              2)(nc);
+  };
+
+  t["Constant"] = importConstant;
+  t["ConstantOfShape"] = importConstantOfShape;
+  t["Shape"] = importShape;
+  t["Size"] = importSize;
+  t["Range"] = importRange;
+  t["Identity"] = importIdentity;
+  t["Dropout"] = importDropout;
+  t["Cast"] = importCast;
+
+  t["Reshape"] = importReshape;
+  t["Flatten"] = importFlatten;
+  t["Squeeze"] = importSqueeze;
+  t["Unsqueeze"] = importUnsqueeze;
+  t["Transpose"] = importTranspose;
+  t["Expand"] = importExpand;
+  t["Concat"] = importConcat;
+  t["Split"] = importSplit;
+  t["Slice"] = importSlice;
+  t["Gather"] = importGather;
+  t["GatherElements"] = importGatherElements;
+  t["Trilu"] = importTrilu;
+
+  t["MatMul"] = importMatMul;
+  t["Gemm"] = importGemm;
+  t["Conv"] = importConv;
+  t["Softmax"] = [](NodeContext &nc) { return importSoftmax(nc, false); };
+  t["LogSoftmax"] = [](NodeContext &nc) { return importSoftmax(nc, true); };
+  t["LayerNormalization"] = importLayerNorm;
+  t["ReduceSum"] = [](NodeContext &nc) { return importReduce(nc, RK::Sum, false, 13); };
+  t["ReduceMean"] = [](NodeContext &nc) { return importReduce(nc, RK::Sum, true, 18); };
+  t["ReduceMax"] = [](NodeContext &nc) { return importReduce(nc, RK::Max, false, 18); };
+  t["ReduceMin"] = [](NodeContext &nc) { return importReduce(nc, RK::Min, false, 18); };
+  t["ReduceProd"] = [](NodeContext &nc) { return importReduce(nc, RK::Prod, false, 18); };
+
+  t["QuantizeLinear"] = importQuantizeLinear;
+  t["DequantizeLinear"] = importDequantizeLinear;
+}

@@ -1,0 +1,30 @@
+//===- ONNXProtoIO.h - Exception-safe ONNX parsing --------------*- C++ -*-===//
+//
+// Part of fp8-opt. The only entry points into libonnx/protobuf that may
+// throw. They are implemented in a translation unit built with -fexceptions
+// and report failures as strings so that callers can stay exception-free.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_LIB_IMPORT_ONNXPROTOIO_H
+#define FP8_LIB_IMPORT_ONNXPROTOIO_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <string>
+
+namespace mlir::fp8::detail {
+
+/// Parses a binary ModelProto. Returns an empty string on success, else why
+/// it failed.
+std::string parseBinaryModel(llvm::StringRef bytes, onnx::ModelProto &model);
+
+/// Parses ONNX's text format (onnx/defs/parser.h). Returns an empty string
+/// on success, else the parser's message.
+std::string parseTextModel(llvm::StringRef text, onnx::ModelProto &model);
+
+} // namespace mlir::fp8::detail
+
+#endif // FP8_LIB_IMPORT_ONNXPROTOIO_H

@@ -1,0 +1,99 @@
+//===- fp8-translate.cpp - Translations into fp8-opt's input IR -----------===//
+//
+// Part of fp8-opt. `fp8-translate --import-onnx model.onnx -o out.mlir`
+// imports an ONNX model (binary, or ONNX text format for `.onnxtext`) into
+// a func/linalg/tensor/arith/math module that fp8-opt's pipelines consume.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Import/ONNXImporter.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFilename(cl::Positional,
+                                          cl::desc("<input file>"),
+                                          cl::init("-"));
+static cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
+                                           cl::value_desc("filename"),
+                                           cl::init("-"));
+static cl::opt<bool> importONNX("import-onnx",
+                                cl::desc("Import an ONNX model (.onnx binary "
+                                         "or .onnxtext text format)"));
+static cl::opt<bool> textInput(
+    "onnx-text", cl::desc("Read the input as ONNX text format regardless of "
+                          "its extension"));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Static shape for a graph input: name=2x48 (repeatable, or "
+             "comma-separated: a=1x32,b=1x32; 'name=scalar' for rank 0)"),
+    cl::value_desc("name=DxD..."));
+static cl::opt<bool> printGeneric("mlir-print-op-generic-form",
+                                  cl::desc("Print the generic op form"),
+                                  cl::Hidden);
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  cl::ParseCommandLineOptions(argc, argv, "fp8-opt translation tool\n");
+
+  if (!importONNX) {
+    llvm::errs() << "fp8-translate: choose a translation (--import-onnx)\n";
+    return 1;
+  }
+  fp8::ImportOptions opts;
+  for (const std::string &spec : inputShapes) {
+    std::string err = fp8::parseInputShapeSpec(spec, opts);
+    if (!err.empty()) {
+      llvm::errs() << "fp8-translate: " << err << "\n";
+      return 1;
+    }
+  }
+
+  MLIRContext ctx;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &ctx);
+
+  FailureOr<OwningOpRef<ModuleOp>> module;
+  if (textInput) {
+    std::string err;
+    auto file = openInputFile(inputFilename, &err);
+    if (!file) {
+      llvm::errs() << "fp8-translate: " << err << "\n";
+      return 1;
+    }
+    opts.externalDataDir = llvm::sys::path::parent_path(inputFilename).str();
+    module = fp8::importONNXBuffer(file->getBuffer(), /*isText=*/true,
+                                   inputFilename, ctx, opts);
+  } else {
+    module = fp8::importONNXFile(inputFilename, ctx, opts);
+  }
+  if (failed(module))
+    return 1;
+
+  std::string err;
+  auto output = openOutputFile(outputFilename, &err);
+  if (!output) {
+    llvm::errs() << "fp8-translate: " << err << "\n";
+    return 1;
+  }
+  OpPrintingFlags flags;
+  if (printGeneric)
+    flags.printGenericOpForm();
+  (*module)->print(output->os(), flags);
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
