@@ -6,7 +6,7 @@ install(TARGETS ${fp8_targets} EXPORT FP8OptTargets
   ARCHIVE DESTINATION lib
   LIBRARY DESTINATION lib
   RUNTIME DESTINATION bin)
-install(TARGETS fp8-opt fp8-translate RUNTIME DESTINATION bin)
+install(TARGETS fp8-opt fp8-translate fp8-compile RUNTIME DESTINATION bin)
 install(EXPORT FP8OptTargets NAMESPACE FP8Opt:: DESTINATION ${FP8_INSTALL_CMAKEDIR})
 
 # Public headers, the generated .inc files they include, and the ODS sources

@@ -1,9 +1,10 @@
-"""Minimal reader of ONNX TensorProto files (the backend-test layout
-`input_N.pb` / `output_N.pb`), without the onnx or protobuf packages.
+"""Minimal reader and writer of ONNX TensorProto files (the backend-test
+layout `input_N.pb` / `output_N.pb`), without the onnx or protobuf packages.
 
 Only the fields a test tensor uses are decoded: dims (1), data_type (2),
 float_data (4), int32_data (5), int64_data (7), name (8), raw_data (9),
-double_data (10), uint64_data (11).
+double_data (10), uint64_data (11). write_tensor writes dims, data_type,
+name and raw_data (little-endian), as onnx.numpy_helper.from_array does.
 """
 import struct
 
@@ -92,3 +93,52 @@ def read_tensor(path):
     else:
         array = np.array(fields[5], dtype=np.int64).astype(np_type)
     return name, array.reshape(dims), dtype
+
+
+def _put_varint(out, value):
+    value &= (1 << 64) - 1  # negative int64 values are ten-byte varints
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return
+
+
+def _put_bytes(out, field, data):
+    _put_varint(out, (field << 3) | 2)
+    _put_varint(out, len(data))
+    out += data
+
+
+def encode_tensor(array, name="", dtype=None):
+    """TensorProto bytes of a numpy array: dims, data_type, name, raw_data.
+    dtype is the ONNX data type; by default it follows the array's dtype."""
+    array = np.asarray(array)
+    if dtype is None:
+        matches = [k for k, (np_type, _) in DTYPES.items()
+                   if np.dtype(np_type) == array.dtype]
+        if not matches:
+            raise ValueError(f"no ONNX data type for numpy dtype {array.dtype}")
+        dtype = matches[0]
+    elif dtype not in DTYPES:
+        raise ValueError(f"unsupported ONNX data type {dtype}")
+    np_type = np.dtype(DTYPES[dtype][0]).newbyteorder("<")
+    out = bytearray()
+    for d in array.shape:
+        _put_varint(out, 1 << 3)
+        _put_varint(out, int(d))
+    _put_varint(out, 2 << 3)
+    _put_varint(out, dtype)
+    if name:
+        _put_bytes(out, 8, name.encode())
+    _put_bytes(out, 9, np.ascontiguousarray(array, dtype=np_type).tobytes())
+    return bytes(out)
+
+
+def write_tensor(path, array, name="", dtype=None):
+    """Writes a TensorProto file that read_tensor (and onnx) read back."""
+    with open(path, "wb") as f:
+        f.write(encode_tensor(array, name, dtype))

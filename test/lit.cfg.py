@@ -27,7 +27,8 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
 llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(
-    ["fp8-opt", "fp8-translate", "FileCheck", "not", "count", "split-file"],
+    ["fp8-opt", "fp8-translate", "fp8-compile", "fp8-run", "FileCheck", "not",
+     "count", "split-file", "llvm-nm", "llvm-readelf"],
     [config.fp8_tools_dir, config.llvm_tools_dir],
 )
 
@@ -61,3 +62,13 @@ shared_models = os.path.join(os.path.dirname(config.fp8_src_root), "shared", "mo
 if os.path.isdir(shared_models):
     config.available_features.add("shared-models")
     config.substitutions.append(("%shared_models", shared_models))
+
+# Random-input model tests (test/ORT): the reference is onnxruntime-node (CPU),
+# installed by scripts/ort/install.sh into <build>/ort; without it (or without
+# Node.js) those tests are unsupported.
+ort_prefix = os.path.join(config.fp8_obj_root, "ort")
+node = shutil.which("node")
+if node and os.path.isdir(os.path.join(ort_prefix, "node_modules", "onnxruntime-node")):
+    config.available_features.add("onnxruntime-node")
+    config.substitutions.append(("%ort_prefix", ort_prefix))
+    config.substitutions.append(("%node", node))

@@ -22,7 +22,7 @@
 using namespace mlir;
 
 void fp8::buildFP8CPULoweringPipeline(
-    OpPassManager &pm, const CPULoweringPipelineOptions &) {
+    OpPassManager &pm, const CPULoweringPipelineOptions &options) {
   // FP8 semantics first, while everything is still on tensors.
   pm.addPass(createConvertFP8ToLinalg());
   // Element-wise arith/math on whole tensors (as importers and users write
@@ -40,6 +40,13 @@ void fp8::buildFP8CPULoweringPipeline(
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (options.modelABI) {
+    // Results are written into buffers the caller passes (fp8rt ABI).
+    bufferization::BufferResultsToOutParamsPassOptions outParams;
+    outParams.hoistStaticAllocs = true;
+    outParams.modifyPublicFunctions = true;
+    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  }
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   // Returned globals are cloned by the deallocation pipeline; clones become
@@ -59,7 +66,7 @@ void fp8::buildFP8CPULoweringPipeline(
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   ConvertFuncToLLVMPassOptions funcOptions;
-  funcOptions.useBarePtrCallConv = false;
+  funcOptions.useBarePtrCallConv = options.modelABI;
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

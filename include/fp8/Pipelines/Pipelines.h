@@ -15,7 +15,12 @@ namespace mlir::fp8 {
 
 struct CPULoweringPipelineOptions
     : public PassPipelineOptions<CPULoweringPipelineOptions> {
-  // Room for target options (vectorization, threading); none yet.
+  Option<bool> modelABI{
+      *this, "model-abi",
+      llvm::cl::desc("Lower for a model library: results become caller-owned "
+                     "out-parameters and memrefs are passed as bare pointers "
+                     "(needs static shapes), as fp8-compile's C ABI expects"),
+      llvm::cl::init(false)};
 };
 
 /// Lowers a module of func + tensor-level code that may use the fp8 dialect

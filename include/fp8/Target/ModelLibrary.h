@@ -1,0 +1,59 @@
+//===- ModelLibrary.h - Compiled models as shared libraries -----*- C++ -*-===//
+//
+// Part of fp8-opt. The steps that turn a lowered module into a shared
+// library with the fp8rt C ABI (runtime/include/fp8rt/fp8rt.h):
+//
+//   1. prepareModelFunction: name the graph function __fp8_model_main and
+//      record its signature (names, dtypes, static shapes) as text;
+//   2. lower with fp8-cpu-lowering-pipeline{model-abi=true} (results become
+//      out-parameters, memrefs bare pointers);
+//   3. addModelEntryPoints: emit __fp8_model_signature and
+//      __fp8_model_entry(void **args) in the LLVM dialect;
+//   4. translateAndEmit: LLVM IR, optimized, to an object file (or .ll);
+//   5. linkModelLibrary: the object plus libfp8rt_cpu.a into a .so.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_TARGET_MODELLIBRARY_H
+#define FP8_TARGET_MODELLIBRARY_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::fp8 {
+
+/// Symbol of the graph function inside a model library.
+constexpr llvm::StringLiteral kModelMainName = "__fp8_model_main";
+
+/// Renames `entryName` to kModelMainName and returns the signature text the
+/// runtime shim parses. Fails (with a diagnostic) on dynamic shapes or
+/// element types the ABI has no code for.
+FailureOr<std::string> prepareModelFunction(ModuleOp module,
+                                            StringRef entryName = "main");
+
+/// Adds the ABI entry points to a module already lowered to the LLVM
+/// dialect with the model ABI.
+LogicalResult addModelEntryPoints(ModuleOp module, StringRef signature);
+
+struct CodegenOptions {
+  /// Target CPU: "native" (the host, default) or an LLVM CPU name such as
+  /// "x86-64-v3"; "generic" for the baseline of the triple.
+  std::string cpu = "native";
+  unsigned optLevel = 3;
+};
+
+/// Translates to LLVM IR, optimizes, and writes an object file (or textual
+/// LLVM IR when `emitLLVMIR`) to `path`.
+LogicalResult translateAndEmit(ModuleOp module, StringRef path,
+                               const CodegenOptions &options, bool emitLLVMIR);
+
+/// Links `object` and the runtime archive into the shared library `output`
+/// with the system C compiler driver; `error` receives the linker's words.
+LogicalResult linkModelLibrary(StringRef object, StringRef runtimeArchive,
+                               StringRef output, std::string &error);
+
+} // namespace mlir::fp8
+
+#endif // FP8_TARGET_MODELLIBRARY_H

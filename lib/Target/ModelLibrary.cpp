@@ -1,0 +1,280 @@
+//===- ModelLibrary.cpp - Compiled models as shared libraries -------------===//
+//
+// Part of fp8-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Target/ModelLibrary.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace {
+/// ONNX TensorProto.DataType of an element type (= fp8rt_dtype).
+std::optional<int> abiDtype(Type t) {
+  if (t.isF32())
+    return 1;
+  if (t.isF64())
+    return 11;
+  if (t.isF16())
+    return 10;
+  if (t.isBF16())
+    return 16;
+  if (isa<Float8E4M3FNType>(t))
+    return 17;
+  if (isa<Float8E5M2Type>(t))
+    return 19;
+  if (auto i = dyn_cast<IntegerType>(t)) {
+    switch (i.getWidth()) {
+    case 1:
+      return 9;
+    case 8:
+      return i.isUnsigned() ? 2 : 3;
+    case 16:
+      return 5;
+    case 32:
+      return 6;
+    case 64:
+      return 7;
+    }
+  }
+  return std::nullopt;
+}
+
+LogicalResult appendTensor(std::string &sig, Location loc, Type type,
+                           DictionaryAttr attrs, StringRef kind, unsigned i) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return emitError(loc) << kind << " " << i << " has type " << type
+                          << ": a model library needs static shapes "
+                             "(pin them with --input-shape)";
+  std::optional<int> dtype = abiDtype(tensor.getElementType());
+  // The importer records ONNX's own element type where MLIR's signless
+  // integers lose it (uint8 vs int8).
+  if (attrs)
+    if (auto onnxType = attrs.getAs<IntegerAttr>("onnx.dtype"))
+      dtype = onnxType.getInt();
+  if (!dtype)
+    return emitError(loc) << kind << " " << i << " has element type "
+                          << tensor.getElementType()
+                          << ", which the model ABI cannot pass";
+  std::string name = kind.str() + std::to_string(i);
+  if (attrs)
+    if (auto n = attrs.getAs<StringAttr>("onnx.name"))
+      name = n.str();
+  if (name.find('\n') != std::string::npos)
+    return emitError(loc) << kind << " name contains a newline";
+  sig += std::to_string(*dtype) + " " + std::to_string(tensor.getRank());
+  for (int64_t d : tensor.getShape())
+    sig += " " + std::to_string(d);
+  sig += " " + std::to_string(name.size()) + " " + name + "\n";
+  return success();
+}
+} // namespace
+
+FailureOr<std::string> fp8::prepareModelFunction(ModuleOp module,
+                                                 StringRef entryName) {
+  auto func = module.lookupSymbol<func::FuncOp>(entryName);
+  if (!func)
+    return module.emitError() << "no function @" << entryName
+                              << " to compile as the model";
+  FunctionType type = func.getFunctionType();
+  std::string sig = "fp8rt-signature 1 " + std::to_string(type.getNumInputs()) +
+                    " " + std::to_string(type.getNumResults()) + "\n";
+  for (unsigned i = 0; i < type.getNumInputs(); ++i)
+    if (failed(appendTensor(sig, func.getLoc(), type.getInput(i),
+                            func.getArgAttrDict(i), "input", i)))
+      return failure();
+  for (unsigned i = 0; i < type.getNumResults(); ++i)
+    if (failed(appendTensor(sig, func.getLoc(), type.getResult(i),
+                            func.getResultAttrDict(i), "output", i)))
+      return failure();
+  if (failed(SymbolTable::replaceAllSymbolUses(
+          func, StringAttr::get(module.getContext(), kModelMainName), module)))
+    return failure();
+  func.setName(kModelMainName);
+  return sig;
+}
+
+LogicalResult fp8::addModelEntryPoints(ModuleOp module, StringRef signature) {
+  auto main = module.lookupSymbol<LLVM::LLVMFuncOp>(kModelMainName);
+  if (!main)
+    return module.emitError() << "no lowered @" << kModelMainName;
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Location loc = module.getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i8 = IntegerType::get(ctx, 8);
+
+  std::string text = signature.str();
+  text.push_back('\0');
+  auto arrayType = LLVM::LLVMArrayType::get(i8, text.size());
+  LLVM::GlobalOp::create(b, loc, arrayType, /*isConstant=*/true,
+                         LLVM::Linkage::External, "__fp8_model_signature",
+                         b.getStringAttr(text));
+
+  auto entryType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                               {ptr});
+  auto entry = LLVM::LLVMFuncOp::create(b, loc, "__fp8_model_entry", entryType);
+  Block *body = entry.addEntryBlock(b);
+  b.setInsertionPointToStart(body);
+  SmallVector<Value> args;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    if (!isa<LLVM::LLVMPointerType>(main.getArgumentTypes()[i]))
+      return main.emitError() << "argument " << i
+                              << " is not a bare pointer; lower with "
+                                 "model-abi=true";
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
+                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+  }
+  if (!isa<LLVM::LLVMVoidType>(main.getFunctionType().getReturnType()))
+    return main.emitError("the lowered model still returns values; lower "
+                          "with model-abi=true");
+  LLVM::CallOp::create(b, loc, main, args);
+  LLVM::ReturnOp::create(b, loc, ValueRange{});
+  return success();
+}
+
+LogicalResult fp8::translateAndEmit(ModuleOp module, StringRef path,
+                                    const CodegenOptions &options,
+                                    bool emitLLVMIR) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  module.getContext()->appendDialectRegistry(registry);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "fp8_model");
+  if (!llvmModule)
+    return module.emitError("translation to LLVM IR failed");
+
+  const llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string lookupError;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  if (!target)
+    return module.emitError() << "no LLVM target for " << triple.str() << ": "
+                              << lookupError;
+  std::string cpu = options.cpu, features;
+  if (cpu == "native") {
+    cpu = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures f;
+    for (auto &feature : llvm::sys::getHostCPUFeatures())
+      f.AddFeature(feature.first(), feature.second);
+    features = f.getString();
+  } else if (cpu == "generic") {
+    cpu = "";
+  }
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu, features, targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return module.emitError() << "cannot create a target machine for "
+                              << triple.str()
+                              << " (cpu '" << options.cpu << "')";
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+
+  auto optimize =
+      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, machine.get());
+  if (llvm::Error err = optimize(llvmModule.get()))
+    return module.emitError() << "LLVM optimization failed: "
+                              << llvm::toString(std::move(err));
+
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return module.emitError() << "cannot write " << path << ": "
+                              << ec.message();
+  if (emitLLVMIR) {
+    llvmModule->print(out.os(), nullptr);
+  } else {
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, out.os(), nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return module.emitError("the target cannot emit object files");
+    codegen.run(*llvmModule);
+  }
+  out.keep();
+  return success();
+}
+
+LogicalResult fp8::linkModelLibrary(StringRef object, StringRef runtimeArchive,
+                                    StringRef output, std::string &error) {
+  llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName("cc");
+  if (!driver)
+    driver = llvm::sys::findProgramByName("gcc");
+  if (!driver)
+    driver = llvm::sys::findProgramByName("clang");
+  if (!driver) {
+    error = "no C compiler driver (cc, gcc or clang) on PATH to link with";
+    return failure();
+  }
+  if (!llvm::sys::fs::exists(runtimeArchive)) {
+    error = ("runtime library " + runtimeArchive +
+             " not found (build target fp8rt_cpu or pass --runtime-lib)")
+                .str();
+    return failure();
+  }
+  SmallString<128> log;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("fp8-link", "log", log)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return failure();
+  }
+  // -Wl,--no-undefined: a model library must not depend on anything but
+  // libc and libm (no LLVM or MLIR runtime at run time).
+  // --whole-archive: nothing in the object refers to the ABI functions, the
+  // archive's members must be linked all the same.
+  SmallVector<StringRef> args = {*driver,
+                                 "-shared",
+                                 "-o",
+                                 output,
+                                 object,
+                                 "-Wl,--whole-archive",
+                                 runtimeArchive,
+                                 "-Wl,--no-whole-archive",
+                                 "-lm",
+                                 "-Wl,--no-undefined",
+                                 "-Wl,-z,noexecstack"};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                          StringRef(log)};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects, 0,
+                                     0, &execError);
+  auto text = llvm::MemoryBuffer::getFile(log);
+  llvm::sys::fs::remove(log);
+  if (rc != 0) {
+    error = "linking failed (" + *driver + "): " +
+            (execError.empty() ? "" : execError + ": ") +
+            (text ? (*text)->getBuffer().str() : std::string());
+    return failure();
+  }
+  return success();
+}

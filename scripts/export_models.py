@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Exports small random-weight transformers to ONNX with PyTorch's exporters
+and stores onnxruntime's outputs beside them (the ONNX backend-test layout).
+
+Runs where torch, transformers, onnx and onnxruntime are installed (the H200
+machine: `python3 scripts/export_models.py OUTDIR [NAME...]`). No downloads: configs
+are built here and weights are random (seeded). Each model gets
+OUTDIR/<name>/model.onnx and OUTDIR/<name>/test_data_set_0/{input,output}_N.pb.
+A failing family is logged and skipped; the exit code counts failures.
+"""
+import os
+import sys
+import traceback
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+from onnx import numpy_helper
+
+SEQ, VOCAB, HIDDEN, HEADS, FFN, LAYERS = 32, 256, 64, 4, 128, 2
+
+
+class LogitsOnly(torch.nn.Module):
+    """Wraps an HF model so the graph has plain tensor inputs and outputs."""
+
+    def __init__(self, model, kind):
+        super().__init__()
+        self.model, self.kind = model, kind
+
+    def forward(self, *args):
+        if self.kind == "lm":
+            return self.model(input_ids=args[0], use_cache=False).logits
+        if self.kind == "lm_mask":
+            return self.model(input_ids=args[0], attention_mask=args[1],
+                              use_cache=False).logits
+        if self.kind == "encoder":
+            return self.model(input_ids=args[0]).last_hidden_state
+        if self.kind == "vision":
+            return self.model(pixel_values=args[0]).last_hidden_state
+        raise ValueError(self.kind)
+
+
+def configs():
+    import transformers as tf
+    common = dict(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=FFN,
+                  num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                  max_position_embeddings=128)
+    yield "mistral_tiny_dynamo", lambda: tf.MistralForCausalLM(
+        tf.MistralConfig(num_key_value_heads=2, sliding_window=None, **common)), "lm", True, None
+    yield "qwen2_tiny_dynamo", lambda: tf.Qwen2ForCausalLM(
+        tf.Qwen2Config(num_key_value_heads=2, **common)), "lm", True, None
+    yield "phi3_tiny_dynamo", lambda: tf.Phi3ForCausalLM(
+        tf.Phi3Config(num_key_value_heads=HEADS, pad_token_id=0, **common)), "lm", True, None
+    yield "vit_tiny_dynamo", lambda: tf.ViTModel(
+        tf.ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=HIDDEN,
+                     num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                     intermediate_size=FFN), add_pooling_layer=False), "vision", True, None
+    yield "t5_encoder_tiny_opset17", lambda: tf.T5EncoderModel(
+        tf.T5Config(vocab_size=VOCAB, d_model=HIDDEN, d_kv=HIDDEN // HEADS, d_ff=FFN,
+                    num_layers=LAYERS, num_heads=HEADS)), "encoder", False, None
+    yield "qwen2_tiny_opset17", lambda: tf.Qwen2ForCausalLM(
+        tf.Qwen2Config(num_key_value_heads=2, **common)), "lm", False, None
+    yield "bert_tiny_dynamo", lambda: tf.BertModel(
+        tf.BertConfig(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                      num_attention_heads=HEADS, intermediate_size=FFN),
+        add_pooling_layer=False), "encoder", True, None
+    yield "llama_dynamic_dynamo", lambda: tf.LlamaForCausalLM(
+        tf.LlamaConfig(num_key_value_heads=2, **common)), "lm_mask", True, "dynamic"
+
+
+def export(name, make, kind, dynamo, dynamic, outdir):
+    torch.manual_seed(0)
+    model = LogitsOnly(make().eval(), kind)
+    gen = torch.Generator().manual_seed(1)
+    if kind == "vision":
+        inputs = (torch.randn(1, 3, 32, 32, generator=gen),)
+        names = ["pixel_values"]
+    else:
+        ids = torch.randint(0, VOCAB, (1, SEQ), generator=gen)
+        inputs = (ids,)
+        names = ["input_ids"]
+        if kind == "lm_mask":
+            mask = torch.ones(1, SEQ, dtype=torch.int64)
+            mask[0, -5:] = 0
+            inputs = (ids, mask)
+            names = ["input_ids", "attention_mask"]
+    path = os.path.join(outdir, name)
+    os.makedirs(os.path.join(path, "test_data_set_0"), exist_ok=True)
+    onnx_path = os.path.join(path, "model.onnx")
+    kwargs = dict(input_names=names, output_names=["output"])
+    if dynamo:
+        if dynamic:
+            batch, seq = torch.export.Dim("batch", max=8), torch.export.Dim("seq", max=64)
+            # forward(*args): the inputs form one positional tuple.
+            kwargs["dynamic_shapes"] = (tuple({0: batch, 1: seq} for _ in inputs),)
+        torch.onnx.export(model, inputs, onnx_path, dynamo=True, external_data=False,
+                          **kwargs)
+    else:
+        torch.onnx.export(model, inputs, onnx_path, dynamo=False, opset_version=17,
+                          **kwargs)
+    m = onnx.load(onnx_path)
+    sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    feeds = {n: t.numpy() for n, t in zip(names, inputs)}
+    outs = sess.run(None, feeds)
+    with torch.no_grad():
+        torch_out = model(*inputs).numpy()
+    for i, n in enumerate(names):
+        t = numpy_helper.from_array(feeds[n], n)
+        open(os.path.join(path, "test_data_set_0", f"input_{i}.pb"), "wb").write(t.SerializeToString())
+    for i, o in enumerate(outs):
+        t = numpy_helper.from_array(o, sess.get_outputs()[i].name)
+        open(os.path.join(path, "test_data_set_0", f"output_{i}.pb"), "wb").write(t.SerializeToString())
+    rel = float(np.linalg.norm(outs[0] - torch_out) / np.linalg.norm(torch_out))
+    opset = [o.version for o in m.opset_import if o.domain in ("", "ai.onnx")]
+    ops = sorted({n.op_type for n in m.graph.node})
+    size = os.path.getsize(onnx_path)
+    print(f"{name}: opset {opset} IR {m.ir_version}, {size/1e6:.2f} MB, "
+          f"output {outs[0].shape}, ort vs torch rel L2 {rel:.2e}, ops {ops}", flush=True)
+
+
+def main():
+    outdir = sys.argv[1] if len(sys.argv) > 1 else "exported"
+    os.makedirs(outdir, exist_ok=True)
+    failures = 0
+    only = set(sys.argv[2:])
+    for name, make, kind, dynamo, dynamic in configs():
+        if only and name not in only:
+            continue
+        try:
+            export(name, make, kind, dynamo, dynamic, outdir)
+        except Exception:  # log and go on with the next family
+            failures += 1
+            print(f"{name}: FAILED", flush=True)
+            traceback.print_exc()
+    return failures
+
+
+if __name__ == "__main__":
+    sys.exit(main())

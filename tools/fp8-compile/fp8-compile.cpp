@@ -1,0 +1,206 @@
+//===- fp8-compile.cpp - One-shot ONNX to model library driver ------------===//
+//
+// Part of fp8-opt.
+//
+//   fp8-compile model.onnx -o model.so [--target=cpu] [--recipe=none]
+//       [--emit=mlir|llvm|obj|so] [--input-shape name=2x48,...]
+//       [--cpu=native|generic|<llvm cpu>] [--runtime-lib libfp8rt_cpu.a]
+//
+// Imports the model, applies the FP8 recipe (none yet: FP32 throughout),
+// lowers it with fp8-cpu-lowering-pipeline{model-abi=true}, and emits a
+// shared library with the fp8rt C ABI (runtime/include/fp8rt/fp8rt.h), or an
+// intermediate form. Each stage reports its time on stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Import/ONNXImporter.h"
+#include "fp8/InitAll.h"
+#include "fp8/Pipelines/Pipelines.h"
+#include "fp8/Target/ModelLibrary.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
+                                      cl::Required);
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("path"), cl::Required);
+static cl::opt<std::string>
+    target("target", cl::desc("Target: cpu (sm_90a and sm_89 are planned)"),
+           cl::init("cpu"));
+static cl::opt<std::string>
+    recipe("recipe",
+           cl::desc("FP8 scaling recipe: none (the FP8 recipe passes are "
+                    "being built; until then the model runs in FP32)"),
+           cl::init("none"));
+static cl::opt<std::string>
+    emit("emit",
+         cl::desc("What to write: mlir (tensor-level module before lowering), "
+                  "llvm (LLVM IR), obj (object file), so (shared library)"),
+         cl::init("so"));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Static shape for a graph input, name=2x48 "
+                         "(repeatable, or comma-separated)"));
+static cl::opt<std::string>
+    cpu("cpu", cl::desc("Target CPU: native (default), generic, or an LLVM "
+                        "CPU name"),
+        cl::init("native"));
+static cl::opt<std::string>
+    runtimeLib("runtime-lib",
+               cl::desc("The fp8rt CPU runtime archive to link (default: "
+                        "libfp8rt_cpu.a in ../lib next to fp8-compile)"));
+static cl::opt<bool> quiet("quiet", cl::desc("No progress output"));
+
+namespace {
+class Stage {
+public:
+  explicit Stage(const char *name)
+      : name(name), start(std::chrono::steady_clock::now()) {
+    if (!quiet)
+      llvm::errs() << "fp8-compile: " << name << "...";
+  }
+  ~Stage() {
+    if (quiet)
+      return;
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             start)
+                   .count();
+    llvm::errs() << llvm::format(" %.2f s\n", s);
+  }
+
+private:
+  const char *name;
+  std::chrono::steady_clock::time_point start;
+};
+
+int fail(const llvm::Twine &msg) {
+  llvm::errs() << "fp8-compile: error: " << msg << "\n";
+  return 1;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "fp8-compile: ONNX model to a model library\n");
+
+  if (target != "cpu")
+    return fail("--target=" + target +
+                ": only 'cpu' is available in this build (the CUDA targets "
+                "sm_90a and sm_89 are not implemented yet)");
+  if (recipe != "none")
+    return fail("--recipe=" + recipe +
+                ": only 'none' is available in this build (delayed, current, "
+                "block and mxfp8 are not implemented yet)");
+  if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "so")
+    return fail("--emit=" + emit + ": expected mlir, llvm, obj or so");
+
+  fp8::ImportOptions importOptions;
+  for (const std::string &spec : inputShapes)
+    if (std::string err = fp8::parseInputShapeSpec(spec, importOptions);
+        !err.empty())
+      return fail("--input-shape " + spec + ": " + err);
+
+  DialectRegistry registry;
+  fp8::registerAllFP8Dialects(registry);
+  fp8::registerONNXImportDialects(registry);
+  MLIRContext context(registry);
+
+  OwningOpRef<ModuleOp> module;
+  {
+    Stage stage("import");
+    auto imported = fp8::importONNXFile(inputFile, context, importOptions);
+    if (failed(imported))
+      return 1; // the importer has reported why, naming the node
+    module = std::move(*imported);
+  }
+
+  auto writeText = [&](auto &&print) -> int {
+    std::string err;
+    auto out = openOutputFile(outputFile, &err);
+    if (!out)
+      return fail(err);
+    print(out->os());
+    out->keep();
+    return 0;
+  };
+  if (emit == "mlir")
+    return writeText([&](raw_ostream &os) { module->print(os); });
+
+  FailureOr<std::string> signature = fp8::prepareModelFunction(*module);
+  if (failed(signature))
+    return 1;
+  {
+    Stage stage("lower (fp8-cpu-lowering-pipeline)");
+    PassManager pm(&context);
+    fp8::CPULoweringPipelineOptions options;
+    options.modelABI = true;
+    fp8::buildFP8CPULoweringPipeline(pm, options);
+    if (failed(pm.run(*module)))
+      return fail("lowering failed");
+    if (failed(fp8::addModelEntryPoints(*module, *signature)))
+      return 1;
+  }
+
+  fp8::CodegenOptions codegen;
+  codegen.cpu = cpu;
+  if (emit == "llvm" || emit == "obj") {
+    Stage stage("codegen");
+    return failed(fp8::translateAndEmit(*module, outputFile, codegen,
+                                        /*emitLLVMIR=*/emit == "llvm"))
+               ? 1
+               : 0;
+  }
+
+  std::string runtime = runtimeLib;
+  if (runtime.empty()) {
+    std::string self =
+        llvm::sys::fs::getMainExecutable(argv[0], (void *)&fail);
+    SmallString<256> path(llvm::sys::path::parent_path(self));
+    llvm::sys::path::append(path, "..", "lib", "libfp8rt_cpu.a");
+    runtime = std::string(path);
+  }
+  SmallString<128> object;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("fp8-model", "o", object))
+    return fail("cannot create a temporary object file: " + ec.message());
+  {
+    Stage stage("codegen");
+    if (failed(fp8::translateAndEmit(*module, object, codegen, false))) {
+      llvm::sys::fs::remove(object);
+      return 1;
+    }
+  }
+  {
+    Stage stage("link");
+    // Link to a temporary name, then rename: a failed compile never leaves a
+    // half-written library where an old one was.
+    std::string tmp = outputFile + ".tmp";
+    std::string error;
+    LogicalResult linked =
+        fp8::linkModelLibrary(object, runtime, tmp, error);
+    llvm::sys::fs::remove(object);
+    if (failed(linked)) {
+      llvm::sys::fs::remove(tmp);
+      return fail(error);
+    }
+    if (std::error_code ec = llvm::sys::fs::rename(tmp, outputFile))
+      return fail("cannot write " + outputFile + ": " + ec.message());
+  }
+  return 0;
+}
