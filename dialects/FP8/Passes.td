@@ -66,4 +66,131 @@ def FP8CopyStoredState : Pass<"fp8-copy-stored-state"> {
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def FP8InsertScales : Pass<"fp8-insert-scales", "::mlir::ModuleOp"> {
+  let summary = "Run chosen matrix products in FP8 with a scaling recipe";
+  let description = [{
+    Finds the matrix products of a tensor-level program (`linalg.matmul`, and
+    with `include-attention` the activation x activation
+    `linalg.batch_matmul`s of attention) that accumulate into zeros, decides
+    per product — from the options, an optional policy file, and the
+    default of keeping the first and last linear layer in high precision —
+    whether and how it runs in FP8, and rewrites each chosen one into
+
+    ```
+    amax -> compute_scale -> quantize   (for each operand)
+    fp8.scaled_matmul                   (FP32 accumulation, FP32 result)
+    ```
+
+    Operand layouts follow the recipe: `current`/`delayed` per tensor;
+    `block` 1xB blocks along K for activations and BxB for weights
+    (`act-block`, `weight-block`, both in the operand's own [rows, cols]
+    orientation; an activation used as the right operand gets its block
+    transposed, i.e. along K); `mxfp8` 32 elements along K with E8M0 scales.
+    Quantizations of constant weights fold at compile time (canonicalize).
+    With `recipe=delayed` the scales of activations are first computed as
+    per-tensor current scales tagged `fp8.delayed`; `fp8-track-amax` then
+    turns them into amax histories. Constant weights keep current scaling:
+    their amax never changes, and the scale folds at compile time.
+
+    The policy file (JSON) refines decisions per ONNX node name (the op's
+    location), first matching rule wins:
+
+    ```json
+    {"rules": [
+        {"match": "lm_head|Gemm_252", "skip": true},
+        {"match": "attn", "recipe": "current", "format": "e5m2"}
+      ]
+    }
+    ```
+
+    Every decision (node, shapes, recipe, format, layouts, or why it was
+    skipped) is written to `report-file` as JSON when given.
+
+    Before:
+    ```mlir
+    %0 = linalg.fill ins(%zero : f32) outs(%e : tensor<32x384xf32>) -> tensor<32x384xf32>
+    %1 = linalg.matmul ins(%x, %w : tensor<32x128xf32>, tensor<128x384xf32>)
+                       outs(%0 : tensor<32x384xf32>) -> tensor<32x384xf32>
+    ```
+    After (recipe=current):
+    ```mlir
+    %ax = fp8.amax %x layout<tensor> : tensor<32x128xf32> -> tensor<f32>
+    %sx = fp8.compute_scale %ax recipe(#fp8.current) format(e4m3) : tensor<f32> -> tensor<f32>
+    %qx = fp8.quantize %x, %sx layout<tensor> : ... -> tensor<32x128xf8E4M3FN>
+    ... the same for %w ...
+    %1 = fp8.scaled_matmul %qx, %sx layout<tensor>, %qw, %sw layout<tensor>
+        : (...) -> tensor<32x384xf32>
+    ```
+  }];
+  let options = [
+    Option<"recipe", "recipe", "std::string", "\"current\"",
+           "Scaling recipe: delayed, current, block or mxfp8">,
+    Option<"format", "format", "std::string", "\"e4m3\"",
+           "FP8 format: e4m3, e5m2, or hybrid (E4M3 for the forward "
+           "tensors of an inference graph, E5M2 for gradients)">,
+    Option<"pow2", "pow2", "bool", "false",
+           "Power-of-two scales for the current and delayed recipes">,
+    ListOption<"actBlock", "act-block", "int64_t",
+               "Block of activations for recipe=block (default 1,128)">,
+    ListOption<"weightBlock", "weight-block", "int64_t",
+               "Block of weights for recipe=block (default 128,128)">,
+    Option<"blockPow2", "block-pow2", "bool", "true",
+           "Power-of-two scales for recipe=block">,
+    Option<"mxRounding", "mx-rounding", "std::string", "\"rceil\"",
+           "E8M0 rounding for recipe=mxfp8: rceil or floor">,
+    Option<"history", "history", "int64_t", "1024",
+           "Amax history length for recipe=delayed">,
+    Option<"amaxAlgo", "amax-algo", "std::string", "\"max\"",
+           "Amax history reduction for recipe=delayed: max or most_recent">,
+    Option<"margin", "margin", "int64_t", "0",
+           "Scale margin (powers of two) for recipe=delayed">,
+    Option<"includeAttention", "include-attention", "bool", "false",
+           "Also run activation x activation batched products (attention) "
+           "in FP8, with per-tensor scales">,
+    Option<"keepFirstLast", "keep-first-last", "bool", "true",
+           "Keep the first and the last linear layer (embedding-adjacent "
+           "projection, LM head) in high precision">,
+    Option<"policyFile", "policy-file", "std::string", "\"\"",
+           "JSON policy with per-node rules (match/skip/recipe/format)">,
+    Option<"reportFile", "report-file", "std::string", "\"\"",
+           "Write every decision as JSON to this file">
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+}
+
+def FP8TrackAmax : Pass<"fp8-track-amax", "::mlir::ModuleOp"> {
+  let summary = "Delayed scaling: amax histories as persistent state";
+  let description = [{
+    For every `fp8.compute_scale` tagged `fp8.delayed = #fp8.delayed<...>`
+    (as `fp8-insert-scales{recipe=delayed}` leaves them), materializes two
+    mutable `ml_program.global`s — the amax history `[history] + scale shape`
+    (zeros) and the previous scale (ones) — and replaces the current-scale
+    computation by Transformer Engine's delayed-scaling step: the scale comes
+    from the history (and the previous scale where the history holds no
+    usable amax), this step's amax is recorded with `fp8.history_update`, and
+    history and scale are stored back. The state lives as long as the
+    compiled model is loaded, so consecutive runs see each other's amaxes.
+
+    Before:
+    ```mlir
+    %a = fp8.amax %x layout<tensor> : tensor<8x8xf32> -> tensor<f32>
+    %s = fp8.compute_scale %a recipe(#fp8.current) format(e4m3)
+        {fp8.delayed = #fp8.delayed<history = 16>} : tensor<f32> -> tensor<f32>
+    ```
+    After:
+    ```mlir
+    ml_program.global private mutable @fp8_state_0_history(dense<0.0> : tensor<16xf32>) : tensor<16xf32>
+    ml_program.global private mutable @fp8_state_0_scale(dense<1.0> : tensor<f32>) : tensor<f32>
+    ...
+    %h = ml_program.global_load @fp8_state_0_history : tensor<16xf32>
+    %p = ml_program.global_load @fp8_state_0_scale : tensor<f32>
+    %s = fp8.compute_scale %h previous %p recipe(#fp8.delayed<history = 16>) format(e4m3) ...
+    %h2 = fp8.history_update %h, %a : tensor<16xf32>, tensor<f32>
+    ml_program.global_store @fp8_state_0_history = %h2 : tensor<16xf32>
+    ml_program.global_store @fp8_state_0_scale = %s : tensor<f32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::ml_program::MLProgramDialect"];
+}
+
 #endif // FP8_TRANSFORMS_PASSES_TD

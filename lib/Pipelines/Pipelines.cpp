@@ -21,6 +21,26 @@
 
 using namespace mlir;
 
+void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
+                                   const QuantizePipelineOptions &options) {
+  FP8InsertScalesOptions insert;
+  insert.recipe = options.recipe;
+  insert.format = options.format;
+  insert.pow2 = options.pow2;
+  insert.history = options.history;
+  insert.amaxAlgo = options.amaxAlgo;
+  insert.margin = options.margin;
+  insert.mxRounding = options.mxRounding;
+  insert.includeAttention = options.includeAttention;
+  insert.keepFirstLast = options.keepFirstLast;
+  insert.policyFile = options.policyFile;
+  insert.reportFile = options.reportFile;
+  pm.addPass(createFP8InsertScales(insert));
+  pm.addPass(createFP8TrackAmax());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
 void fp8::buildFP8CPULoweringPipeline(
     OpPassManager &pm, const CPULoweringPipelineOptions &options) {
   // FP8 semantics first, while everything is still on tensors.
@@ -73,6 +93,11 @@ void fp8::buildFP8CPULoweringPipeline(
 }
 
 void fp8::registerFP8Pipelines() {
+  PassPipelineRegistration<QuantizePipelineOptions>(
+      "fp8-quantize-pipeline",
+      "Run the chosen matrix products in FP8 with a scaling recipe "
+      "(fp8-insert-scales, fp8-track-amax, folding of weight quantization)",
+      buildFP8QuantizePipeline);
   PassPipelineRegistration<CPULoweringPipelineOptions>(
       "fp8-cpu-lowering-pipeline",
       "Lower func/tensor code using the fp8 dialect to the LLVM dialect for "

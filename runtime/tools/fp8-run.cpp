@@ -6,7 +6,10 @@
 // similarity; exits 1 beyond tolerance. Needs neither MLIR nor protobuf.
 //
 //   fp8-run model.so --data DIR [--device=cpu] [--rtol R] [--atol A]
-//                    [--save OUTDIR] [--repeat N]
+//                    [--save OUTDIR] [--repeat N] [--top1]
+//
+// --top1 adds, per output, how many rows agree on the arg max of the last
+// axis (a language model's next-token choice).
 //
 // An output passes when its relative L2 error is <= rtol (default 1e-5) or
 // its max abs error is <= atol (default 0; for outputs whose reference is 0).
@@ -32,6 +35,7 @@ using namespace fp8rt;
 namespace {
 struct Options {
   std::string model, data, save, device = "cpu";
+  bool top1 = false;
   double rtol = 1e-5, atol = 0.0;
   int repeat = 1;
 };
@@ -41,7 +45,7 @@ struct Options {
     std::fprintf(stderr, "fp8-run: %s\n", msg);
   std::fprintf(stderr,
                "usage: fp8-run model.so --data DIR [--device=cpu] [--rtol R] "
-               "[--atol A] [--save OUTDIR] [--repeat N]\n");
+               "[--atol A] [--save OUTDIR] [--repeat N] [--top1]\n");
   std::exit(2);
 }
 
@@ -90,7 +94,9 @@ Options parse(int argc, char **argv) {
       o.repeat = int(std::strtol(v.c_str(), &end, 10));
       if (*end || o.repeat < 1)
         usage("--repeat takes a positive integer");
-    } else if (a == "-h" || a == "--help")
+    } else if (a == "--top1")
+      o.top1 = true;
+    else if (a == "-h" || a == "--help")
       usage(nullptr);
     else if (!a.empty() && a[0] == '-')
       usage(("unknown option " + a).c_str());
@@ -273,8 +279,26 @@ int main(int argc, char **argv) {
         (ref2 > 0 && got2 > 0) ? dot / std::sqrt(ref2 * got2) : 1.0;
     const bool ok = finite && (rel <= o.rtol || maxAbs <= o.atol);
     failed |= !ok;
-    std::printf("  %-24s %-14s %13.3e %13.3e %12.8f  %s\n", name.c_str(),
+    std::printf("  %-24s %-14s %13.3e %13.3e %12.8f  %s", name.c_str(),
                 shape.c_str(), maxAbs, rel, cosine, ok ? "ok" : "FAIL");
+    if (o.top1 && !ref.shape.empty()) {
+      // Agreement of the arg max over the last axis (next-token choice of
+      // a language model's logits).
+      const size_t row = size_t(ref.shape.back());
+      size_t rows = row ? got.size() / row : 0, agree = 0;
+      for (size_t r = 0; r < rows; ++r) {
+        size_t ga = 0, wa = 0;
+        for (size_t k = 1; k < row; ++k) {
+          if (got[r * row + k] > got[r * row + ga])
+            ga = k;
+          if (want[r * row + k] > want[r * row + wa])
+            wa = k;
+        }
+        agree += ga == wa;
+      }
+      std::printf("  top1 %zu/%zu", agree, rows);
+    }
+    std::printf("\n");
   }
   if (!compared)
     std::printf("  (no output_N.pb in %s: nothing compared)\n", o.data.c_str());

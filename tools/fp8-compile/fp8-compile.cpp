@@ -2,11 +2,13 @@
 //
 // Part of fp8-opt.
 //
-//   fp8-compile model.onnx -o model.so [--target=cpu] [--recipe=none]
+//   fp8-compile model.onnx -o model.so [--target=cpu]
+//       [--recipe=none|delayed|current|block|mxfp8] [--format=e4m3|e5m2|hybrid]
+//       [--policy rules.json] [--report decisions.json] [--include-attention]
 //       [--emit=mlir|llvm|obj|so] [--input-shape name=2x48,...]
 //       [--cpu=native|generic|<llvm cpu>] [--runtime-lib libfp8rt_cpu.a]
 //
-// Imports the model, applies the FP8 recipe (none yet: FP32 throughout),
+// Imports the model, applies the FP8 recipe (fp8-quantize-pipeline),
 // lowers it with fp8-cpu-lowering-pipeline{model-abi=true}, and emits a
 // shared library with the fp8rt C ABI (runtime/include/fp8rt/fp8rt.h), or an
 // intermediate form. Each stage reports its time on stderr.
@@ -44,9 +46,29 @@ static cl::opt<std::string>
            cl::init("cpu"));
 static cl::opt<std::string>
     recipe("recipe",
-           cl::desc("FP8 scaling recipe: none (the FP8 recipe passes are "
-                    "being built; until then the model runs in FP32)"),
+           cl::desc("FP8 scaling recipe: none (FP32 throughout), delayed, "
+                    "current, block (1x128 activations, 128x128 weights, "
+                    "power-of-two scales) or mxfp8 (1x32 along K, E8M0 rceil)"),
            cl::init("none"));
+static cl::opt<std::string> format("format",
+                                   cl::desc("FP8 format: e4m3, e5m2, hybrid"),
+                                   cl::init("e4m3"));
+static cl::opt<std::string>
+    policy("policy", cl::desc("JSON policy file with per-node rules"),
+           cl::value_desc("path"));
+static cl::opt<std::string>
+    report("report", cl::desc("Write the FP8 decisions as JSON"),
+           cl::value_desc("path"));
+static cl::opt<bool>
+    includeAttention("include-attention",
+                     cl::desc("Also run attention's batched products in FP8"));
+static cl::opt<bool> keepFirstLast(
+    "keep-first-last",
+    cl::desc("Keep the first and last linear layer in high precision"),
+    cl::init(true));
+static cl::opt<int64_t> history("history",
+                                cl::desc("Amax history length (delayed)"),
+                                cl::init(1024));
 static cl::opt<std::string>
     emit("emit",
          cl::desc("What to write: mlir (tensor-level module before lowering), "
@@ -103,10 +125,10 @@ int main(int argc, char **argv) {
     return fail("--target=" + target +
                 ": only 'cpu' is available in this build (the CUDA targets "
                 "sm_90a and sm_89 are not implemented yet)");
-  if (recipe != "none")
+  if (recipe != "none" && recipe != "delayed" && recipe != "current" &&
+      recipe != "block" && recipe != "mxfp8")
     return fail("--recipe=" + recipe +
-                ": only 'none' is available in this build (delayed, current, "
-                "block and mxfp8 are not implemented yet)");
+                ": expected none, delayed, current, block or mxfp8");
   if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "so")
     return fail("--emit=" + emit + ": expected mlir, llvm, obj or so");
 
@@ -128,6 +150,22 @@ int main(int argc, char **argv) {
     if (failed(imported))
       return 1; // the importer has reported why, naming the node
     module = std::move(*imported);
+  }
+
+  if (recipe != "none") {
+    Stage stage("FP8 recipe (fp8-quantize-pipeline)");
+    PassManager pm(&context);
+    fp8::QuantizePipelineOptions options;
+    options.recipe = recipe;
+    options.format = format;
+    options.policyFile = policy;
+    options.reportFile = report;
+    options.includeAttention = includeAttention;
+    options.keepFirstLast = keepFirstLast;
+    options.history = history;
+    fp8::buildFP8QuantizePipeline(pm, options);
+    if (failed(pm.run(*module)))
+      return fail("the FP8 recipe passes failed");
   }
 
   auto writeText = [&](auto &&print) -> int {

@@ -23,6 +23,50 @@ struct CPULoweringPipelineOptions
       llvm::cl::init(false)};
 };
 
+struct QuantizePipelineOptions
+    : public PassPipelineOptions<QuantizePipelineOptions> {
+  Option<std::string> recipe{*this, "recipe",
+                             llvm::cl::desc("delayed, current, block, mxfp8"),
+                             llvm::cl::init("current")};
+  Option<std::string> format{*this, "format",
+                             llvm::cl::desc("e4m3, e5m2 or hybrid"),
+                             llvm::cl::init("e4m3")};
+  Option<bool> pow2{*this, "pow2",
+                    llvm::cl::desc("Power-of-two scales (current, delayed)"),
+                    llvm::cl::init(false)};
+  Option<int64_t> history{*this, "history",
+                          llvm::cl::desc("Amax history length (delayed)"),
+                          llvm::cl::init(1024)};
+  Option<std::string> amaxAlgo{*this, "amax-algo",
+                               llvm::cl::desc("max or most_recent (delayed)"),
+                               llvm::cl::init("max")};
+  Option<int64_t> margin{*this, "margin", llvm::cl::desc("Margin (delayed)"),
+                         llvm::cl::init(0)};
+  Option<std::string> mxRounding{*this, "mx-rounding",
+                                 llvm::cl::desc("rceil or floor (mxfp8)"),
+                                 llvm::cl::init("rceil")};
+  Option<bool> includeAttention{
+      *this, "include-attention",
+      llvm::cl::desc("Also quantize attention's batched products"),
+      llvm::cl::init(false)};
+  Option<bool> keepFirstLast{
+      *this, "keep-first-last",
+      llvm::cl::desc("Keep the first and last linear layer in high precision"),
+      llvm::cl::init(true)};
+  Option<std::string> policyFile{*this, "policy-file",
+                                 llvm::cl::desc("JSON per-node policy"),
+                                 llvm::cl::init("")};
+  Option<std::string> reportFile{*this, "report-file",
+                                 llvm::cl::desc("Write decisions as JSON"),
+                                 llvm::cl::init("")};
+};
+
+/// The FP8 recipe passes: fp8-insert-scales with the options, then
+/// fp8-track-amax (delayed scaling state), then canonicalize + cse, which
+/// quantize constant weights at compile time.
+void buildFP8QuantizePipeline(OpPassManager &pm,
+                              const QuantizePipelineOptions &options);
+
 /// Lowers a module of func + tensor-level code that may use the fp8 dialect
 /// to the LLVM dialect for the host CPU:
 ///   convert-fp8-to-linalg, convert-elementwise-to-linalg,
@@ -32,7 +76,8 @@ struct CPULoweringPipelineOptions
 void buildFP8CPULoweringPipeline(OpPassManager &pm,
                                  const CPULoweringPipelineOptions &options);
 
-/// Registers `fp8-cpu-lowering-pipeline` with the global pass registry.
+/// Registers `fp8-quantize-pipeline` and `fp8-cpu-lowering-pipeline` with
+/// the global pass registry.
 void registerFP8Pipelines();
 
 } // namespace mlir::fp8

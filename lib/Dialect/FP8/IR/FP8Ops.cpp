@@ -89,6 +89,16 @@ private:
 /// Float values of a constant FP tensor (f32/f16/bf16/f8), or nothing when
 /// the attribute is not a dense FP constant small enough to fold.
 std::optional<SmallVector<float>> getFloats(Attribute attr) {
+  // Large f32 initializers arrive as resource blobs (the importer's choice
+  // for weights): fold them too, so weights are quantized at compile time.
+  if (auto resource = dyn_cast_if_present<DenseF32ResourceElementsAttr>(attr)) {
+    if (resource.getNumElements() > kMaxFoldElements)
+      return std::nullopt;
+    std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
+    if (!data)
+      return std::nullopt;
+    return SmallVector<float>(data->begin(), data->end());
+  }
   auto dense = dyn_cast_if_present<DenseElementsAttr>(attr);
   if (!dense || dense.getNumElements() > kMaxFoldElements)
     return std::nullopt;
@@ -135,15 +145,12 @@ Attribute makeFloatAttr(ShapedType type, ArrayRef<float> values) {
   return DenseElementsAttr::get(type, converted);
 }
 
-/// A dense constant of an 8-bit float type from bit patterns.
+/// A dense constant of an 8-bit float type from bit patterns (one byte per
+/// element is the raw storage of 8-bit types).
 Attribute makeByteAttr(ShapedType type, ArrayRef<uint8_t> bits) {
-  const llvm::fltSemantics &sem =
-      cast<FloatType>(type.getElementType()).getFloatSemantics();
-  SmallVector<APFloat> values;
-  values.reserve(bits.size());
-  for (uint8_t b : bits)
-    values.emplace_back(sem, APInt(8, b));
-  return DenseElementsAttr::get(type, values);
+  return DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(reinterpret_cast<const char *>(bits.data()),
+                           bits.size()));
 }
 
 bool isStatic(Type t) { return cast<ShapedType>(t).hasStaticShape(); }

@@ -1,0 +1,396 @@
+//===- InsertScales.cpp - Run chosen matrix products in FP8 ---------------===//
+//
+// Part of fp8-opt. See Passes.td for what the pass does; this file keeps the
+// decision (policy) apart from the rewrite so that the report states exactly
+// what was decided and why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Dialect/FP8/IR/FP8.h"
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#define DEBUG_TYPE "fp8-insert-scales"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8INSERTSCALES
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+
+/// The ONNX node name a location carries (the importer's NameLoc).
+std::string nodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location l : fused.getLocations())
+      if (std::string n = nodeName(l); !n.empty())
+        return n;
+  if (auto callsite = dyn_cast<CallSiteLoc>(loc))
+    return nodeName(callsite.getCallee());
+  return "";
+}
+
+std::string shapeStr(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(cast<ShapedType>(t).getShape(), os, "x");
+  return s;
+}
+
+struct Rule {
+  std::string pattern;
+  llvm::Regex regex;
+  std::optional<bool> skip;
+  std::optional<std::string> recipe, format;
+};
+
+/// What to do with one product.
+struct Decision {
+  bool fp8 = false;
+  std::string recipe, format, reason;
+};
+
+bool isZeroFill(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  return matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+         matchPattern(fill.getInputs()[0], m_Zero());
+}
+
+struct FP8InsertScalesPass
+    : fp8::impl::FP8InsertScalesBase<FP8InsertScalesPass> {
+  using Base::Base;
+
+  LogicalResult loadPolicy(std::vector<Rule> &rules) {
+    if (policyFile.empty())
+      return success();
+    auto buffer = llvm::MemoryBuffer::getFile(policyFile);
+    if (!buffer)
+      return getOperation().emitError()
+             << "cannot read policy file " << policyFile << ": "
+             << buffer.getError().message();
+    llvm::Expected<llvm::json::Value> json =
+        llvm::json::parse((*buffer)->getBuffer());
+    if (!json)
+      return getOperation().emitError()
+             << "policy file " << policyFile
+             << " is not valid JSON: " << llvm::toString(json.takeError());
+    auto *root = json->getAsObject();
+    auto *list = root ? root->getArray("rules") : nullptr;
+    if (!list)
+      return getOperation().emitError()
+             << "policy file " << policyFile
+             << ": expected an object with a \"rules\" array";
+    for (auto [i, value] : llvm::enumerate(*list)) {
+      auto *obj = value.getAsObject();
+      auto where = [&, i = i]() {
+        return getOperation().emitError()
+               << "policy file " << policyFile << ", rule " << i << ": ";
+      };
+      if (!obj)
+        return where() << "expected an object";
+      Rule rule;
+      auto match = obj->getString("match");
+      if (!match)
+        return where() << "needs a \"match\" regular expression";
+      rule.pattern = match->str();
+      rule.regex = llvm::Regex(rule.pattern);
+      std::string regexError;
+      if (!rule.regex.isValid(regexError))
+        return where() << "bad regular expression '" << rule.pattern
+                       << "': " << regexError;
+      for (auto &kv : *obj) {
+        StringRef key = kv.first;
+        if (key != "match" && key != "skip" && key != "recipe" &&
+            key != "format")
+          return where() << "unknown key \"" << key
+                         << "\" (expected match, skip, recipe, format)";
+      }
+      rule.skip = obj->getBoolean("skip");
+      if (auto r = obj->getString("recipe"))
+        rule.recipe = r->str();
+      if (auto f = obj->getString("format"))
+        rule.format = f->str();
+      if (rule.recipe && !isRecipe(*rule.recipe))
+        return where() << "unknown recipe '" << *rule.recipe << "'";
+      if (rule.format && !symbolizeFormat(*rule.format))
+        return where() << "unknown format '" << *rule.format << "'";
+      rules.push_back(std::move(rule));
+    }
+    return success();
+  }
+
+  static bool isRecipe(StringRef r) {
+    return r == "delayed" || r == "current" || r == "block" || r == "mxfp8";
+  }
+
+  LogicalResult checkOptions() {
+    if (!isRecipe(recipe))
+      return getOperation().emitError()
+             << "fp8-insert-scales: unknown recipe '" << recipe
+             << "' (expected delayed, current, block or mxfp8)";
+    if (!symbolizeFormat(format))
+      return getOperation().emitError()
+             << "fp8-insert-scales: unknown format '" << format
+             << "' (expected e4m3, e5m2 or hybrid)";
+    if (mxRounding != "rceil" && mxRounding != "floor")
+      return getOperation().emitError()
+             << "fp8-insert-scales: mx-rounding must be rceil or floor";
+    if (amaxAlgo != "max" && amaxAlgo != "most_recent")
+      return getOperation().emitError()
+             << "fp8-insert-scales: amax-algo must be max or most_recent";
+    for (auto *list : {&actBlock, &weightBlock})
+      if (!list->empty() && (list->size() > 2 ||
+                             llvm::any_of(*list, [](int64_t b) {
+                               return b < 1;
+                             })))
+        return getOperation().emitError()
+               << "fp8-insert-scales: block shapes take 1 or 2 positive "
+                  "sizes";
+    return success();
+  }
+
+  /// The recipe attribute for compute_scale, and the layouts of the two
+  /// operands (lhs [..., M, K], rhs [..., K, N]).
+  struct Plan {
+    RecipeAttrInterface recipe;
+    ScaleLayoutAttr lhsLayout, rhsLayout;
+    Format format;
+    Attribute delayed; // tag for fp8-track-amax
+  };
+
+  Plan plan(StringRef recipeName, StringRef formatName, bool rhsIsWeight) {
+    MLIRContext *ctx = &getContext();
+    Plan p;
+    p.format = *symbolizeFormat(formatName);
+    // Inference graphs only have forward tensors: hybrid means E4M3 here.
+    if (p.format == Format::Hybrid)
+      p.format = Format::E4M3;
+    auto tensor = ScaleLayoutAttr::get(ctx, Granularity::Tensor);
+    auto block = [&](ArrayRef<int64_t> b) {
+      return ScaleLayoutAttr::get(ctx, Granularity::Block, b);
+    };
+    if (recipeName == "current" || recipeName == "delayed") {
+      p.recipe = CurrentScalingAttr::get(ctx, 0.0f, pow2);
+      p.lhsLayout = p.rhsLayout = tensor;
+      if (recipeName == "delayed")
+        p.delayed = DelayedScalingAttr::get(
+            ctx, history,
+            amaxAlgo == "max" ? AmaxAlgo::Max : AmaxAlgo::MostRecent, margin,
+            pow2);
+      return p;
+    }
+    if (recipeName == "block") {
+      SmallVector<int64_t> act(actBlock.begin(), actBlock.end());
+      SmallVector<int64_t> weight(weightBlock.begin(), weightBlock.end());
+      if (act.empty())
+        act = {1, 128};
+      if (weight.empty())
+        weight = {128, 128};
+      auto attr = BlockScalingAttr::get(ctx, act, weight, blockPow2,
+                                        llvm::APFloat(0.0f));
+      p.recipe = attr;
+      p.lhsLayout = block(act);
+      if (rhsIsWeight) {
+        p.rhsLayout = block(weight);
+      } else {
+        // An activation on the right: the same blocks, along K.
+        SmallVector<int64_t> t(act.rbegin(), act.rend());
+        if (t.size() == 1)
+          t = {act[0], 1};
+        p.rhsLayout = block(t);
+      }
+      return p;
+    }
+    auto mx = MXScalingAttr::get(ctx, mxRounding == "rceil"
+                                          ? E8M0Rounding::RCeil
+                                          : E8M0Rounding::Floor);
+    p.recipe = mx;
+    p.lhsLayout = block({1, MXScalingAttr::kBlockSize});
+    p.rhsLayout = block({MXScalingAttr::kBlockSize, 1});
+    return p;
+  }
+
+  /// Quantizes `x` with `layout`, returning (q, scale). Constant weights
+  /// never take delayed scaling: their amax is known, so current scaling
+  /// folds to the exact scale at compile time.
+  std::pair<Value, Value> quantize(OpBuilder &b, Location loc, Value x,
+                                   const Plan &p, ScaleLayoutAttr layout) {
+    auto type = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> scaleShape = *layout.getScaleShape(type.getShape());
+    auto f32 = b.getF32Type();
+    auto amaxType = RankedTensorType::get(scaleShape, f32);
+    Type scaleElt = p.recipe.usesE8M0Scales()
+                        ? Type(Float8E8M0FNUType::get(b.getContext()))
+                        : Type(f32);
+    auto scaleType = RankedTensorType::get(scaleShape, scaleElt);
+    Value amax = AmaxOp::create(b, loc, amaxType, x, layout);
+    auto scale =
+        ComputeScaleOp::create(b, loc, scaleType, amax, Value(), p.recipe,
+                               p.format);
+    if (p.delayed && !matchPattern(x, m_Constant()))
+      scale->setAttr("fp8.delayed", p.delayed);
+    auto qType = type.clone(getFloatType(b.getContext(), p.format));
+    Value q = QuantizeOp::create(b, loc, qType, x, scale, layout);
+    return {q, scale};
+  }
+
+  void runOnOperation() override {
+    if (failed(checkOptions()))
+      return signalPassFailure();
+    std::vector<Rule> rules;
+    if (failed(loadPolicy(rules)))
+      return signalPassFailure();
+
+    // Candidates in program order.
+    SmallVector<linalg::LinalgOp> products;
+    getOperation().walk([&](Operation *op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+        products.push_back(cast<linalg::LinalgOp>(op));
+    });
+    // The first and last linear layers (not attention products).
+    Operation *firstLinear = nullptr, *lastLinear = nullptr;
+    for (linalg::LinalgOp op : products)
+      if (isa<linalg::MatmulOp>(op)) {
+        if (!firstLinear)
+          firstLinear = op;
+        lastLinear = op;
+      }
+
+    llvm::json::Array report;
+    for (linalg::LinalgOp op : products) {
+      std::string name = nodeName(op.getLoc());
+      const bool batched = isa<linalg::BatchMatmulOp>(op);
+      Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+      Value init = op.getDpsInits()[0];
+      const bool rhsIsWeight = matchPattern(rhs, m_Constant());
+      Decision d;
+      d.recipe = recipe;
+      d.format = format;
+      // Structural requirements first: they cannot be overridden.
+      auto named = dyn_cast<linalg::MatmulOp>(op.getOperation());
+      auto namedBatch = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
+      bool defaultMaps = (named && !named.hasUserDefinedMaps()) ||
+                         (namedBatch && !namedBatch.hasUserDefinedMaps());
+      auto elt = getElementTypeOrSelf(lhs.getType());
+      if (!defaultMaps)
+        d.reason = "transposed/broadcast indexing maps";
+      else if (!isa<Float32Type, Float16Type, BFloat16Type>(elt) ||
+               getElementTypeOrSelf(rhs.getType()) != elt ||
+               getElementTypeOrSelf(init.getType()) != elt)
+        d.reason = "not an f32/f16/bf16 product";
+      else if (!isZeroFill(init))
+        d.reason = "accumulates into a non-zero tensor";
+      else if (!cast<ShapedType>(lhs.getType()).hasStaticShape() ||
+               !cast<ShapedType>(rhs.getType()).hasStaticShape())
+        d.reason = "dynamic shape";
+      else {
+        d.fp8 = true;
+        if (batched && !includeAttention && !rhsIsWeight) {
+          d.fp8 = false;
+          d.reason = "activation x activation product (include-attention "
+                     "is off)";
+        } else if (keepFirstLast && (op == firstLinear || op == lastLinear)) {
+          d.fp8 = false;
+          d.reason = op == lastLinear ? "last linear layer kept in high "
+                                        "precision (keep-first-last)"
+                                      : "first linear layer kept in high "
+                                        "precision (keep-first-last)";
+        }
+        for (Rule &rule : rules) {
+          if (!rule.regex.match(name))
+            continue;
+          if (rule.skip.value_or(false)) {
+            d.fp8 = false;
+            d.reason = "policy rule '" + rule.pattern + "'";
+          } else {
+            d.fp8 = true;
+            d.reason = "policy rule '" + rule.pattern + "'";
+            if (rule.recipe)
+              d.recipe = *rule.recipe;
+            if (rule.format)
+              d.format = *rule.format;
+          }
+          break;
+        }
+      }
+
+      llvm::json::Object entry{
+          {"node", name},
+          {"op", op->getName().getStringRef()},
+          {"lhs", shapeStr(lhs.getType())},
+          {"rhs", shapeStr(rhs.getType())},
+          {"rhs_is_weight", rhsIsWeight},
+          {"fp8", d.fp8}};
+      if (!d.reason.empty())
+        entry["reason"] = d.reason;
+      if (!d.fp8) {
+        report.push_back(std::move(entry));
+        continue;
+      }
+      Plan p = plan(d.recipe, d.format, rhsIsWeight);
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      auto [qa, sa] = quantize(b, loc, lhs, p, p.lhsLayout);
+      auto [qb, sb] = quantize(b, loc, rhs, p, p.rhsLayout);
+      auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+      auto product = ScaledMatmulOp::create(
+          b, loc, resultType, qa, sa, qb, sb, /*bias=*/Value(), p.lhsLayout,
+          p.rhsLayout, /*transpose_rhs=*/false, Epilogue::None);
+      op->getResult(0).replaceAllUsesWith(product.getResult());
+      op->erase();
+
+      std::string la, lb;
+      llvm::raw_string_ostream(la) << p.lhsLayout;
+      llvm::raw_string_ostream(lb) << p.rhsLayout;
+      entry["recipe"] = d.recipe;
+      entry["format"] = stringifyFormat(p.format).str();
+      entry["lhs_layout"] = la;
+      entry["rhs_layout"] = lb;
+      report.push_back(std::move(entry));
+    }
+
+    if (!reportFile.empty()) {
+      std::string error;
+      // A temporary file renamed into place: never a half-written report.
+      std::string tmp = reportFile + ".tmp";
+      auto out = openOutputFile(tmp, &error);
+      if (!out) {
+        getOperation().emitError() << "cannot write report: " << error;
+        return signalPassFailure();
+      }
+      out->os() << llvm::formatv("{0:2}",
+                                 llvm::json::Value(llvm::json::Object{
+                                     {"pass", "fp8-insert-scales"},
+                                     {"recipe", recipe},
+                                     {"format", format},
+                                     {"products", std::move(report)}}))
+                << "\n";
+      out->keep();
+      out.reset();
+      if (std::error_code ec = llvm::sys::fs::rename(tmp, reportFile)) {
+        getOperation().emitError()
+            << "cannot write report " << reportFile << ": " << ec.message();
+        return signalPassFailure();
+      }
+    }
+  }
+};
+} // namespace
