@@ -255,16 +255,10 @@ static LogicalResult importDropout(NodeContext &nc) {
   return success();
 }
 
-static LogicalResult importCast(NodeContext &nc) {
-  if (failed(checkArity(nc, 1, 1)))
-    return failure();
+/// Cast of input #0 to `t` (`outUns`: the ONNX target type is unsigned).
+static LogicalResult castTo(NodeContext &nc, Type t, bool outUns) {
   Importer &imp = nc.imp;
-  int to = nc.attrInt("to", 0);
-  Type t = imp.elementType(to);
-  if (!t)
-    return nc.error() << "unsupported target type " << Importer::onnxTypeName(to);
   Value x = nc.in(0);
-  bool outUns = Importer::isUnsignedONNXType(to);
   bool inUns = imp.isUnsigned(x);
   bool saturate = nc.attrInt("saturate", 1) != 0;
   bool toF8 = isa<Float8E4M3FNType, Float8E5M2Type>(t);
@@ -298,6 +292,45 @@ static LogicalResult importCast(NodeContext &nc) {
     imp.unsignedValues.insert(r);
   else
     imp.unsignedValues.erase(r);
+  nc.results.push_back(r);
+  return success();
+}
+
+static LogicalResult importCast(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  int to = nc.attrInt("to", 0);
+  Type t = nc.imp.elementType(to);
+  if (!t)
+    return nc.error() << "unsupported target type " << Importer::onnxTypeName(to);
+  return castTo(nc, t, Importer::isUnsignedONNXType(to));
+}
+
+/// CastLike (opset 15): Cast to the element type of input #1.
+static LogicalResult importCastLike(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 2)))
+    return failure();
+  return castTo(nc, Importer::elemOf(nc.in(1)), nc.imp.isUnsigned(nc.in(1)));
+}
+
+/// Clip (opset 11+): optional scalar `min` and `max` inputs; max(x, min)
+/// then min(., max), so min > max yields max as in the reference.
+static LogicalResult importClip(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 3)))
+    return failure();
+  Value r = nc.in(0);
+  for (auto [i, kind] : {std::pair<size_t, EwKind>{1, EwKind::Max},
+                         std::pair<size_t, EwKind>{2, EwKind::Min}}) {
+    Value bound = nc.in(i);
+    if (!bound)
+      continue;
+    if (!Importer::shapeOf(bound).empty())
+      return nc.error() << "min/max must be scalars, got " << bound.getType();
+    FailureOr<Value> v = nc.imp.elementwise(nc, kind, {r, bound});
+    if (failed(v))
+      return failure();
+    r = *v;
+  }
   nc.results.push_back(r);
   return success();
 }
@@ -626,6 +659,10 @@ static LogicalResult importSlice(NodeContext &nc) {
       offs[*ax] = size > 0 ? start + (size - 1) * step : 0;
       reversed.push_back(*ax);
     }
+    // An empty slice may start at the end of the axis (or past it, clamped);
+    // tensor.extract_slice wants an in-bounds offset even for size 0.
+    if (size == 0)
+      offs[*ax] = 0;
     sizes[*ax] = size;
     strides[*ax] = std::abs(step);
   }
@@ -957,8 +994,12 @@ static LogicalResult importLayerNorm(NodeContext &nc) {
   return success();
 }
 
+/// Element-wise steps around a Sum reduction for the composite Reduce ops.
+enum class ReduceVariant { Plain, SumSquare, L1, L2, LogSum, LogSumExp };
+
 static LogicalResult importReduce(NodeContext &nc, Importer::ReduceKind kind,
-                                  bool mean, int64_t axesInputSince) {
+                                  bool mean, int64_t axesInputSince,
+                                  ReduceVariant variant = ReduceVariant::Plain) {
   if (failed(checkArity(nc, 1, 2)))
     return failure();
   Importer &imp = nc.imp;
@@ -974,14 +1015,37 @@ static LogicalResult importReduce(NodeContext &nc, Importer::ReduceKind kind,
       return failure();
     axes = *n;
   } else if (nc.attrInt("noop_with_empty_axes", 0)) {
+    if (variant != ReduceVariant::Plain)
+      return nc.error() << "noop_with_empty_axes is not supported for "
+                        << nc.opType();
     nc.results.push_back(x);
     return success();
   } else {
     axes = llvm::to_vector(llvm::seq<int64_t>(0, s.size()));
   }
+  // Before the sum: x*x (SumSquare, L2), |x| (L1), exp(x) (LogSumExp).
+  FailureOr<Value> pre = x;
+  if (variant == ReduceVariant::SumSquare || variant == ReduceVariant::L2)
+    pre = imp.elementwise(nc, EwKind::Mul, {x, x});
+  else if (variant == ReduceVariant::L1)
+    pre = imp.elementwise(nc, EwKind::Abs, {x});
+  else if (variant == ReduceVariant::LogSumExp)
+    pre = imp.elementwise(nc, EwKind::Exp, {x});
+  if (failed(pre))
+    return failure();
   bool keep = nc.attrInt("keepdims", 1) != 0;
-  Value r = keep ? imp.reduceKeepDims(nc.loc, x, axes, kind)
-                 : imp.reduce(nc.loc, x, axes, kind);
+  Value r = keep ? imp.reduceKeepDims(nc.loc, *pre, axes, kind)
+                 : imp.reduce(nc.loc, *pre, axes, kind);
+  // After it: sqrt (L2), log (LogSum, LogSumExp).
+  FailureOr<Value> post = r;
+  if (variant == ReduceVariant::L2)
+    post = imp.elementwise(nc, EwKind::Sqrt, {r});
+  else if (variant == ReduceVariant::LogSum ||
+           variant == ReduceVariant::LogSumExp)
+    post = imp.elementwise(nc, EwKind::Log, {r});
+  if (failed(post))
+    return failure();
+  r = *post;
   if (mean) {
     int64_t count = 1;
     for (int64_t a : axes)
@@ -991,6 +1055,93 @@ static LogicalResult importReduce(NodeContext &nc, Importer::ReduceKind kind,
     if (failed(m))
       return failure();
     r = *m;
+  }
+  nc.results.push_back(r);
+  return success();
+}
+
+/// ArgMax/ArgMin: one reduction generic carrying (best value, its index);
+/// ties keep the first index, or the last with select_last_index.
+static LogicalResult importArgExtreme(NodeContext &nc, bool isMax) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Importer &imp = nc.imp;
+  OpBuilder &b = imp.b;
+  Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  int64_t rank = s.size();
+  if (rank == 0)
+    return nc.error() << "input must have rank >= 1";
+  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  if (s[*axis] == 0)
+    return nc.error() << "cannot reduce an empty axis";
+  bool keep = nc.attrInt("keepdims", 1) != 0;
+  bool last = nc.attrInt("select_last_index", 0) != 0;
+  Type et = Importer::elemOf(x);
+  bool f = isa<FloatType>(et), u = imp.isUnsigned(x);
+  if (!f && et.isInteger(1))
+    return nc.error() << "bool input is not supported";
+
+  SmallVector<int64_t> outShape;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iters;
+  for (int64_t d = 0; d < rank; ++d) {
+    iters.push_back(d == *axis ? utils::IteratorType::reduction
+                               : utils::IteratorType::parallel);
+    if (d != *axis) {
+      outShape.push_back(s[d]);
+      outExprs.push_back(b.getAffineDimExpr(d));
+    }
+  }
+  TypedAttr init;
+  if (auto ft = dyn_cast<FloatType>(et)) {
+    init = b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), isMax));
+  } else {
+    unsigned w = et.getIntOrFloatBitWidth();
+    APInt v = isMax ? (u ? APInt::getMinValue(w) : APInt::getSignedMinValue(w))
+                    : (u ? APInt::getMaxValue(w) : APInt::getSignedMaxValue(w));
+    init = b.getIntegerAttr(et, v);
+  }
+  Value accV = imp.filled(nc.loc, outShape, init);
+  Value accI = imp.filled(nc.loc, outShape, b.getI64IntegerAttr(0));
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, imp.ctx);
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank), outMap, outMap};
+  int64_t ax = *axis;
+  auto op = linalg::GenericOp::create(
+      b, nc.loc, TypeRange{accV.getType(), accI.getType()}, ValueRange{x},
+      ValueRange{accV, accI}, maps, iters,
+      [&](OpBuilder &bb, Location l, ValueRange a) {
+        Value cur = a[0], best = a[1], bestI = a[2];
+        Value i = arith::IndexCastOp::create(
+            bb, l, bb.getI64Type(), linalg::IndexOp::create(bb, l, ax));
+        Value better;
+        if (f) {
+          arith::CmpFPredicate p =
+              isMax ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
+                    : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
+          better = arith::CmpFOp::create(bb, l, p, cur, best);
+        } else {
+          using P = arith::CmpIPredicate;
+          P p = isMax ? (last ? (u ? P::uge : P::sge) : (u ? P::ugt : P::sgt))
+                      : (last ? (u ? P::ule : P::sle) : (u ? P::ult : P::slt));
+          better = arith::CmpIOp::create(bb, l, p, cur, best);
+        }
+        // The first element always wins, so that an all -inf (or all
+        // integer-min) row still gets the right index.
+        Value zero = arith::ConstantIntOp::create(bb, l, bb.getI64Type(), 0);
+        Value first = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::eq, i, zero);
+        better = arith::OrIOp::create(bb, l, better, first);
+        Value v = arith::SelectOp::create(bb, l, better, cur, best);
+        Value vi = arith::SelectOp::create(bb, l, better, i, bestI);
+        linalg::YieldOp::create(bb, l, ValueRange{v, vi});
+      });
+  Value r = op.getResult(1);
+  if (keep) {
+    SmallVector<int64_t> kept = llvm::to_vector(s);
+    kept[ax] = 1;
+    r = imp.reshape(nc.loc, r, kept);
   }
   nc.results.push_back(r);
   return success();
@@ -1267,6 +1418,21 @@ void onnx_import::registerHandlers(llvm::StringMap<Handler> &t) {
            {"Where", EwKind::Where, 3},
        })
     t[e.name] = elementwiseHandler(e.kind, e.arity);
+  t["Sum"] = variadicHandler(EwKind::Add);
+  t["Mean"] = [](NodeContext &nc) -> LogicalResult {
+    if (failed(variadicHandler(EwKind::Add)(nc)))
+      return failure();
+    Value sum = nc.results.pop_back_val();
+    if (!isa<FloatType>(Importer::elemOf(sum)))
+      return nc.error() << "expects floating-point inputs";
+    auto r = nc.imp.elementwise(
+        nc, EwKind::Div,
+        {sum, scalarTensor(nc, Importer::elemOf(sum), nc.numInputs())});
+    if (failed(r))
+      return failure();
+    nc.results.push_back(*r);
+    return success();
+  };
   t["Max"] = variadicHandler(EwKind::Max);
   t["Min"] = variadicHandler(EwKind::Min);
   t["Mod"] = [](NodeContext &nc) -> LogicalResult {
@@ -1286,6 +1452,8 @@ void onnx_import::registerHandlers(llvm::StringMap<Handler> &t) {
   t["Identity"] = importIdentity;
   t["Dropout"] = importDropout;
   t["Cast"] = importCast;
+  t["CastLike"] = importCastLike;
+  t["Clip"] = importClip;
 
   t["Reshape"] = importReshape;
   t["Flatten"] = importFlatten;
@@ -1311,6 +1479,18 @@ void onnx_import::registerHandlers(llvm::StringMap<Handler> &t) {
   t["ReduceMax"] = [](NodeContext &nc) { return importReduce(nc, RK::Max, false, 18); };
   t["ReduceMin"] = [](NodeContext &nc) { return importReduce(nc, RK::Min, false, 18); };
   t["ReduceProd"] = [](NodeContext &nc) { return importReduce(nc, RK::Prod, false, 18); };
+  using RV = ReduceVariant;
+  for (auto [name, v] : std::initializer_list<std::pair<const char *, RV>>{
+           {"ReduceSumSquare", RV::SumSquare},
+           {"ReduceL1", RV::L1},
+           {"ReduceL2", RV::L2},
+           {"ReduceLogSum", RV::LogSum},
+           {"ReduceLogSumExp", RV::LogSumExp}})
+    t[name] = [v = v](NodeContext &nc) {
+      return importReduce(nc, RK::Sum, false, 18, v);
+    };
+  t["ArgMax"] = [](NodeContext &nc) { return importArgExtreme(nc, true); };
+  t["ArgMin"] = [](NodeContext &nc) { return importArgExtreme(nc, false); };
 
   t["QuantizeLinear"] = importQuantizeLinear;
   t["DequantizeLinear"] = importDequantizeLinear;

@@ -117,6 +117,64 @@ FailureOr<std::string> fp8::prepareModelFunction(ModuleOp module,
   return sig;
 }
 
+/// Byte size of a global's value type (arrays of scalars, scalars).
+static std::optional<uint64_t> byteSize(Type t) {
+  if (auto array = dyn_cast<LLVM::LLVMArrayType>(t)) {
+    std::optional<uint64_t> elt = byteSize(array.getElementType());
+    if (!elt)
+      return std::nullopt;
+    return *elt * array.getNumElements();
+  }
+  if (t.isIntOrFloat() && t.getIntOrFloatBitWidth() % 8 == 0)
+    return t.getIntOrFloatBitWidth() / 8;
+  return std::nullopt;
+}
+
+/// The persistent state of the model (globals named fp8_state_*, made by
+/// fp8-track-amax): a text table "<bytes> <name>" per line and an array of
+/// pointers in the same order, for the runtime's save/load.
+static LogicalResult addStateTable(ModuleOp module, OpBuilder &b) {
+  MLIRContext *ctx = module.getContext();
+  Location loc = module.getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  SmallVector<LLVM::GlobalOp> state;
+  for (auto global : module.getOps<LLVM::GlobalOp>())
+    if (global.getSymName().starts_with(fp8::kModelStatePrefix))
+      state.push_back(global);
+  std::string names;
+  for (LLVM::GlobalOp g : state) {
+    std::optional<uint64_t> size = byteSize(g.getGlobalType());
+    if (!size)
+      return g.emitError() << "state global of unsupported type "
+                           << g.getGlobalType();
+    names += std::to_string(*size) + " " + g.getSymName().str() + "\n";
+  }
+  names.push_back('\0');
+  LLVM::GlobalOp::create(
+      b, loc, LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), names.size()),
+      /*isConstant=*/true, LLVM::Linkage::External, "__fp8_model_state_names",
+      b.getStringAttr(names));
+  // One slot more than needed: a zero-length array is not valid LLVM.
+  auto tableType = LLVM::LLVMArrayType::get(ptr, state.size() + 1);
+  auto table = LLVM::GlobalOp::create(b, loc, tableType, /*isConstant=*/true,
+                                      LLVM::Linkage::External,
+                                      "__fp8_model_state_table", Attribute());
+  Block *init = b.createBlock(&table.getInitializerRegion());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(init);
+  Value array = LLVM::UndefOp::create(b, loc, tableType);
+  for (auto [i, g] : llvm::enumerate(state)) {
+    Value address = LLVM::AddressOfOp::create(b, loc, g);
+    array = LLVM::InsertValueOp::create(b, loc, array, address,
+                                        ArrayRef<int64_t>{int64_t(i)});
+  }
+  Value null = LLVM::ZeroOp::create(b, loc, ptr);
+  array = LLVM::InsertValueOp::create(b, loc, array, null,
+                                      ArrayRef<int64_t>{int64_t(state.size())});
+  LLVM::ReturnOp::create(b, loc, array);
+  return success();
+}
+
 LogicalResult fp8::addModelEntryPoints(ModuleOp module, StringRef signature) {
   auto main = module.lookupSymbol<LLVM::LLVMFuncOp>(kModelMainName);
   if (!main)
@@ -154,7 +212,8 @@ LogicalResult fp8::addModelEntryPoints(ModuleOp module, StringRef signature) {
                           "with model-abi=true");
   LLVM::CallOp::create(b, loc, main, args);
   LLVM::ReturnOp::create(b, loc, ValueRange{});
-  return success();
+  b.setInsertionPointToEnd(module.getBody());
+  return addStateTable(module, b);
 }
 
 LogicalResult fp8::translateAndEmit(ModuleOp module, StringRef path,

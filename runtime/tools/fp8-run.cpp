@@ -7,6 +7,10 @@
 //
 //   fp8-run model.so --data DIR [--device=cpu] [--rtol R] [--atol A]
 //                    [--save OUTDIR] [--repeat N] [--top1]
+//                    [--load-state FILE] [--save-state FILE]
+//
+// --load-state restores a model's persistent state (delayed scaling's amax
+// histories) before the runs, --save-state writes it after them.
 //
 // --top1 adds, per output, how many rows agree on the arg max of the last
 // axis (a language model's next-token choice).
@@ -34,7 +38,7 @@ using namespace fp8rt;
 
 namespace {
 struct Options {
-  std::string model, data, save, device = "cpu";
+  std::string model, data, save, device = "cpu", loadState, saveState;
   bool top1 = false;
   double rtol = 1e-5, atol = 0.0;
   int repeat = 1;
@@ -45,7 +49,8 @@ struct Options {
     std::fprintf(stderr, "fp8-run: %s\n", msg);
   std::fprintf(stderr,
                "usage: fp8-run model.so --data DIR [--device=cpu] [--rtol R] "
-               "[--atol A] [--save OUTDIR] [--repeat N] [--top1]\n");
+               "[--atol A] [--save OUTDIR] [--repeat N] [--top1] [--load-state F] "
+               "[--save-state F]\n");
   std::exit(2);
 }
 
@@ -75,6 +80,10 @@ Options parse(int argc, char **argv) {
     char *end = nullptr;
     if (is("--data"))
       o.data = value("--data");
+    else if (is("--save-state"))
+      o.saveState = value("--save-state");
+    else if (is("--load-state"))
+      o.loadState = value("--load-state");
     else if (is("--save"))
       o.save = value("--save");
     else if (is("--device"))
@@ -147,19 +156,20 @@ int main(int argc, char **argv) {
   FP8RT_SYM(fp8rt_model_num_outputs);
   FP8RT_SYM(fp8rt_model_input_name);
   FP8RT_SYM(fp8rt_model_output_name);
-  FP8RT_SYM(fp8rt_model_input_dtype);
   FP8RT_SYM(fp8rt_model_output_dtype);
-  FP8RT_SYM(fp8rt_model_input_rank);
   FP8RT_SYM(fp8rt_model_output_rank);
-  FP8RT_SYM(fp8rt_model_input_shape);
   FP8RT_SYM(fp8rt_model_output_shape);
   FP8RT_SYM(fp8rt_model_run);
   FP8RT_SYM(fp8rt_model_last_error);
   FP8RT_SYM(fp8rt_dtype_size);
+  FP8RT_SYM(fp8rt_model_save_state);
+  FP8RT_SYM(fp8rt_model_load_state);
+  FP8RT_SYM(fp8rt_model_num_state_tensors);
 #undef FP8RT_SYM
   if (!fp8rt_abi_version || !fp8rt_model_create || !fp8rt_model_run ||
       !fp8rt_model_output_shape || !fp8rt_dtype_size ||
-      !fp8rt_model_last_error) {
+      !fp8rt_model_last_error || !fp8rt_model_save_state ||
+      !fp8rt_model_load_state || !fp8rt_model_num_state_tensors) {
     std::fprintf(stderr, "fp8-run: %s is not an fp8-compile model library\n",
                  o.model.c_str());
     return 1;
@@ -201,6 +211,15 @@ int main(int argc, char **argv) {
     outDesc[i] = {t.bytes.data(), t.dtype, rank, t.shape.data()};
   }
 
+  if (!o.loadState.empty()) {
+    if (fp8rt_model_load_state(m, o.loadState.c_str()) != FP8RT_OK) {
+      std::fprintf(stderr, "fp8-run: %s\n", fp8rt_model_last_error(m));
+      return 1;
+    }
+    std::printf("loaded %d state tensors from %s\n",
+                fp8rt_model_num_state_tensors(m), o.loadState.c_str());
+  }
+
   double best = 1e300;
   for (int r = 0; r < o.repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
@@ -216,6 +235,15 @@ int main(int argc, char **argv) {
   }
   std::printf("%s: %d inputs, %d outputs, run %.3f ms (best of %d)\n",
               o.model.c_str(), nin, nout, best, o.repeat);
+
+  if (!o.saveState.empty()) {
+    if (fp8rt_model_save_state(m, o.saveState.c_str()) != FP8RT_OK) {
+      std::fprintf(stderr, "fp8-run: %s\n", fp8rt_model_last_error(m));
+      return 1;
+    }
+    std::printf("saved %d state tensors to %s\n",
+                fp8rt_model_num_state_tensors(m), o.saveState.c_str());
+  }
 
   if (!o.save.empty()) {
     ::mkdir(o.save.c_str(), 0755);

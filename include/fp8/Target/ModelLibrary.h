@@ -26,6 +26,10 @@ namespace mlir::fp8 {
 
 /// Symbol of the graph function inside a model library.
 constexpr llvm::StringLiteral kModelMainName = "__fp8_model_main";
+/// Globals whose names start with this are the model's persistent state
+/// (fp8-track-amax's amax histories and scales); the runtime saves and
+/// loads them.
+constexpr llvm::StringLiteral kModelStatePrefix = "fp8_state_";
 
 /// Renames `entryName` to kModelMainName and returns the signature text the
 /// runtime shim parses. Fails (with a diagnostic) on dynamic shapes or

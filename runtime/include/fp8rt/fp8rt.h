@@ -43,7 +43,8 @@ typedef enum fp8rt_status {
   FP8RT_OK = 0,
   FP8RT_INVALID_ARGUMENT = 1, /* wrong count, dtype, rank, shape or NULL */
   FP8RT_OUT_OF_MEMORY = 2,
-  FP8RT_INTERNAL = 3
+  FP8RT_INTERNAL = 3,
+  FP8RT_IO_ERROR = 4 /* state files: cannot read/write, corrupt, mismatched */
 } fp8rt_status;
 
 /* A tensor the caller describes: `data` holds prod(shape) elements. */
@@ -85,6 +86,18 @@ const int64_t *fp8rt_model_output_shape(const fp8rt_model *model, int32_t index)
 fp8rt_status fp8rt_model_run(fp8rt_model *model, const fp8rt_tensor *inputs,
                              int32_t num_inputs, const fp8rt_tensor *outputs,
                              int32_t num_outputs);
+
+/* Persistent state: what a model keeps across runs (the amax histories and
+ * scales of delayed scaling). It belongs to the loaded library, so every
+ * handle of one library shares it. */
+int32_t fp8rt_model_num_state_tensors(const fp8rt_model *model);
+/* Writes the state to `path` atomically (a temporary file renamed into
+ * place). */
+fp8rt_status fp8rt_model_save_state(fp8rt_model *model, const char *path);
+/* Restores state saved by the same model. A missing, truncated or corrupt
+ * file, or one saved by a different model, is an error and leaves the state
+ * unchanged. */
+fp8rt_status fp8rt_model_load_state(fp8rt_model *model, const char *path);
 
 /* The message of the last failed call on this handle ("" if none). */
 const char *fp8rt_model_last_error(const fp8rt_model *model);
