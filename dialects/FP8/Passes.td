@@ -193,4 +193,45 @@ def FP8TrackAmax : Pass<"fp8-track-amax", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::ml_program::MLProgramDialect"];
 }
 
+def FP8TransposeRescale : Pass<"fp8-transpose-rescale"> {
+  let summary = "Make the right operand of FP8 products K-major";
+  let description = [{
+    Hopper's FP8 `wgmma` reads B K-major (`transpose_rhs`, an N x K tensor).
+    This pass turns every `fp8.scaled_matmul` whose right operand is K x N
+    into one that reads an N x K operand, through `fp8.transpose`:
+
+    * when the operand's scale layout survives the transpose as a layout a
+      K-major kernel can use (per tensor; scales constant along N within a
+      block row: per-row, 1xB along K, square BxB blocks), the transpose is a
+      pass-through: bytes and scales move, nothing rounds, and for constant
+      weights the move folds at compile time;
+    * otherwise (blocks along N) the operand is re-quantized with blocks of
+      the same size along K: from the high-precision source when the
+      quantized value was made by an `fp8.quantize` in reach (as Transformer
+      Engine does), else by dequantize-requantize in `fp8.transpose`.
+
+    The pass says which it chose with a remark on each product (`remarks`).
+
+    Before:
+    ```mlir
+    %y = fp8.scaled_matmul %a, %sa layout<block 1x128>, %w, %sw layout<block 128x128>
+        : (tensor<32x256xf8E4M3FN>, tensor<32x2xf32>, tensor<256x64xf8E4M3FN>, tensor<2x1xf32>) -> tensor<32x64xf32>
+    ```
+    After:
+    ```mlir
+    %wt, %swt = fp8.transpose %w, %sw layout<block 128x128> permutation = [1, 0]
+        to layout<block 128x128> : ... -> tensor<64x256xf8E4M3FN>, tensor<1x2xf32>
+    %y = fp8.scaled_matmul %a, %sa layout<block 1x128>, %wt, %swt layout<block 128x128>
+        transpose_rhs : (...) -> tensor<32x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "true",
+           "Report the choice made for each product as a remark">
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // FP8_TRANSFORMS_PASSES_TD

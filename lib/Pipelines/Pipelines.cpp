@@ -37,6 +37,11 @@ void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
   insert.reportFile = options.reportFile;
   pm.addPass(createFP8InsertScales(insert));
   pm.addPass(createFP8TrackAmax());
+  if (options.kMajorRhs) {
+    FP8TransposeRescaleOptions transpose;
+    transpose.remarks = false;
+    pm.addPass(createFP8TransposeRescale(transpose));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

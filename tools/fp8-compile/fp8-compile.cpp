@@ -66,6 +66,10 @@ static cl::opt<bool> keepFirstLast(
     "keep-first-last",
     cl::desc("Keep the first and last linear layer in high precision"),
     cl::init(true));
+static cl::opt<bool> kMajorRhs(
+    "k-major-rhs",
+    cl::desc("Store FP8 right operands K-major (default; exact)"),
+    cl::init(true));
 static cl::opt<int64_t> history("history",
                                 cl::desc("Amax history length (delayed)"),
                                 cl::init(1024));
@@ -163,6 +167,7 @@ int main(int argc, char **argv) {
     options.includeAttention = includeAttention;
     options.keepFirstLast = keepFirstLast;
     options.history = history;
+    options.kMajorRhs = kMajorRhs;
     fp8::buildFP8QuantizePipeline(pm, options);
     if (failed(pm.run(*module)))
       return fail("the FP8 recipe passes failed");

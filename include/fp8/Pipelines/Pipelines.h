@@ -56,14 +56,20 @@ struct QuantizePipelineOptions
   Option<std::string> policyFile{*this, "policy-file",
                                  llvm::cl::desc("JSON per-node policy"),
                                  llvm::cl::init("")};
+  Option<bool> kMajorRhs{
+      *this, "k-major-rhs",
+      llvm::cl::desc("Make right operands K-major (fp8-transpose-rescale), "
+                     "as Hopper's FP8 tensor cores read them"),
+      llvm::cl::init(true)};
   Option<std::string> reportFile{*this, "report-file",
                                  llvm::cl::desc("Write decisions as JSON"),
                                  llvm::cl::init("")};
 };
 
 /// The FP8 recipe passes: fp8-insert-scales with the options, then
-/// fp8-track-amax (delayed scaling state), then canonicalize + cse, which
-/// quantize constant weights at compile time.
+/// fp8-track-amax (delayed scaling state), fp8-transpose-rescale (K-major
+/// right operands), then canonicalize + cse, which quantize and transpose
+/// constant weights at compile time.
 void buildFP8QuantizePipeline(OpPassManager &pm,
                               const QuantizePipelineOptions &options);
 

@@ -16,6 +16,8 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -537,17 +539,76 @@ LogicalResult TransposeOp::verify() {
   return success();
 }
 
-LogicalResult TransposeOp::fold(FoldAdaptor,
+/// Permutes the elements of a dense constant (row-major) by `perm`.
+static Attribute permuteConstant(DenseElementsAttr attr, ShapedType resultType,
+                                 ArrayRef<int64_t> perm) {
+  if (attr.isSplat())
+    return attr.resizeSplat(resultType);
+  auto inShape = attr.getType().getShape();
+  const int64_t rank = inShape.size();
+  const size_t elemBytes =
+      llvm::divideCeil(attr.getElementType().getIntOrFloatBitWidth(), 8);
+  ArrayRef<char> raw = attr.getRawData();
+  if (raw.size() != size_t(attr.getNumElements()) * elemBytes)
+    return {}; // packed i1 and other exotic storage: not folded
+  SmallVector<int64_t> inStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * inShape[d + 1];
+  auto outShape = resultType.getShape();
+  std::vector<char> out(raw.size());
+  SmallVector<int64_t> index(rank, 0);
+  for (int64_t linear = 0, n = attr.getNumElements(); linear < n; ++linear) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      src += index[d] * inStrides[perm[d]];
+    std::memcpy(&out[linear * elemBytes], &raw[src * elemBytes], elemBytes);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < outShape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return DenseElementsAttr::getFromRawBuffer(resultType, out);
+}
+
+LogicalResult TransposeOp::fold(FoldAdaptor adaptor,
                                 SmallVectorImpl<OpFoldResult> &results) {
   ArrayRef<int64_t> perm = getPermutation();
   bool identity = llvm::all_of(llvm::enumerate(perm), [](auto e) {
     return static_cast<int64_t>(e.index()) == e.value();
   });
-  if (!identity || getSrcLayout() != getDstLayout() ||
-      getInput().getType() != getResult().getType() ||
-      getScale().getType() != getResultScale().getType())
+  if (identity && getSrcLayout() == getDstLayout() &&
+      getInput().getType() == getResult().getType() &&
+      getScale().getType() == getResultScale().getType()) {
+    results.push_back(getInput());
+    results.push_back(getScale());
+    return success();
+  }
+  // A pass-through transpose of constants (quantized weights made K-major)
+  // moves bytes at compile time.
+  // A per-tensor scale is the same value before and after.
+  auto data = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  if (!data || !isPassThrough() || !getResult().getType().hasStaticShape() ||
+      data.getNumElements() > kMaxFoldElements)
     return failure();
-  results.push_back(getInput());
-  results.push_back(getScale());
+  OpFoldResult newScale;
+  if (getSrcLayout().isPerTensor() &&
+      getScale().getType() == getResultScale().getType()) {
+    newScale = getScale();
+  } else {
+    auto scale = dyn_cast_if_present<DenseElementsAttr>(adaptor.getScale());
+    if (!scale)
+      return failure();
+    Attribute permuted =
+        permuteConstant(scale, getResultScale().getType(), perm);
+    if (!permuted)
+      return failure();
+    newScale = permuted;
+  }
+  Attribute newData = permuteConstant(data, getResult().getType(), perm);
+  if (!newData)
+    return failure();
+  results.push_back(newData);
+  results.push_back(newScale);
   return success();
 }
