@@ -11,5 +11,3 @@ if [[ ! -f "$build/build.ninja" ]]; then
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
 fi
 cmake --build "$build"
-# onnxruntime-node, the independent CPU reference of the test suite.
-bash "$root/scripts/ort/install.sh" "$build/ort"

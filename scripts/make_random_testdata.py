@@ -28,36 +28,14 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from onnx_tensor import DTYPES, _varint, read_tensor, write_tensor  # noqa: E402
+from onnx_tensor import DTYPES, read_tensor, write_tensor  # noqa: E402
+from onnx_tensor import iter_fields as _fields  # noqa: E402
+from onnx_tensor import packed_varints  # noqa: E402
 
 INT_TYPES = (2, 3, 5, 6, 7)
 FLOAT_TYPES = (1, 10, 11)
 # Ops through which an id input reaches its embedding Gather unchanged.
 PASS_THROUGH = {"Cast", "Identity", "Reshape", "Unsqueeze", "Squeeze", "Flatten"}
-
-
-def _fields(buf):
-    """(field, wire, value) of one protobuf message; value is bytes for
-    length-delimited fields, an int for varints, None otherwise."""
-    i = 0
-    while i < len(buf):
-        key, i = _varint(buf, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = _varint(buf, i)
-            yield field, wire, v
-        elif wire == 2:
-            n, i = _varint(buf, i)
-            yield field, wire, buf[i:i + n]
-            i += n
-        elif wire == 1:
-            i += 8
-            yield field, wire, None
-        elif wire == 5:
-            i += 4
-            yield field, wire, None
-        else:
-            raise ValueError(f"unsupported protobuf wire type {wire}")
 
 
 def embedding_bounds(model_path):
@@ -88,10 +66,7 @@ def embedding_bounds(model_path):
                 if tf == 1 and tw == 0:
                     dims.append(tv)
                 elif tf == 1 and tw == 2:
-                    j = 0
-                    while j < len(tv):
-                        d, j = _varint(tv, j)
-                        dims.append(d)
+                    dims += packed_varints(tv)
                 elif tf == 8 and tw == 2:
                     name = bytes(tv).decode()
             tables[name] = dims

@@ -29,12 +29,35 @@ def _varint(buf, i):
             return result, i
 
 
-def _packed_varints(chunk):
+def packed_varints(chunk):
+    """The integers of a packed repeated varint field."""
     out, j = [], 0
     while j < len(chunk):
         v, j = _varint(chunk, j)
         out.append(v)
     return out
+
+
+def iter_fields(buf):
+    """Yields (field number, wire type, value) of one protobuf message; the
+    value is an int for varint and fixed-width fields, bytes for
+    length-delimited ones (nested messages, strings, packed arrays)."""
+    i = 0
+    while i < len(buf):
+        key, i = _varint(buf, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            v, i = _varint(buf, i)
+        elif wire == 2:
+            n, i = _varint(buf, i)
+            v, i = buf[i:i + n], i + n
+        elif wire == 5:
+            v, i = int.from_bytes(buf[i:i + 4], "little"), i + 4
+        elif wire == 1:
+            v, i = int.from_bytes(buf[i:i + 8], "little"), i + 8
+        else:
+            raise ValueError(f"unsupported protobuf wire type {wire}")
+        yield field, wire, v
 
 
 def read_tensor(path):
@@ -58,7 +81,7 @@ def read_tensor(path):
             chunk = buf[i:i + n]
             i += n
             if field == 1:
-                dims += _packed_varints(chunk)
+                dims += packed_varints(chunk)
             elif field == 8:
                 name = chunk.decode()
             elif field == 9:
@@ -68,7 +91,7 @@ def read_tensor(path):
             elif field == 10:
                 fields[10] += struct.unpack(f"<{len(chunk) // 8}d", chunk)
             elif field in (5, 7, 11):
-                fields[field] += _packed_varints(chunk)
+                fields[field] += packed_varints(chunk)
         elif wire == 5:
             if field == 4:
                 fields[4].append(struct.unpack("<f", buf[i:i + 4])[0])

@@ -1431,8 +1431,14 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph,
     func.setArgAttr(i, "onnx.name", b.getStringAttr(vi->name()));
     Value arg = entry->getArgument(i);
     values[vi->name()] = arg;
-    if (isUnsignedONNXType(vi->type().tensor_type().elem_type()))
+    if (isUnsignedONNXType(vi->type().tensor_type().elem_type())) {
       unsignedValues.insert(arg);
+      // Signless MLIR integers lose uint8 vs int8; the model ABI reads the
+      // ONNX type from here (lib/Target/ModelLibrary.cpp).
+      func.setArgAttr(i, "onnx.dtype",
+                      b.getI64IntegerAttr(
+                          vi->type().tensor_type().elem_type()));
+    }
   }
   b.setInsertionPointToStart(entry);
 
@@ -1491,8 +1497,18 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph,
     if (isOpTriviallyDead(&op))
       op.erase();
   func.setFunctionType(b.getFunctionType(argTypes, resultTypes));
-  for (auto [i, vi] : llvm::enumerate(graph.output()))
+  for (auto [i, vi] : llvm::enumerate(graph.output())) {
     func.setResultAttr(i, "onnx.name", b.getStringAttr(vi.name()));
+    // As for the arguments: the ONNX type of unsigned results.
+    if (isUnsigned(results[i])) {
+      unsigned w = elemOf(results[i]).getIntOrFloatBitWidth();
+      int dt = w == 8    ? onnx::TensorProto::UINT8
+               : w == 16 ? onnx::TensorProto::UINT16
+               : w == 32 ? onnx::TensorProto::UINT32
+                         : onnx::TensorProto::UINT64;
+      func.setResultAttr(i, "onnx.dtype", b.getI64IntegerAttr(dt));
+    }
+  }
   return success();
 }
 

@@ -62,6 +62,50 @@ static Value scalarTensor(NodeContext &nc, Type et, double v) {
                       static_cast<int64_t>(v));
 }
 
+static bool isFloat8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
+
+/// Converts the float scalar `v` to `t` (f8E4M3FN or f8E5M2) with ONNX's
+/// Cast semantics (opset 19+, the table under "saturate"): round to nearest
+/// even; saturate=1 clamps to +-max (infinities included) and keeps NaN;
+/// saturate=0 turns an overflow (a value that rounds above the largest finite
+/// one, or an infinity) into NaN for E4M3FN, which has no infinity, and into
+/// +-inf for E5M2. The sign of an E4M3FN NaN is the input's, as in the
+/// reference implementation.
+static Value toFloat8(OpBuilder &bb, Location l, Value v, Type t,
+                      bool saturate) {
+  Type f32 = bb.getF32Type();
+  if (!v.getType().isF32())
+    v = Importer::castScalar(bb, l, v, false, f32, false);
+  bool e4m3 = isa<Float8E4M3FNType>(t);
+  auto cst = [&](double d) {
+    return arith::ConstantOp::create(bb, l, bb.getFloatAttr(f32, d));
+  };
+  if (saturate) {
+    double m = e4m3 ? 448.0 : 57344.0;
+    v = arith::MinimumFOp::create(
+        bb, l, arith::MaximumFOp::create(bb, l, v, cst(-m)), cst(m));
+    return arith::TruncFOp::create(bb, l, t, v);
+  }
+  // Rounding overflows past the midpoint between the largest finite value
+  // and the next power-of-two step: E4M3FN 448 | 464 | (480), a tie at 464
+  // goes to the even 448; E5M2 57344 | 61440 | 65536 = inf, a tie goes to
+  // the even inf.
+  Value q = arith::TruncFOp::create(bb, l, t, v);
+  Value mag = math::AbsFOp::create(bb, l, v);
+  Value over = arith::CmpFOp::create(
+      bb, l, e4m3 ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OGE,
+      mag, cst(e4m3 ? 464.0 : 61440.0));
+  const llvm::fltSemantics &sem = cast<FloatType>(t).getFloatSemantics();
+  auto f8 = [&](const APFloat &x) {
+    return arith::ConstantOp::create(bb, l, bb.getFloatAttr(t, x));
+  };
+  Value pos = f8(e4m3 ? APFloat::getNaN(sem, false) : APFloat::getInf(sem, false));
+  Value neg = f8(e4m3 ? APFloat::getNaN(sem, true) : APFloat::getInf(sem, true));
+  Value isNeg = arith::CmpFOp::create(bb, l, arith::CmpFPredicate::OLT, v, cst(0));
+  Value special = arith::SelectOp::create(bb, l, isNeg, neg, pos);
+  return arith::SelectOp::create(bb, l, over, special, q);
+}
+
 static Handler elementwiseHandler(EwKind kind, size_t arity) {
   return [kind, arity](NodeContext &nc) -> LogicalResult {
     if (failed(checkArity(nc, arity, arity)))
@@ -274,16 +318,12 @@ static LogicalResult castTo(NodeContext &nc, Type t, bool outUns) {
         nc.loc, {x}, Importer::shapeOf(x), t,
         [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
           Value v = a[0];
-          if (toF8 && saturate && isa<FloatType>(inT)) {
-            // Saturating FP8 conversion: clamp to the finite range (NaN
-            // passes through) before the rounding truncf.
-            double maxv = isa<Float8E4M3FNType>(t) ? 448.0 : 57344.0;
-            if (!inT.isF32() && !inT.isF64())
-              v = Importer::castScalar(bb, l, v, false, bb.getF32Type(), false);
-            Type ft = v.getType();
-            Value hi = arith::ConstantOp::create(bb, l, bb.getFloatAttr(ft, maxv));
-            Value lo = arith::ConstantOp::create(bb, l, bb.getFloatAttr(ft, -maxv));
-            v = arith::MinimumFOp::create(bb, l, arith::MaximumFOp::create(bb, l, v, lo), hi);
+          if (toF8) {
+            // Through FP32 (exact for every ONNX input type but f64 and
+            // large integers), then Cast's FP8 table with `saturate`.
+            if (!isa<FloatType>(inT))
+              v = Importer::castScalar(bb, l, v, inUns, bb.getF32Type(), false);
+            return toFloat8(bb, l, v, t, saturate);
           }
           return Importer::castScalar(bb, l, v, inUns, t, outUns);
         });
@@ -807,6 +847,221 @@ static LogicalResult importGatherElements(NodeContext &nc) {
   return success();
 }
 
+/// GatherND (opsets 13+): with r = rank(data), q = rank(indices), b =
+/// batch_dims and k = indices.shape[-1] (1 <= k <= r - b), the result has
+/// shape indices.shape[:-1] ++ data.shape[b+k:] and
+///   out[i_0..i_{q-2}, j..] = data[i_0..i_{b-1}, indices[i_0..i_{q-2}, :], j..]
+/// (the first b dims of data and indices must agree). Negative indices wrap
+/// once. A linalg.generic over the output whose body reads the k index
+/// components and then the data with tensor.extract; folds when both inputs
+/// are small constants.
+static LogicalResult importGatherND(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 2)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value data = nc.in(0), indices = nc.in(1);
+  ArrayRef<int64_t> s = Importer::shapeOf(data), is = Importer::shapeOf(indices);
+  if (!isa<IntegerType>(Importer::elemOf(indices)) ||
+      Importer::elemOf(indices).isInteger(1))
+    return nc.error() << "indices must be integers, got " << indices.getType();
+  int64_t r = s.size(), q = is.size();
+  int64_t b = nc.attrInt("batch_dims", 0);
+  if (r < 1 || q < 1)
+    return nc.error() << "data and indices must have rank >= 1";
+  if (b < 0 || b >= std::min(r, q))
+    return nc.error() << "batch_dims " << b
+                      << " must be in [0, min(rank(data), rank(indices)) = "
+                      << std::min(r, q) << ")";
+  for (int64_t d = 0; d < b; ++d)
+    if (s[d] != is[d])
+      return nc.error() << "batch dimension " << d << " differs: data "
+                        << data.getType() << ", indices " << indices.getType();
+  int64_t k = is.back();
+  if (k < 1 || k > r - b)
+    return nc.error() << "indices.shape[-1] = " << k << " must be in [1, "
+                      << r - b << "] (rank(data) - batch_dims)";
+  SmallVector<int64_t> outShape(is.drop_back());
+  llvm::append_range(outShape, s.drop_front(b + k));
+  int64_t outRank = outShape.size();
+
+  std::optional<Lit> d = imp.getLit(data), ix = imp.getLit(indices);
+  if (ix) {
+    // Check (and wrap) constant indices against their dims.
+    for (int64_t n = 0, e = ix->ints.size(); n < e; ++n) {
+      int64_t &i = ix->ints[n];
+      int64_t dim = s[b + n % k];
+      if (i < -dim || i >= dim)
+        return nc.error() << "index " << i << " out of range for dimension "
+                          << b + n % k << " of size " << dim;
+      if (i < 0)
+        i += dim;
+    }
+  }
+  if (d && ix && product(outShape) <= 4096) {
+    Lit out = *d;
+    out.shape = outShape;
+    out.ints.clear();
+    out.floats.clear();
+    int64_t batch = product(s.take_front(b));
+    int64_t tuples = product(is.drop_back()) / std::max<int64_t>(batch, 1);
+    int64_t slice = product(s.drop_front(b + k));
+    SmallVector<int64_t> strides(r, 1);
+    for (int64_t dd = r - 2; dd >= 0; --dd)
+      strides[dd] = strides[dd + 1] * s[dd + 1];
+    for (int64_t bi = 0; bi < batch; ++bi)
+      for (int64_t t = 0; t < tuples; ++t) {
+        int64_t base = 0, rem = bi;
+        for (int64_t dd = b - 1; dd >= 0; --dd) {
+          base += (rem % s[dd]) * strides[dd];
+          rem /= s[dd];
+        }
+        for (int64_t j = 0; j < k; ++j)
+          base += ix->ints[(bi * tuples + t) * k + j] * strides[b + j];
+        for (int64_t e = 0; e < slice; ++e) {
+          if (d->isFloat())
+            out.floats.push_back(d->floats[base + e]);
+          else
+            out.ints.push_back(d->ints[base + e]);
+        }
+      }
+    Value v = imp.litConstant(nc.loc, out);
+    if (imp.isUnsigned(data))
+      imp.unsignedValues.insert(v);
+    nc.results.push_back(v);
+    return success();
+  }
+
+  Value init = imp.emptyTensor(nc.loc, outShape, Importer::elemOf(data));
+  SmallVector<AffineMap> maps{imp.b.getMultiDimIdentityMap(outRank)};
+  SmallVector<utils::IteratorType> iters(outRank, utils::IteratorType::parallel);
+  Value rv = linalg::GenericOp::create(
+                 imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{},
+                 ValueRange{init}, maps, iters,
+                 [&](OpBuilder &bb, Location l, ValueRange) {
+                   SmallVector<Value> tuple;
+                   for (int64_t dd = 0; dd < q - 1; ++dd)
+                     tuple.push_back(linalg::IndexOp::create(bb, l, dd));
+                   SmallVector<Value> coords(tuple.begin(), tuple.begin() + b);
+                   for (int64_t j = 0; j < k; ++j) {
+                     SmallVector<Value> at = tuple;
+                     at.push_back(arith::ConstantIndexOp::create(bb, l, j));
+                     Value i = tensor::ExtractOp::create(bb, l, indices, at);
+                     coords.push_back(normIndex(bb, l, i, s[b + j]));
+                   }
+                   for (int64_t dd = q - 1; dd < outRank; ++dd)
+                     coords.push_back(linalg::IndexOp::create(bb, l, dd));
+                   Value v = tensor::ExtractOp::create(bb, l, data, coords);
+                   linalg::YieldOp::create(bb, l, v);
+                 })
+                 .getResult(0);
+  if (imp.isUnsigned(data))
+    imp.unsignedValues.insert(rv);
+  nc.results.push_back(rv);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Float predicates and activations
+//===----------------------------------------------------------------------===//
+
+/// IsNaN (opsets 13, 20) and IsInf (10, 20; detect_positive/detect_negative):
+/// bool tensors, folded for constant inputs.
+static LogicalResult importFloatClass(NodeContext &nc, bool isNaN) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  Type et = Importer::elemOf(x);
+  if (!isa<FloatType>(et))
+    return nc.error() << "expects a floating-point input, got " << x.getType();
+  bool pos = nc.attrInt("detect_positive", 1) != 0;
+  bool neg = nc.attrInt("detect_negative", 1) != 0;
+  auto test = [&](double v) {
+    if (isNaN)
+      return std::isnan(v);
+    return std::isinf(v) && (v > 0 ? pos : neg);
+  };
+  if (std::optional<Lit> lit = imp.getLit(x); lit && lit->size() <= 4096) {
+    Lit out;
+    out.shape = lit->shape;
+    out.elemType = imp.b.getI1Type();
+    for (double v : lit->floats)
+      out.ints.push_back(test(v));
+    nc.results.push_back(imp.litConstant(nc.loc, out));
+    return success();
+  }
+  nc.results.push_back(imp.generic(
+      nc.loc, {x}, Importer::shapeOf(x), imp.b.getI1Type(),
+      [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+        if (isNaN)
+          return arith::CmpFOp::create(bb, l, arith::CmpFPredicate::UNO, a[0],
+                                       a[0]);
+        const llvm::fltSemantics &sem = cast<FloatType>(et).getFloatSemantics();
+        auto inf = [&](bool negative) {
+          return arith::ConstantOp::create(
+              bb, l, bb.getFloatAttr(et, APFloat::getInf(sem, negative)));
+        };
+        Value r = arith::ConstantOp::create(bb, l, bb.getBoolAttr(false));
+        if (pos)
+          r = arith::OrIOp::create(
+              bb, l, r,
+              arith::CmpFOp::create(bb, l, arith::CmpFPredicate::OEQ, a[0], inf(false)));
+        if (neg)
+          r = arith::OrIOp::create(
+              bb, l, r,
+              arith::CmpFOp::create(bb, l, arith::CmpFPredicate::OEQ, a[0], inf(true)));
+        return r;
+      }));
+  return success();
+}
+
+/// Gelu (opset 20): approximate = "none": 0.5 x (1 + erf(x / sqrt 2));
+/// "tanh": 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). Computed in
+/// f32 for narrower float types.
+static LogicalResult importGelu(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Importer &imp = nc.imp;
+  if (imp.opset < 20)
+    return nc.error() << "Gelu is defined from opset 20, the model has opset "
+                      << imp.opset;
+  Value x = nc.in(0);
+  Type et = Importer::elemOf(x);
+  if (!isa<FloatType>(et))
+    return nc.error() << "expects a floating-point input, got " << x.getType();
+  std::string approx = nc.attrString("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return nc.error() << "unsupported approximate '" << approx
+                      << "' (expected 'none' or 'tanh')";
+  bool useTanh = approx == "tanh";
+  nc.results.push_back(imp.generic(
+      nc.loc, {x}, Importer::shapeOf(x), et,
+      [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+        Type ct = et.getIntOrFloatBitWidth() < 32 ? bb.getF32Type() : et;
+        Value v = Importer::castScalar(bb, l, a[0], false, ct, false);
+        auto cst = [&](double d) {
+          return arith::ConstantOp::create(bb, l, bb.getFloatAttr(ct, d));
+        };
+        Value inner;
+        if (useTanh) {
+          Value cube = arith::MulFOp::create(
+              bb, l, v, arith::MulFOp::create(bb, l, v, v));
+          Value sum = arith::AddFOp::create(
+              bb, l, v, arith::MulFOp::create(bb, l, cst(0.044715), cube));
+          inner = math::TanhOp::create(
+              bb, l, arith::MulFOp::create(bb, l, cst(std::sqrt(2.0 / M_PI)), sum));
+        } else {
+          inner = math::ErfOp::create(
+              bb, l, arith::MulFOp::create(bb, l, v, cst(M_SQRT1_2)));
+        }
+        Value onePlus = arith::AddFOp::create(bb, l, cst(1.0), inner);
+        Value half = arith::MulFOp::create(bb, l, cst(0.5), v);
+        Value r = arith::MulFOp::create(bb, l, half, onePlus);
+        return Importer::castScalar(bb, l, r, false, et, false);
+      }));
+  return success();
+}
+
 static LogicalResult importTrilu(NodeContext &nc) {
   if (failed(checkArity(nc, 1, 2)))
     return failure();
@@ -1228,93 +1483,186 @@ static LogicalResult importConv(NodeContext &nc) {
 // Quantization
 //===----------------------------------------------------------------------===//
 
-/// Reshapes a per-axis scale/zero-point ([C]) so that it broadcasts against
-/// a rank-`rank` tensor along `axis`; scalars pass through.
-static FailureOr<Value> perAxis(NodeContext &nc, Value v, int64_t rank,
-                                int64_t axis, int64_t dim, StringRef what) {
-  ArrayRef<int64_t> s = Importer::shapeOf(v);
-  if (s.empty() || (s.size() == 1 && s[0] == 1 && dim != 1))
-    return nc.imp.reshape(nc.loc, v, {});
-  if (s.size() != 1)
-    return nc.error() << "blocked quantization is not supported (" << what
-                      << " has rank " << s.size() << ")";
-  if (s[0] != dim)
-    return nc.error() << what << " has " << s[0]
-                      << " elements but the quantization axis has " << dim;
-  SmallVector<int64_t> shape(rank, 1);
-  shape[axis] = dim;
-  return nc.imp.reshape(nc.loc, v, shape);
+/// The scale and zero point of QuantizeLinear/DequantizeLinear, checked
+/// against the input shape `s`, with the indexing map that reads them from
+/// the iteration space of the input:
+///   per-tensor  scalar (or one element)        -> rank 0, map ()
+///   per-axis    1-D [s[axis]]                  -> map (d_axis)
+///   blocked     rank of x, s[axis] replaced by -> map (.., d_axis floordiv B, ..)
+///               ceil(s[axis] / B) (opset 21, block_size = B; the last block
+///               may be partial)
+/// A zero point, when given, must have the scale's shape.
+static LogicalResult quantOperands(NodeContext &nc, ArrayRef<int64_t> s,
+                                   Value scale, Value zp,
+                                   SmallVectorImpl<Value> &ins,
+                                   SmallVectorImpl<AffineMap> &maps) {
+  Importer &imp = nc.imp;
+  int64_t rank = s.size();
+  ArrayRef<int64_t> ss = Importer::shapeOf(scale);
+  if (zp && Importer::shapeOf(zp) != ss)
+    return nc.error() << "zero point shape " << dims(Importer::shapeOf(zp))
+                      << " differs from scale shape " << dims(ss);
+  int64_t block = nc.attrInt("block_size", 0);
+  if (block < 0)
+    return nc.error() << "block_size must be positive, got " << block;
+  SmallVector<Value> operands{scale};
+  if (zp)
+    operands.push_back(zp);
+
+  if (block > 0) {
+    if (imp.opset < 21)
+      return nc.error() << "blocked quantization (block_size) needs opset 21, "
+                           "the model has opset "
+                        << imp.opset;
+    if (static_cast<int64_t>(ss.size()) != rank)
+      return nc.error() << "blocked quantization: scale has rank " << ss.size()
+                        << " but the input has rank " << rank;
+    FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 1), rank);
+    if (failed(axis))
+      return failure();
+    SmallVector<int64_t> expected = llvm::to_vector(s);
+    expected[*axis] = (s[*axis] + block - 1) / block;
+    if (ss != ArrayRef<int64_t>(expected))
+      return nc.error() << "blocked quantization: scale shape " << dims(ss)
+                        << " does not match " << dims(expected) << " (input "
+                        << dims(s) << ", axis " << *axis << ", block_size "
+                        << block << ")";
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      exprs.push_back(d == *axis ? imp.b.getAffineDimExpr(d).floorDiv(block)
+                                 : imp.b.getAffineDimExpr(d));
+    for (Value v : operands) {
+      ins.push_back(v);
+      maps.push_back(AffineMap::get(rank, 0, exprs, imp.ctx));
+    }
+    return success();
+  }
+
+  if (ss.empty() || (ss.size() == 1 && ss[0] == 1)) {
+    for (Value v : operands) {
+      ins.push_back(imp.reshape(nc.loc, v, {}));
+      maps.push_back(AffineMap::get(rank, 0, {}, imp.ctx));
+    }
+    return success();
+  }
+  if (ss.size() != 1)
+    return nc.error() << "scale has rank " << ss.size()
+                      << ": blocked quantization needs the block_size "
+                         "attribute, per-axis a 1-D scale";
+  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 1), rank);
+  if (failed(axis))
+    return failure();
+  if (ss[0] != s[*axis])
+    return nc.error() << "scale has " << ss[0]
+                      << " elements but the quantization axis " << *axis
+                      << " has " << s[*axis];
+  for (Value v : operands) {
+    ins.push_back(v);
+    maps.push_back(AffineMap::get(rank, 0, imp.b.getAffineDimExpr(*axis)));
+  }
+  return success();
 }
 
+/// A linalg.generic over the shape of `ins[0]` (identity map) reading the
+/// other inputs through `maps`.
+static Value quantGeneric(
+    Importer &imp, Location loc, ArrayRef<Value> ins, ArrayRef<AffineMap> maps,
+    Type outElem, function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  ArrayRef<int64_t> s = Importer::shapeOf(ins[0]);
+  int64_t rank = s.size();
+  SmallVector<AffineMap> all{imp.b.getMultiDimIdentityMap(rank)};
+  llvm::append_range(all, maps);
+  all.push_back(imp.b.getMultiDimIdentityMap(rank));
+  Value init = imp.emptyTensor(loc, s, outElem);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             imp.b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, all,
+             iters,
+             [&](OpBuilder &bb, Location l, ValueRange a) {
+               linalg::YieldOp::create(bb, l, body(bb, l, a.drop_back()));
+             })
+      .getResult(0);
+}
+
+/// A float8 zero point must be (a constant) zero: the reference
+/// implementation does not apply it.
+static LogicalResult checkFloat8ZeroPoint(NodeContext &nc, Value zp) {
+  if (!zp || !isFloat8(Importer::elemOf(zp)))
+    return success();
+  std::optional<Lit> z = nc.imp.getLit(zp);
+  if (!z)
+    return nc.error() << "a float8 zero point must be a constant";
+  if (llvm::any_of(z->floats, [](double d) { return d != 0.0; }))
+    return nc.error() << "a float8 zero point must be zero";
+  return success();
+}
+
+/// QuantizeLinear (opsets 13, 19, 21): y = saturate(round(x / scale) + zp)
+/// for integers (round half to even, clamp to the type's range); float8:
+/// y = cast(x / scale) with the `saturate` attribute (Cast's table).
 static LogicalResult importQuantizeLinear(NodeContext &nc) {
   if (failed(checkArity(nc, 2, 3)))
     return failure();
   Importer &imp = nc.imp;
-  if (nc.attrInt("block_size", 0) != 0)
-    return nc.error() << "blocked quantization (block_size) is not supported";
   Value x = nc.in(0), scale = nc.in(1), zp = nc.in(2);
   Type xt = Importer::elemOf(x);
   if (!isa<FloatType>(xt))
     return nc.error() << "input must be floating point";
+  if (!isa<FloatType>(Importer::elemOf(scale)))
+    return nc.error() << "scale must be floating point";
   Type qt;
   bool qUns;
+  int outDt = nc.attrInt("output_dtype", 0);
   if (zp) {
     qt = Importer::elemOf(zp);
     qUns = imp.isUnsigned(zp);
-  } else if (int dt = nc.attrInt("output_dtype", 0)) {
-    qt = imp.elementType(dt);
-    qUns = Importer::isUnsignedONNXType(dt);
+    if (outDt && (imp.elementType(outDt) != qt ||
+                  Importer::isUnsignedONNXType(outDt) != qUns))
+      return nc.error() << "output_dtype " << Importer::onnxTypeName(outDt)
+                        << " differs from the zero point's type "
+                        << (isa<IntegerType>(qt)
+                                ? (qUns ? "UINT" : "INT") +
+                                      std::to_string(qt.getIntOrFloatBitWidth())
+                                : [&] {
+                                    std::string str;
+                                    llvm::raw_string_ostream(str) << qt;
+                                    return str;
+                                  }());
+  } else if (outDt) {
+    qt = imp.elementType(outDt);
+    qUns = Importer::isUnsignedONNXType(outDt);
+    if (!qt)
+      return nc.error() << "unsupported quantized type "
+                        << Importer::onnxTypeName(outDt);
   } else {
     qt = imp.b.getI8Type();
     qUns = true;
   }
-  bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(qt);
-  if (!qt || (!fp8 && !(isa<IntegerType>(qt) && qt.getIntOrFloatBitWidth() <= 16 &&
-                        !qt.isInteger(1))))
+  bool fp8 = isFloat8(qt);
+  if (!fp8 && !(isa<IntegerType>(qt) && qt.getIntOrFloatBitWidth() <= 16 &&
+                !qt.isInteger(1)))
     return nc.error() << "unsupported quantized type " << qt;
-  ArrayRef<int64_t> s = Importer::shapeOf(x);
-  int64_t rank = s.size();
-  int64_t axis = 0, dim = 1;
-  // `axis` only matters for a per-axis (1-D, non-unit) scale.
-  ArrayRef<int64_t> scaleShape = Importer::shapeOf(scale);
-  if (scaleShape.size() == 1 && scaleShape[0] != 1) {
-    FailureOr<int64_t> a = nc.normAxis(nc.attrInt("axis", 1), rank);
-    if (failed(a))
-      return failure();
-    axis = *a;
-    dim = s[axis];
-  }
-  auto sc = perAxis(nc, scale, rank, axis, dim, "scale");
-  if (failed(sc))
+  if (failed(checkFloat8ZeroPoint(nc, zp)))
     return failure();
-  SmallVector<Value> ins{x, *sc};
-  if (zp) {
-    auto z = perAxis(nc, zp, rank, axis, dim, "zero point");
-    if (failed(z))
-      return failure();
-    ins.push_back(*z);
-  }
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  SmallVector<Value> ins{x};
+  SmallVector<AffineMap> maps;
+  if (failed(quantOperands(nc, s, scale, fp8 ? Value() : zp, ins, maps)))
+    return failure();
   bool saturate = nc.attrInt("saturate", 1) != 0;
   unsigned w = qt.getIntOrFloatBitWidth();
   double qmin = fp8 ? 0 : (qUns ? 0.0 : -std::ldexp(1.0, w - 1));
   double qmax = fp8 ? 0 : (qUns ? std::ldexp(1.0, w) - 1 : std::ldexp(1.0, w - 1) - 1);
-  Value r = imp.generic(
-      nc.loc, ins, s, qt, [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+  Value r = quantGeneric(
+      imp, nc.loc, ins, maps, qt,
+      [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
         Value sv = Importer::castScalar(bb, l, a[1], false, xt, false);
         Value v = arith::DivFOp::create(bb, l, a[0], sv);
+        if (fp8)
+          return toFloat8(bb, l, v, qt, saturate);
         auto cst = [&](double d) {
           return arith::ConstantOp::create(bb, l, bb.getFloatAttr(xt, d));
         };
-        if (fp8) {
-          // The spec's FP8 conversion: saturate clamps to the finite range
-          // (NaN stays NaN); truncf rounds to nearest even.
-          if (saturate) {
-            double m = isa<Float8E4M3FNType>(qt) ? 448.0 : 57344.0;
-            v = arith::MinimumFOp::create(
-                bb, l, arith::MaximumFOp::create(bb, l, v, cst(-m)), cst(m));
-          }
-          return Importer::castScalar(bb, l, v, false, qt, false);
-        }
         v = math::RoundEvenOp::create(bb, l, v);
         if (a.size() > 2)
           v = arith::AddFOp::create(
@@ -1329,44 +1677,37 @@ static LogicalResult importQuantizeLinear(NodeContext &nc) {
   return success();
 }
 
+/// DequantizeLinear (opsets 13, 19, 21): y = (x - zp) * scale, in the
+/// scale's type; float8 inputs are widened exactly.
 static LogicalResult importDequantizeLinear(NodeContext &nc) {
   if (failed(checkArity(nc, 2, 3)))
     return failure();
   Importer &imp = nc.imp;
-  if (nc.attrInt("block_size", 0) != 0)
-    return nc.error() << "blocked quantization (block_size) is not supported";
   Value x = nc.in(0), scale = nc.in(1), zp = nc.in(2);
   Type ft = Importer::elemOf(scale);
   if (!isa<FloatType>(ft))
     return nc.error() << "scale must be floating point";
-  bool xUns = imp.isUnsigned(x);
-  ArrayRef<int64_t> s = Importer::shapeOf(x);
-  int64_t rank = s.size();
-  int64_t axis = 0, dim = 1;
-  // `axis` only matters for a per-axis (1-D, non-unit) scale.
-  ArrayRef<int64_t> scaleShape = Importer::shapeOf(scale);
-  if (scaleShape.size() == 1 && scaleShape[0] != 1) {
-    FailureOr<int64_t> a = nc.normAxis(nc.attrInt("axis", 1), rank);
-    if (failed(a))
-      return failure();
-    axis = *a;
-    dim = s[axis];
-  }
-  auto sc = perAxis(nc, scale, rank, axis, dim, "scale");
-  if (failed(sc))
+  Type xt = Importer::elemOf(x);
+  if (!isFloat8(xt) && !(isa<IntegerType>(xt) && !xt.isInteger(1)))
+    return nc.error() << "unsupported quantized input type " << xt;
+  if (zp && Importer::elemOf(zp) != xt)
+    return nc.error() << "zero point type " << Importer::elemOf(zp)
+                      << " differs from the input type " << xt;
+  if (failed(checkFloat8ZeroPoint(nc, zp)))
     return failure();
-  SmallVector<Value> ins{x, *sc};
+  bool xUns = imp.isUnsigned(x);
+  bool fp8 = isFloat8(xt);
+  SmallVector<Value> ins{x};
+  SmallVector<AffineMap> maps;
+  if (failed(quantOperands(nc, Importer::shapeOf(x), scale,
+                           fp8 ? Value() : zp, ins, maps)))
+    return failure();
   bool zpUns = zp && imp.isUnsigned(zp);
-  if (zp) {
-    auto z = perAxis(nc, zp, rank, axis, dim, "zero point");
-    if (failed(z))
-      return failure();
-    ins.push_back(*z);
-  }
-  Value r = imp.generic(
-      nc.loc, ins, s, ft, [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
+  Value r = quantGeneric(
+      imp, nc.loc, ins, maps, ft,
+      [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
         Value v = Importer::castScalar(bb, l, a[0], xUns, ft, false);
-        if (a.size() > 2 && !isa<FloatType>(a[2].getType()))
+        if (a.size() > 2)
           v = arith::SubFOp::create(
               bb, l, v, Importer::castScalar(bb, l, a[2], zpUns, ft, false));
         return arith::MulFOp::create(bb, l, v, a[1]);
@@ -1466,6 +1807,10 @@ void onnx_import::registerHandlers(llvm::StringMap<Handler> &t) {
   t["Slice"] = importSlice;
   t["Gather"] = importGather;
   t["GatherElements"] = importGatherElements;
+  t["GatherND"] = importGatherND;
+  t["IsNaN"] = [](NodeContext &nc) { return importFloatClass(nc, true); };
+  t["IsInf"] = [](NodeContext &nc) { return importFloatClass(nc, false); };
+  t["Gelu"] = importGelu;
   t["Trilu"] = importTrilu;
 
   t["MatMul"] = importMatMul;

@@ -56,26 +56,7 @@ struct fp8rt_model {
 FP8RT_EXPORT int32_t fp8rt_abi_version(void) { return FP8RT_ABI_VERSION; }
 
 FP8RT_EXPORT size_t fp8rt_dtype_size(int32_t dtype) {
-  switch (dtype) {
-  case FP8RT_DOUBLE:
-  case FP8RT_INT64:
-    return 8;
-  case FP8RT_FLOAT:
-  case FP8RT_INT32:
-    return 4;
-  case FP8RT_FLOAT16:
-  case FP8RT_BFLOAT16:
-  case FP8RT_INT16:
-    return 2;
-  case FP8RT_UINT8:
-  case FP8RT_INT8:
-  case FP8RT_BOOL:
-  case FP8RT_FLOAT8E4M3FN:
-  case FP8RT_FLOAT8E5M2:
-    return 1;
-  default:
-    return 0;
-  }
+  return fp8rt_dtype_size_inline(dtype);
 }
 
 static void set_error(fp8rt_model *m, const char *fmt, ...) {

@@ -43,28 +43,6 @@ template <typename T> void appendLE(std::vector<uint8_t> &bytes, T v) {
   bytes.insert(bytes.end(), raw, raw + sizeof(T));
 }
 
-size_t dtypeSize(int32_t dtype) {
-  switch (dtype) {
-  case FP8RT_DOUBLE:
-  case FP8RT_INT64:
-    return 8;
-  case FP8RT_FLOAT:
-  case FP8RT_INT32:
-    return 4;
-  case FP8RT_FLOAT16:
-  case FP8RT_BFLOAT16:
-  case FP8RT_INT16:
-    return 2;
-  case FP8RT_UINT8:
-  case FP8RT_INT8:
-  case FP8RT_BOOL:
-  case FP8RT_FLOAT8E4M3FN:
-  case FP8RT_FLOAT8E5M2:
-    return 1;
-  default:
-    return 0;
-  }
-}
 
 float halfToFloat(uint16_t h) {
   const int sign = h >> 15, exp = (h >> 10) & 0x1F, man = h & 0x3FF;
@@ -184,7 +162,7 @@ bool readTensorProto(const std::string &path, HostTensor &out,
       return fail("unsupported wire type");
     }
   }
-  const size_t elemSize = dtypeSize(out.dtype);
+  const size_t elemSize = fp8rt_dtype_size_inline(out.dtype);
   if (!elemSize) {
     error = path + ": unsupported data type " + std::to_string(out.dtype);
     return false;

@@ -45,6 +45,8 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from onnx_tensor import iter_fields as _fields  # noqa: E402
+from onnx_tensor import packed_varints as _packed  # noqa: E402
 from onnx_tensor import read_tensor  # noqa: E402
 
 LLVM = "/usr/lib/llvm-22"
@@ -89,48 +91,8 @@ REFERENCE_ISSUES = {
 }
 
 #===----------------------------------------------------------------------===#
-# A minimal protobuf reader for model.onnx (no onnx/protobuf packages).
+# model.onnx, read with the minimal protobuf codec of scripts/onnx_tensor.py.
 #===----------------------------------------------------------------------===#
-
-
-def _varint(buf, i):
-    result = shift = 0
-    while True:
-        byte = buf[i]
-        i += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return result, i
-
-
-def _fields(buf):
-    """Yields (field number, wire type, value) of one message; value is an
-    int (varint/fixed) or bytes (length-delimited)."""
-    i = 0
-    while i < len(buf):
-        key, i = _varint(buf, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = _varint(buf, i)
-        elif wire == 2:
-            n, i = _varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        elif wire == 5:
-            v, i = int.from_bytes(buf[i:i + 4], "little"), i + 4
-        elif wire == 1:
-            v, i = int.from_bytes(buf[i:i + 8], "little"), i + 8
-        else:
-            raise ValueError(f"unsupported protobuf wire type {wire}")
-        yield field, wire, v
-
-
-def _packed(chunk):
-    out, i = [], 0
-    while i < len(chunk):
-        v, i = _varint(chunk, i)
-        out.append(v)
-    return out
 
 
 def _value_info(buf):
@@ -526,7 +488,8 @@ def run_one(name, data_dir, build, work):
     else:
         return result("FAIL", "no func.func @main in the imported module")
     args = [(n, parse_tensor_type(t)) for t, n in
-            re.findall(r"(tensor<[^>]*>) \{onnx\.name = \"([^\"]*)\"\}", arg_text)]
+            re.findall(r"(tensor<[^>]*>) \{(?:onnx\.dtype = [^,]*, )?onnx\.name = \"([^\"]*)\"\}",
+                       arg_text)]
     result_types = [parse_tensor_type(t) for t in re.findall(r"tensor<[^>]*>", res_text)]
     if len(result_types) != len(outputs):
         return result("FAIL", f"@main returns {len(result_types)} values, "

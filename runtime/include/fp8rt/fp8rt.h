@@ -105,6 +105,30 @@ const char *fp8rt_model_last_error(const fp8rt_model *model);
 /* Size in bytes of one element of `dtype`, 0 if unknown. */
 size_t fp8rt_dtype_size(int32_t dtype);
 
+/* The same, inline, for hosts that do not link a model (fp8-run's readers). */
+static inline size_t fp8rt_dtype_size_inline(int32_t dtype) {
+  switch (dtype) {
+  case FP8RT_DOUBLE:
+  case FP8RT_INT64:
+    return 8;
+  case FP8RT_FLOAT:
+  case FP8RT_INT32:
+    return 4;
+  case FP8RT_FLOAT16:
+  case FP8RT_BFLOAT16:
+  case FP8RT_INT16:
+    return 2;
+  case FP8RT_UINT8:
+  case FP8RT_INT8:
+  case FP8RT_BOOL:
+  case FP8RT_FLOAT8E4M3FN:
+  case FP8RT_FLOAT8E5M2:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 #ifdef __cplusplus
 }
 #endif
