@@ -153,9 +153,22 @@ def FP8InsertScales : Pass<"fp8-insert-scales", "::mlir::ModuleOp"> {
     Option<"policyFile", "policy-file", "std::string", "\"\"",
            "JSON policy with per-node rules (match/skip/recipe/format)">,
     Option<"reportFile", "report-file", "std::string", "\"\"",
-           "Write every decision as JSON to this file">
+           "Write every decision as JSON to this file">,
+    Option<"analyze", "analyze", "bool", "false",
+           "Numerics analysis build: keep each FP8 product's FP32 twin and "
+           "accumulate, across runs, the energies of every operand, of its "
+           "quantization error, of the FP32 product and of the FP8 product's "
+           "error, and the largest activation amax, in state globals "
+           "fp8_state_stats_<n> (see scripts/fp8_report.py)">,
+    Option<"calibrationFile", "calibration-file", "std::string", "\"\"",
+           "JSON {node: {\"amax\": v}} from calibration runs: per-tensor "
+           "current scaling uses the calibrated amax as a static scale, "
+           "delayed scaling starts its history with it">
   ];
-  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect",
+                           "::mlir::ml_program::MLProgramDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def FP8TrackAmax : Pass<"fp8-track-amax", "::mlir::ModuleOp"> {

@@ -35,6 +35,8 @@ void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
   insert.keepFirstLast = options.keepFirstLast;
   insert.policyFile = options.policyFile;
   insert.reportFile = options.reportFile;
+  insert.analyze = options.analyze;
+  insert.calibrationFile = options.calibrationFile;
   pm.addPass(createFP8InsertScales(insert));
   pm.addPass(createFP8TrackAmax());
   if (options.kMajorRhs) {

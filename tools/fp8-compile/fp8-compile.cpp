@@ -66,6 +66,16 @@ static cl::opt<bool> keepFirstLast(
     "keep-first-last",
     cl::desc("Keep the first and last linear layer in high precision"),
     cl::init(true));
+static cl::opt<bool> analyze(
+    "analyze",
+    cl::desc("Numerics analysis build: the library also records, per FP8 "
+             "product, operand SQNR and output error against its FP32 twin "
+             "(read the state with scripts/fp8_report.py)"));
+static cl::opt<std::string> calibration(
+    "calibration",
+    cl::desc("Calibrated activation amaxes (JSON from fp8_report.py): "
+             "static per-tensor scales, or the start of delayed histories"),
+    cl::value_desc("path"));
 static cl::opt<bool> kMajorRhs(
     "k-major-rhs",
     cl::desc("Store FP8 right operands K-major (default; exact)"),
@@ -168,6 +178,8 @@ int main(int argc, char **argv) {
     options.keepFirstLast = keepFirstLast;
     options.history = history;
     options.kMajorRhs = kMajorRhs;
+    options.analyze = analyze;
+    options.calibrationFile = calibration;
     fp8::buildFP8QuantizePipeline(pm, options);
     if (failed(pm.run(*module)))
       return fail("the FP8 recipe passes failed");

@@ -61,6 +61,14 @@ struct QuantizePipelineOptions
       llvm::cl::desc("Make right operands K-major (fp8-transpose-rescale), "
                      "as Hopper's FP8 tensor cores read them"),
       llvm::cl::init(true)};
+  Option<bool> analyze{
+      *this, "analyze",
+      llvm::cl::desc("Numerics analysis build (fp8-insert-scales analyze)"),
+      llvm::cl::init(false)};
+  Option<std::string> calibrationFile{
+      *this, "calibration-file",
+      llvm::cl::desc("Calibrated activation amaxes (JSON)"),
+      llvm::cl::init("")};
   Option<std::string> reportFile{*this, "report-file",
                                  llvm::cl::desc("Write decisions as JSON"),
                                  llvm::cl::init("")};

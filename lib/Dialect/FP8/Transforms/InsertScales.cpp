@@ -11,6 +11,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Support/FileUtilities.h"
@@ -20,6 +23,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include <cmath>
 
 #define DEBUG_TYPE "fp8-insert-scales"
 
@@ -137,6 +142,103 @@ struct FP8InsertScalesPass
     return success();
   }
 
+  /// Calibrated activation amaxes by ONNX node name.
+  LogicalResult loadCalibration(llvm::StringMap<float> &amax) {
+    if (calibrationFile.empty())
+      return success();
+    auto buffer = llvm::MemoryBuffer::getFile(calibrationFile);
+    if (!buffer)
+      return getOperation().emitError()
+             << "cannot read calibration file " << calibrationFile << ": "
+             << buffer.getError().message();
+    llvm::Expected<llvm::json::Value> json =
+        llvm::json::parse((*buffer)->getBuffer());
+    if (!json)
+      return getOperation().emitError()
+             << "calibration file " << calibrationFile
+             << " is not valid JSON: " << llvm::toString(json.takeError());
+    auto *root = json->getAsObject();
+    if (!root)
+      return getOperation().emitError()
+             << "calibration file " << calibrationFile
+             << ": expected an object {node: {\"amax\": value}}";
+    for (auto &kv : *root) {
+      auto *entry = kv.second.getAsObject();
+      std::optional<double> value = entry ? entry->getNumber("amax") : std::nullopt;
+      if (!value || !std::isfinite(*value) || *value < 0)
+        return getOperation().emitError()
+               << "calibration file " << calibrationFile << ": node '"
+               << StringRef(kv.first) << "' needs a finite, non-negative \"amax\"";
+      amax[kv.first] = static_cast<float>(*value);
+    }
+    return success();
+  }
+
+  /// Sum of squares of x (or of x - y) over all elements, as tensor<f32>.
+  static Value energy(OpBuilder &b, Location loc, Value x, Value y = {}) {
+    auto type = cast<RankedTensorType>(x.getType());
+    MLIRContext *ctx = b.getContext();
+    Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{},
+                                         b.getF32Type());
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    init = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+    AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(), ctx);
+    AffineMap scalar = AffineMap::get(type.getRank(), 0, {}, ctx);
+    SmallVector<Value> ins{x};
+    SmallVector<AffineMap> maps{id};
+    if (y) {
+      ins.push_back(y);
+      maps.push_back(id);
+    }
+    maps.push_back(scalar);
+    SmallVector<utils::IteratorType> iters(type.getRank(),
+                                           utils::IteratorType::reduction);
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), ins, ValueRange{init}, maps, iters,
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 auto f32 = [&](Value v) -> Value {
+                   return v.getType().isF32()
+                              ? v
+                              : arith::ExtFOp::create(nb, nl, nb.getF32Type(), v);
+                 };
+                 Value d = f32(args[0]);
+                 if (args.size() == 3)
+                   d = arith::SubFOp::create(nb, nl, d, f32(args[1]));
+                 Value sq = arith::MulFOp::create(nb, nl, d, d);
+                 linalg::YieldOp::create(
+                     nb, nl, ValueRange{arith::AddFOp::create(nb, nl, args.back(), sq)});
+               })
+        .getResult(0);
+  }
+
+  /// Accumulates this run's statistics of one FP8 product into a state
+  /// global: energies added, the amax (last entry) maxed.
+  void accumulateStats(OpBuilder &b, Location loc, SymbolTable &symbols,
+                       StringRef name, ArrayRef<Value> stats) {
+    MLIRContext *ctx = b.getContext();
+    auto type = RankedTensorType::get({int64_t(stats.size())}, b.getF32Type());
+    OpBuilder mb(ctx);
+    mb.setInsertionPointToStart(getOperation().getBody());
+    auto global = ml_program::GlobalOp::create(
+        mb, loc, name, type, /*is_mutable=*/true,
+        DenseElementsAttr::get(type, 0.0f), mb.getStringAttr("private"));
+    symbols.insert(global);
+    auto ref = FlatSymbolRefAttr::get(global.getSymNameAttr());
+    Value old = ml_program::GlobalLoadOp::create(b, loc, type, ref);
+    SmallVector<Value> updated;
+    for (auto [i, v] : llvm::enumerate(stats)) {
+      Value idx = arith::ConstantIndexOp::create(b, loc, i);
+      Value prev = tensor::ExtractOp::create(b, loc, old, ValueRange{idx});
+      Value now = tensor::ExtractOp::create(b, loc, v, ValueRange{});
+      updated.push_back(i + 1 == stats.size()
+                            ? Value(arith::MaximumFOp::create(b, loc, prev, now))
+                            : Value(arith::AddFOp::create(b, loc, prev, now)));
+    }
+    Value next = tensor::FromElementsOp::create(b, loc, type, updated);
+    ml_program::GlobalStoreOp::create(b, loc, ref, next);
+    (void)ctx;
+  }
+
   static bool isRecipe(StringRef r) {
     return r == "delayed" || r == "current" || r == "block" || r == "mxfp8";
   }
@@ -232,7 +334,8 @@ struct FP8InsertScalesPass
   /// never take delayed scaling: their amax is known, so current scaling
   /// folds to the exact scale at compile time.
   std::pair<Value, Value> quantize(OpBuilder &b, Location loc, Value x,
-                                   const Plan &p, ScaleLayoutAttr layout) {
+                                   const Plan &p, ScaleLayoutAttr layout,
+                                   std::optional<float> calibrated = {}) {
     auto type = cast<RankedTensorType>(x.getType());
     SmallVector<int64_t> scaleShape = *layout.getScaleShape(type.getShape());
     auto f32 = b.getF32Type();
@@ -241,12 +344,22 @@ struct FP8InsertScalesPass
                         ? Type(Float8E8M0FNUType::get(b.getContext()))
                         : Type(f32);
     auto scaleType = RankedTensorType::get(scaleShape, scaleElt);
-    Value amax = AmaxOp::create(b, loc, amaxType, x, layout);
+    const bool activation = !matchPattern(x, m_Constant());
+    // A calibrated per-tensor current scale is static: no amax at run time.
+    Value amax;
+    if (calibrated && activation && layout.isPerTensor() && !p.delayed)
+      amax = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(amaxType, *calibrated));
+    else
+      amax = AmaxOp::create(b, loc, amaxType, x, layout);
     auto scale =
         ComputeScaleOp::create(b, loc, scaleType, amax, Value(), p.recipe,
                                p.format);
-    if (p.delayed && !matchPattern(x, m_Constant()))
+    if (p.delayed && activation) {
       scale->setAttr("fp8.delayed", p.delayed);
+      if (calibrated)
+        scale->setAttr("fp8.calibrated_amax", b.getF32FloatAttr(*calibrated));
+    }
     auto qType = type.clone(getFloatType(b.getContext(), p.format));
     Value q = QuantizeOp::create(b, loc, qType, x, scale, layout);
     return {q, scale};
@@ -258,6 +371,11 @@ struct FP8InsertScalesPass
     std::vector<Rule> rules;
     if (failed(loadPolicy(rules)))
       return signalPassFailure();
+    llvm::StringMap<float> calibration;
+    if (failed(loadCalibration(calibration)))
+      return signalPassFailure();
+    SymbolTable symbols(getOperation());
+    unsigned statsIndex = 0;
 
     // Candidates in program order.
     SmallVector<linalg::LinalgOp> products;
@@ -348,14 +466,43 @@ struct FP8InsertScalesPass
       Plan p = plan(d.recipe, d.format, rhsIsWeight);
       OpBuilder b(op);
       Location loc = op.getLoc();
-      auto [qa, sa] = quantize(b, loc, lhs, p, p.lhsLayout);
+      std::optional<float> calibrated;
+      if (auto it = calibration.find(name); it != calibration.end()) {
+        calibrated = it->second;
+        entry["calibrated_amax"] = double(*calibrated);
+      }
+      auto [qa, sa] = quantize(b, loc, lhs, p, p.lhsLayout, calibrated);
       auto [qb, sb] = quantize(b, loc, rhs, p, p.rhsLayout);
       auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
       auto product = ScaledMatmulOp::create(
           b, loc, resultType, qa, sa, qb, sb, /*bias=*/Value(), p.lhsLayout,
           p.rhsLayout, /*transpose_rhs=*/false, Epilogue::None);
-      op->getResult(0).replaceAllUsesWith(product.getResult());
-      op->erase();
+      Value fp32 = op->getResult(0);
+      fp32.replaceAllUsesWith(product.getResult());
+      if (analyze) {
+        // The FP32 twin stays, feeding only the statistics.
+        b.setInsertionPointAfter(op);
+        auto deq = [&](Value q, Value s, ScaleLayoutAttr l, Value like) {
+          return DequantizeOp::create(b, loc, like.getType(), q, s, l)
+              .getResult();
+        };
+        Value lhsAmax = AmaxOp::create(
+            b, loc, RankedTensorType::get({}, b.getF32Type()), lhs,
+            ScaleLayoutAttr::get(&getContext(), Granularity::Tensor));
+        SmallVector<Value> stats{
+            energy(b, loc, lhs),
+            energy(b, loc, lhs, deq(qa, sa, p.lhsLayout, lhs)),
+            energy(b, loc, rhs),
+            energy(b, loc, rhs, deq(qb, sb, p.rhsLayout, rhs)),
+            energy(b, loc, fp32),
+            energy(b, loc, product.getResult(), fp32),
+            lhsAmax};
+        std::string stateName = "fp8_state_stats_" + std::to_string(statsIndex++);
+        accumulateStats(b, loc, symbols, stateName, stats);
+        entry["stats"] = stateName;
+      } else {
+        op->erase();
+      }
 
       std::string la, lb;
       llvm::raw_string_ostream(la) << p.lhsLayout;

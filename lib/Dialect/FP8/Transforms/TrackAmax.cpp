@@ -58,9 +58,19 @@ struct FP8TrackAmaxPass : fp8::impl::FP8TrackAmaxBase<FP8TrackAmaxPass> {
       // Module-level state, named after the op's position.
       b.setInsertionPointToStart(module.getBody());
       std::string base = "fp8_state_" + std::to_string(index++);
+      // A calibrated amax (fp8-insert-scales{calibration-file}) starts the
+      // history, so even the first run has a real scale.
+      SmallVector<float> initial(histType.getNumElements(), 0.0f);
+      if (auto calibrated =
+              op->getAttrOfType<FloatAttr>("fp8.calibrated_amax")) {
+        const int64_t perStep = scaleType.getNumElements();
+        for (int64_t i = 0; i < perStep; ++i)
+          initial[i] = calibrated.getValueAsDouble();
+      }
       auto histGlobal = ml_program::GlobalOp::create(
           b, loc, base + "_history", histType, /*is_mutable=*/true,
-          DenseElementsAttr::get(histType, 0.0f), b.getStringAttr("private"));
+          DenseElementsAttr::get(histType, ArrayRef<float>(initial)),
+          b.getStringAttr("private"));
       auto scaleGlobal = ml_program::GlobalOp::create(
           b, loc, base + "_scale", scaleType, /*is_mutable=*/true,
           DenseElementsAttr::get(scaleType, 1.0f), b.getStringAttr("private"));
