@@ -41,7 +41,7 @@ def run(build, model_dir, recipe, work):
                          capture_output=True, text=True).stdout
     for line in out.splitlines():
         m = re.match(r"\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(ok|FAIL)(?:\s+top1 (\d+)/(\d+))?", line)
-        if m and m.group(1) != "output":
+        if m and m.group(2) != "shape":
             return dict(rel=float(m.group(4)), cos=float(m.group(5)),
                         top1=(m.group(7), m.group(8)) if m.group(7) else None,
                         output=m.group(1), shape=m.group(2))
