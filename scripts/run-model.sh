@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, then compile a bundled ONNX
-# transformer (GPT-2, 2 layers, random weights; models/) for the CPU, run it
-# on its stored inputs and compare with onnxruntime's outputs.
-# usage: scripts/run-model.sh [MODEL_DIR] [run_onnx_model.py options]
+# transformer (GPT-2, 2 layers, random weights; models/) for the CPU, in FP32
+# and with FP8 block scaling (1x128 activations, 128x128 weights), run both
+# on the stored inputs and compare with onnxruntime's FP32 outputs.
+# usage: scripts/run-model.sh [MODEL_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 model=${1:-$root/models/gpt2_tiny_dynamo}
-shift || true
 build=${FP8_BUILD_DIR:-$root/build}
 bash "$root/scripts/build.sh" "$build" >/dev/null
-/usr/bin/python3 "$root/scripts/run_onnx_model.py" "$model" --build "$build" "$@"
+echo "== FP32 (must match onnxruntime: relative L2 <= 1e-5)"
+/usr/bin/python3 "$root/scripts/run_onnx_model.py" "$model" --build "$build"
+echo "== FP8 E4M3, block scaling (bound: relative L2 <= 0.1)"
+/usr/bin/python3 "$root/scripts/run_onnx_model.py" "$model" --build "$build" \
+  --recipe block --rtol 0.1

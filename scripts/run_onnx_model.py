@@ -2,7 +2,7 @@
 """Compile an ONNX model with fp8-compile and run it with fp8-run on an ONNX
 test-data folder, comparing with the stored reference outputs.
 
-    run_onnx_model.py MODEL_DIR [--data DIR] [--rtol R] [--build BUILD] [--work DIR]
+    run_onnx_model.py MODEL_DIR [--data DIR] [--rtol R] [--recipe R] [--build BUILD] [--work DIR]
 
 MODEL_DIR holds model.onnx and test_data_set_0/ (input_N.pb, output_N.pb).
 Input shapes are pinned from the test data (`--input-shape name=...`), so
@@ -30,6 +30,8 @@ def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--build", default=os.path.join(root, "build"))
     ap.add_argument("--work", default=None, help="where the model library goes")
+    ap.add_argument("--recipe", default="none",
+                    help="FP8 recipe for fp8-compile (none, delayed, current, block, mxfp8)")
     args = ap.parse_args()
 
     name = os.path.basename(os.path.abspath(args.model_dir))
@@ -49,8 +51,8 @@ def main():
         raise SystemExit(f"error: {data} has no input_N.pb files")
     print(f"{name}: {len(inputs)} inputs, {outputs} outputs", flush=True)
 
-    library = os.path.join(work, "model.so")
-    cmd = [os.path.join(bindir, "fp8-compile"), model, "-o", library]
+    library = os.path.join(work, f"model-{args.recipe}.so")
+    cmd = [os.path.join(bindir, "fp8-compile"), model, "-o", library, "--recipe", args.recipe]
     for tensor_name, array, _ in inputs:
         if tensor_name:
             cmd += ["--input-shape", f"{tensor_name}=" + "x".join(map(str, array.shape))]
@@ -58,7 +60,7 @@ def main():
         raise SystemExit("error: fp8-compile failed: " + " ".join(cmd))
     sys.stdout.flush()
     run = subprocess.run([os.path.join(bindir, "fp8-run"), library, "--data", data,
-                          "--rtol", str(args.rtol)])
+                          "--rtol", str(args.rtol), "--top1"])
     return run.returncode
 
 
