@@ -1,0 +1,1200 @@
+//===- fp8rt_cuda.cpp - fp8rt's CUDA runtime over the driver API ----------===//
+//
+// Part of fp8-opt. The mgpu* functions that MLIR 22's gpu-to-llvm host code
+// calls, plus fp8rt_cuda_* for errors. See include/fp8rt/fp8rt_cuda.h for the
+// error policy. Driver API only; never exits, aborts or throws.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8rt/fp8rt_cuda.h"
+
+#include <cuda.h>
+
+#include <array>
+#include <climits>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#define FP8RT_CUDA_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Error state
+//===----------------------------------------------------------------------===//
+
+struct ThreadErrors {
+  int32_t code = 0;    // last failure
+  int32_t pending = 0; // first failure not yet returned by a status call
+  std::string message;
+  std::string lastKernel; // last kernel launched from this thread
+};
+thread_local ThreadErrors tls;
+
+
+bool envFlag(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+// Names and strings for the codes we expect to see, for when the driver
+// cannot say (the stub library answers CUDA_ERROR_STUB_LIBRARY to
+// everything, cuGetErrorName included).
+struct KnownError {
+  int code;
+  const char *name;
+  const char *text;
+};
+const KnownError kKnownErrors[] = {
+    {0, "CUDA_SUCCESS", "no error"},
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {4, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
+    {34, "CUDA_ERROR_STUB_LIBRARY",
+     "CUDA driver is a stub library (no NVIDIA driver installed)"},
+    {35, "CUDA_ERROR_INSUFFICIENT_DRIVER",
+     "CUDA driver version is insufficient for CUDA runtime version"},
+    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
+    {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain"},
+    {300, "CUDA_ERROR_INVALID_SOURCE", "device kernel image is invalid"},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {999, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+std::string describe(CUresult r) {
+  const char *name = nullptr, *text = nullptr;
+  if (cuGetErrorName(r, &name) != CUDA_SUCCESS)
+    name = nullptr;
+  if (cuGetErrorString(r, &text) != CUDA_SUCCESS)
+    text = nullptr;
+  for (const KnownError &k : kKnownErrors)
+    if (k.code == static_cast<int>(r)) {
+      if (!name)
+        name = k.name;
+      if (!text)
+        text = k.text;
+    }
+  std::string s = name ? name : "CUDA error " + std::to_string((int)r);
+  if (text)
+    s += std::string(" (") + text + ")";
+  return s;
+}
+
+std::string vformat(const char *fmt, va_list ap) {
+  char buf[1024];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  return buf;
+}
+
+void record(CUresult r, std::string message) {
+  tls.code = static_cast<int32_t>(r);
+  if (!tls.pending)
+    tls.pending = static_cast<int32_t>(r);
+  tls.message = std::move(message);
+  if (envFlag("FP8RT_CUDA_LOG"))
+    std::fprintf(stderr, "fp8rt_cuda: %s\n", tls.message.c_str());
+}
+
+// A failed driver call: "<what>: <NAME> (<string>)".
+__attribute__((format(printf, 2, 3))) void fail(CUresult r, const char *fmt,
+                                                ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string what = vformat(fmt, ap);
+  va_end(ap);
+  record(r, what + ": " + describe(r));
+}
+
+// One of our own checks failed: the message is complete as given.
+__attribute__((format(printf, 2, 3))) void failMsg(CUresult r,
+                                                   const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string what = vformat(fmt, ap);
+  va_end(ap);
+  record(r, what);
+}
+
+//===----------------------------------------------------------------------===//
+// Context
+//===----------------------------------------------------------------------===//
+
+constexpr int kMaxDevices = 64;
+struct DeviceState {
+  bool tried = false;
+  CUresult result = CUDA_SUCCESS;
+  std::string error;
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  bool memoryPools = false;
+  int optinSmem = 0; // max shared memory per block, opt-in
+  int ccMajor = 0, ccMinor = 0;
+};
+
+struct FunctionInfo {
+  std::string name;
+  std::string module;
+  CUmodule handle = nullptr;
+  int dynamicSmemSet = 48 * 1024; // what cuFuncSetAttribute allowed so far
+};
+enum class AllocKind { Sync, Async, Managed };
+using TensorMapKey =
+    std::pair<CUcontext, std::array<unsigned char, sizeof(CUtensorMap)>>;
+
+// Process-wide state. Built on first use and never destroyed: MLIR's
+// module-load constructors (priority 123) run before this file's dynamic
+// initializers, and its unload destructors after static destructors.
+struct Globals {
+  std::mutex mutex; // guards everything here
+  std::string moduleLoadError; // first module-load failure
+  bool initTried = false;
+  CUresult initResult = CUDA_SUCCESS;
+  std::string initError;
+  DeviceState devices[kMaxDevices];
+  int defaultDevice = -2; // -2: not chosen yet; -1: invalid
+  std::string deviceError; // why defaultDevice is -1
+  std::unordered_map<CUmodule, std::string> modules; // names
+  std::unordered_map<CUfunction, FunctionInfo> functions;
+  std::unordered_map<void *, AllocKind> allocations;
+  // Tensor maps in device memory, shared by identical requests.
+  std::map<TensorMapKey, CUdeviceptr> tensorMaps;
+};
+Globals &G() {
+  static Globals *g = new Globals;
+  return *g;
+}
+
+int defaultDeviceLocked() {
+  if (G().defaultDevice == -2) {
+    G().defaultDevice = 0;
+    if (const char *env = std::getenv("FP8RT_CUDA_DEVICE")) {
+      char *end = nullptr;
+      long v = std::strtol(env, &end, 10);
+      if (!*env || *end || v < 0 || v >= kMaxDevices) {
+        G().defaultDevice = -1;
+        G().deviceError = std::string("FP8RT_CUDA_DEVICE='") + env +
+                       "' is not a device ordinal (0.." +
+                       std::to_string(kMaxDevices - 1) + ")";
+      } else {
+        G().defaultDevice = static_cast<int>(v);
+      }
+    }
+  }
+  return G().defaultDevice;
+}
+
+// The state of the default device, initialized on first use; nullptr (and
+// an error recorded, mentioning `op`) on failure.
+DeviceState *currentDevice(const char *op) {
+  std::lock_guard<std::mutex> lock(G().mutex);
+  if (!G().initTried) {
+    G().initTried = true;
+    G().initResult = cuInit(0);
+    if (G().initResult != CUDA_SUCCESS)
+      G().initError = "cuInit: " + describe(G().initResult);
+  }
+  if (G().initResult != CUDA_SUCCESS) {
+    failMsg(G().initResult, "%s: CUDA is not available: %s", op,
+            G().initError.c_str());
+    return nullptr;
+  }
+  int ordinal = defaultDeviceLocked();
+  if (ordinal < 0) {
+    failMsg(CUDA_ERROR_INVALID_DEVICE, "%s: %s", op, G().deviceError.c_str());
+    return nullptr;
+  }
+  DeviceState &d = G().devices[ordinal];
+  if (!d.tried) {
+    d.tried = true;
+    int count = 0;
+    cuDeviceGetCount(&count);
+    CUresult r = cuDeviceGet(&d.device, ordinal);
+    if (r != CUDA_SUCCESS) {
+      d.result = r;
+      d.error = "cuDeviceGet(" + std::to_string(ordinal) + ") with " +
+                std::to_string(count) + " device(s) visible: " + describe(r);
+    } else if ((r = cuDevicePrimaryCtxRetain(&d.context, d.device)) !=
+               CUDA_SUCCESS) {
+      d.result = r;
+      d.error = "cuDevicePrimaryCtxRetain(device " + std::to_string(ordinal) +
+                "): " + describe(r);
+    } else {
+      int pools = 0;
+      cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+                           d.device);
+      d.memoryPools = pools != 0;
+      cuDeviceGetAttribute(&d.optinSmem,
+                           CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                           d.device);
+      cuDeviceGetAttribute(&d.ccMajor,
+                           CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                           d.device);
+      cuDeviceGetAttribute(&d.ccMinor,
+                           CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                           d.device);
+    }
+  }
+  if (d.result != CUDA_SUCCESS) {
+    failMsg(d.result, "%s: %s", op, d.error.c_str());
+    return nullptr;
+  }
+  return &d;
+}
+
+// Makes the default device's primary context current for the scope; pushes
+// only when the thread's current context differs, and pops what it pushed.
+class ScopedContext {
+public:
+  explicit ScopedContext(const char *op) {
+    dev = currentDevice(op);
+    if (!dev)
+      return;
+    CUcontext current = nullptr;
+    if (cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != dev->context) {
+      CUresult r = cuCtxPushCurrent(dev->context);
+      if (r != CUDA_SUCCESS) {
+        fail(r, "%s: cuCtxPushCurrent", op);
+        dev = nullptr;
+        return;
+      }
+      pushed = true;
+    }
+  }
+  ~ScopedContext() {
+    if (pushed) {
+      CUcontext ignored;
+      cuCtxPopCurrent(&ignored);
+    }
+  }
+  bool ok() const { return dev != nullptr; }
+  DeviceState *dev = nullptr;
+
+private:
+  bool pushed = false;
+};
+
+//===----------------------------------------------------------------------===//
+// Modules and functions
+//===----------------------------------------------------------------------===//
+
+
+std::string kernelName(CUfunction f) {
+  std::lock_guard<std::mutex> lock(G().mutex);
+  auto it = G().functions.find(f);
+  return it == G().functions.end() ? std::string("<unknown kernel>")
+                                : "'" + it->second.name + "' (" +
+                                      it->second.module + ")";
+}
+
+enum class ImageKind { Cubin, Fatbin, Ptx, Unknown };
+
+ImageKind classify(const void *data, size_t size) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  if ((size == 0 || size >= 4) && p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' &&
+      p[3] == 'F')
+    return ImageKind::Cubin;
+  uint32_t magic;
+  std::memcpy(&magic, p, 4);
+  if (magic == 0xBA55ED50u)
+    return ImageKind::Fatbin;
+  // PTX is text: look for its directives near the start.
+  size_t n = size ? size : 4096;
+  size_t limit = n < 4096 ? n : 4096;
+  std::string head(reinterpret_cast<const char *>(p),
+                   strnlen(reinterpret_cast<const char *>(p), limit));
+  if (head.find(".version") != std::string::npos ||
+      head.find(".target") != std::string::npos)
+    return ImageKind::Ptx;
+  return ImageKind::Unknown;
+}
+
+const char *kindName(ImageKind k) {
+  switch (k) {
+  case ImageKind::Cubin:
+    return "cubin";
+  case ImageKind::Fatbin:
+    return "fatbin";
+  case ImageKind::Ptx:
+    return "PTX";
+  default:
+    return "unrecognized image";
+  }
+}
+
+std::string trimLog(const char *log) {
+  std::string s(log);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == 0))
+    s.pop_back();
+  if (s.size() > 600)
+    s = s.substr(0, 600) + "...";
+  return s;
+}
+
+bool archMismatch(CUresult r) {
+  return r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_IMAGE ||
+         r == CUDA_ERROR_INVALID_SOURCE || r == CUDA_ERROR_INVALID_PTX ||
+         r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+}
+
+// Loads one image inside a current context; on failure records an error
+// naming `name` and the device, and returns nullptr with *result set.
+CUmodule loadImage(const void *data, ImageKind kind, const std::string &name,
+                   int optLevel, DeviceState *dev, CUresult *result) {
+  char errorLog[4096] = {0};
+  CUjit_option options[3] = {CU_JIT_ERROR_LOG_BUFFER,
+                             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                             CU_JIT_OPTIMIZATION_LEVEL};
+  void *values[3] = {errorLog, reinterpret_cast<void *>(sizeof errorLog - 1),
+                     reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
+  unsigned numOptions = (kind == ImageKind::Ptx && optLevel >= 0) ? 3 : 2;
+  CUmodule module = nullptr;
+  CUresult r = cuModuleLoadDataEx(&module, data, numOptions, options, values);
+  *result = r;
+  if (r != CUDA_SUCCESS) {
+    std::string log = trimLog(errorLog);
+    fail(r, "loading module %s (%s) on device sm_%d%d%s%s", name.c_str(),
+         kindName(kind), dev->ccMajor, dev->ccMinor,
+         log.empty() ? "" : "; JIT log: ", log.c_str());
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(G().mutex);
+  G().modules[module] = name;
+  return module;
+}
+
+void noteModuleLoadFailure() {
+  std::lock_guard<std::mutex> lock(G().mutex);
+  if (G().moduleLoadError.empty())
+    G().moduleLoadError = tls.message;
+}
+
+std::string moduleLoadFailure() {
+  std::lock_guard<std::mutex> lock(G().mutex);
+  return G().moduleLoadError.empty() ? std::string("no module failed to load")
+                                  : "earlier failure: " + G().moduleLoadError;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory bookkeeping
+//===----------------------------------------------------------------------===//
+
+constexpr size_t kMaxTensorMaps = 4096;
+
+size_t tensorMapElementBytes(int64_t dataType) {
+  switch (dataType) {
+  case CU_TENSOR_MAP_DATA_TYPE_UINT8:
+    return 1;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT16:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+  case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+    return 2;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT32:
+  case CU_TENSOR_MAP_DATA_TYPE_INT32:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+  case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+  case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ:
+    return 4;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT64:
+  case CU_TENSOR_MAP_DATA_TYPE_INT64:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT64:
+    return 8;
+  default:
+    return 0;
+  }
+}
+
+// A ranked memref descriptor, as MLIR lays it out.
+struct MemRefView {
+  char *aligned;
+  int64_t offset;
+  const int64_t *sizes;
+  const int64_t *strides;
+};
+MemRefView viewMemRef(int64_t rank, void *descriptor) {
+  auto *words = static_cast<int64_t *>(descriptor);
+  MemRefView v;
+  std::memcpy(&v.aligned, &words[1], sizeof(void *));
+  v.offset = words[2];
+  v.sizes = &words[3];
+  v.strides = &words[3 + rank];
+  return v;
+}
+
+// Bytes spanned by a memref (0 if empty, -1 if a stride is negative).
+int64_t memRefSpan(int64_t rank, const MemRefView &v, int64_t elementSize) {
+  int64_t last = 0;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (v.sizes[i] == 0)
+      return 0;
+    if (v.strides[i] < 0)
+      return -1;
+    last += (v.sizes[i] - 1) * v.strides[i];
+  }
+  return (last + 1) * elementSize;
+}
+
+bool fitsUnsigned(intptr_t v) { return v > 0 && v <= (intptr_t)UINT_MAX; }
+
+// Raises a kernel's dynamic shared memory limit when a launch needs more
+// than the default 48 KB. False (error recorded) when it cannot.
+bool ensureDynamicSmem(CUfunction f, int32_t smem, DeviceState *dev,
+                       const std::string &kernel) {
+  if (smem <= 48 * 1024)
+    return true;
+  {
+    std::lock_guard<std::mutex> lock(G().mutex);
+    auto it = G().functions.find(f);
+    if (it != G().functions.end() && it->second.dynamicSmemSet >= smem)
+      return true;
+  }
+  int staticSmem = 0;
+  cuFuncGetAttribute(&staticSmem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+  if (dev->optinSmem > 0 && smem + staticSmem > dev->optinSmem) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "launching kernel %s: %d bytes of dynamic shared memory plus %d "
+            "static exceed the device's %d bytes per block (opt-in)",
+            kernel.c_str(), smem, staticSmem, dev->optinSmem);
+    return false;
+  }
+  CUresult r = cuFuncSetAttribute(
+      f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem);
+  if (r != CUDA_SUCCESS) {
+    fail(r,
+         "launching kernel %s: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES"
+         ", %d)",
+         kernel.c_str(), smem);
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(G().mutex);
+  auto it = G().functions.find(f);
+  if (it != G().functions.end())
+    it->second.dynamicSmemSet = smem;
+  return true;
+}
+
+void syncAfterLaunch(CUstream stream, const std::string &kernel) {
+  if (!envFlag("FP8RT_CUDA_SYNC"))
+    return;
+  CUresult r = cuStreamSynchronize(stream);
+  if (r != CUDA_SUCCESS)
+    fail(r, "kernel %s failed while running (FP8RT_CUDA_SYNC=1)",
+         kernel.c_str());
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// fp8rt's own entry points
+//===----------------------------------------------------------------------===//
+
+FP8RT_CUDA_EXPORT const char *fp8rt_cuda_last_error(void) {
+  return tls.message.c_str();
+}
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_last_error_code(void) { return tls.code; }
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_status(void) {
+  int32_t s = tls.pending;
+  tls.pending = 0;
+  return s;
+}
+
+FP8RT_CUDA_EXPORT void fp8rt_cuda_clear_error(void) {
+  tls.pending = 0;
+  tls.code = 0;
+  tls.message.clear();
+}
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_init(void) {
+  ScopedContext ctx("fp8rt_cuda_init");
+  return fp8rt_cuda_status();
+}
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_synchronize(void) {
+  ScopedContext ctx("fp8rt_cuda_synchronize");
+  if (ctx.ok()) {
+    CUresult r = cuCtxSynchronize();
+    if (r != CUDA_SUCCESS)
+      fail(r, "cuCtxSynchronize%s%s",
+           tls.lastKernel.empty() ? "" : "; last kernel launched from this "
+                                         "thread: ",
+           tls.lastKernel.c_str());
+  }
+  return fp8rt_cuda_status();
+}
+
+FP8RT_CUDA_EXPORT const char *fp8rt_cuda_module_load_error(void) {
+  std::lock_guard<std::mutex> lock(G().mutex);
+  return G().moduleLoadError.c_str();
+}
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_device(void) {
+  std::lock_guard<std::mutex> lock(G().mutex);
+  return defaultDeviceLocked();
+}
+
+FP8RT_CUDA_EXPORT fp8rt_cu_module fp8rt_cuda_module_load(
+    const void *image, size_t size, const char *ptxFallback,
+    const char *name) {
+  if (!image) {
+    failMsg(CUDA_ERROR_INVALID_VALUE, "loading module %s: image is NULL",
+            name ? name : "<unnamed>");
+    noteModuleLoadFailure();
+    return nullptr;
+  }
+  ImageKind kind = classify(image, size);
+  char fallbackName[96];
+  std::snprintf(fallbackName, sizeof fallbackName, "at %p (%zu bytes)", image,
+                size);
+  std::string moduleName = name ? std::string("'") + name + "'" : fallbackName;
+  ScopedContext ctx("loading module");
+  if (!ctx.ok()) {
+    noteModuleLoadFailure();
+    return nullptr;
+  }
+  // What the thread had before, restored if the PTX fallback succeeds.
+  ThreadErrors before = tls;
+  CUresult r;
+  CUmodule m = loadImage(image, kind, moduleName, -1, ctx.dev, &r);
+  if (m || !ptxFallback || !archMismatch(r)) {
+    if (!m)
+      noteModuleLoadFailure();
+    return m;
+  }
+  // The binary does not suit this device: JIT the PTX instead.
+  std::string first = tls.message;
+  m = loadImage(ptxFallback, ImageKind::Ptx, moduleName + " (PTX fallback)",
+                -1, ctx.dev, &r);
+  if (m) {
+    before.lastKernel = tls.lastKernel;
+    tls = before;
+    return m;
+  }
+  tls.message = first + "; then " + tls.message;
+  noteModuleLoadFailure();
+  return nullptr;
+}
+
+FP8RT_CUDA_EXPORT void *fp8rt_cuda_tensor_map_encode_tiled(
+    void *global, int32_t rank, const int64_t *dims,
+    const int64_t *stridesElems, const int64_t *box, int32_t elemBytes,
+    int32_t dataType, int32_t interleave, int32_t swizzle, int32_t l2Promotion,
+    int32_t oobFill) {
+  if (rank < 1 || rank > 5 || !dims || !stridesElems || !box || !global ||
+      !(elemBytes == 1 || elemBytes == 2 || elemBytes == 4 || elemBytes == 8)) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "tensor map: bad arguments (rank %d, element bytes %d, global %p); "
+            "need rank 1..5, 1/2/4/8-byte elements, non-NULL arrays",
+            rank, elemBytes, global);
+    return nullptr;
+  }
+  if (stridesElems[rank - 1] != 1) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "tensor map: the innermost stride is %lld elements; TMA needs a "
+            "contiguous innermost dimension",
+            (long long)stridesElems[rank - 1]);
+    return nullptr;
+  }
+  // CUDA counts dimensions innermost first; MLIR outermost first.
+  cuuint64_t globalDim[5], globalStrides[4];
+  cuuint32_t boxDim[5], elementStrides[5];
+  for (int i = 0; i < rank; ++i) {
+    int j = rank - 1 - i;
+    if (dims[j] <= 0 || box[j] <= 0 || box[j] > 256) {
+      failMsg(CUDA_ERROR_INVALID_VALUE,
+              "tensor map: dimension %d has size %lld and box %lld (box must "
+              "be 1..256, size positive)",
+              j, (long long)dims[j], (long long)box[j]);
+      return nullptr;
+    }
+    globalDim[i] = static_cast<cuuint64_t>(dims[j]);
+    boxDim[i] = static_cast<cuuint32_t>(box[j]);
+    elementStrides[i] = 1;
+    if (i > 0)
+      globalStrides[i - 1] =
+          static_cast<cuuint64_t>(stridesElems[j]) * elemBytes;
+  }
+  ScopedContext ctx("tensor map");
+  if (!ctx.ok())
+    return nullptr;
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof map);
+  CUresult r = cuTensorMapEncodeTiled(
+      &map, static_cast<CUtensorMapDataType>(dataType),
+      static_cast<cuuint32_t>(rank), global, globalDim, globalStrides, boxDim,
+      elementStrides, static_cast<CUtensorMapInterleave>(interleave),
+      static_cast<CUtensorMapSwizzle>(swizzle),
+      static_cast<CUtensorMapL2promotion>(l2Promotion),
+      static_cast<CUtensorMapFloatOOBfill>(oobFill));
+  if (r != CUDA_SUCCESS) {
+    std::string shape, boxes;
+    for (int j = 0; j < rank; ++j) {
+      shape += (j ? "x" : "") + std::to_string(dims[j]);
+      boxes += (j ? "x" : "") + std::to_string(box[j]);
+    }
+    fail(r,
+         "cuTensorMapEncodeTiled (tensor %s at %p, box %s, data type %d, "
+         "swizzle %d, interleave %d)",
+         shape.c_str(), global, boxes.c_str(), dataType, swizzle, interleave);
+    return nullptr;
+  }
+  std::array<unsigned char, sizeof(CUtensorMap)> key;
+  std::memcpy(key.data(), &map, sizeof map);
+  CUcontext context = ctx.dev->context;
+  std::lock_guard<std::mutex> lock(G().mutex);
+  auto it = G().tensorMaps.find({context, key});
+  if (it != G().tensorMaps.end())
+    return reinterpret_cast<void *>(it->second);
+  if (G().tensorMaps.size() >= kMaxTensorMaps) {
+    // Bounded cache: wait until no kernel can still read one, free them all.
+    cuCtxSynchronize();
+    for (auto &entry : G().tensorMaps)
+      cuMemFree(entry.second);
+    G().tensorMaps.clear();
+  }
+  CUdeviceptr device = 0;
+  if ((r = cuMemAlloc(&device, sizeof map)) != CUDA_SUCCESS) {
+    fail(r, "tensor map: cuMemAlloc(%zu)", sizeof map);
+    return nullptr;
+  }
+  if ((r = cuMemcpyHtoD(device, &map, sizeof map)) != CUDA_SUCCESS) {
+    fail(r, "tensor map: cuMemcpyHtoD");
+    cuMemFree(device);
+    return nullptr;
+  }
+  G().tensorMaps[{context, key}] = device;
+  return reinterpret_cast<void *>(device);
+}
+
+//===----------------------------------------------------------------------===//
+// Modules and launches
+//===----------------------------------------------------------------------===//
+
+FP8RT_CUDA_EXPORT fp8rt_cu_module mgpuModuleLoad(void *data, int64_t size) {
+  return fp8rt_cuda_module_load(data, static_cast<size_t>(size < 0 ? 0 : size),
+                                nullptr, nullptr);
+}
+
+FP8RT_CUDA_EXPORT fp8rt_cu_module mgpuModuleLoadJIT(void *ptx,
+                                                    int32_t optLevel) {
+  if (!ptx) {
+    failMsg(CUDA_ERROR_INVALID_VALUE, "loading PTX module: image is NULL");
+    noteModuleLoadFailure();
+    return nullptr;
+  }
+  char name[64];
+  std::snprintf(name, sizeof name, "at %p", ptx);
+  ScopedContext ctx("loading PTX module");
+  if (!ctx.ok()) {
+    noteModuleLoadFailure();
+    return nullptr;
+  }
+  CUresult r;
+  CUmodule m = loadImage(ptx, ImageKind::Ptx, name,
+                         optLevel < 0 ? 0 : (optLevel > 4 ? 4 : optLevel),
+                         ctx.dev, &r);
+  if (!m)
+    noteModuleLoadFailure();
+  return m;
+}
+
+FP8RT_CUDA_EXPORT void mgpuModuleUnload(fp8rt_cu_module module) {
+  if (!module)
+    return; // its load failed; that was reported then
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(G().mutex);
+    name = G().modules[module];
+    G().modules.erase(module);
+    for (auto it = G().functions.begin(); it != G().functions.end();)
+      it = it->second.handle == module ? G().functions.erase(it) : std::next(it);
+  }
+  CUresult r = cuModuleUnload(module);
+  // At process exit the driver may already be gone: nothing to report then.
+  if (r != CUDA_SUCCESS && r != CUDA_ERROR_DEINITIALIZED)
+    fail(r, "unloading module %s", name.c_str());
+}
+
+FP8RT_CUDA_EXPORT fp8rt_cu_function mgpuModuleGetFunction(
+    fp8rt_cu_module module, const char *name) {
+  const char *kernel = name ? name : "<NULL>";
+  if (!module) {
+    failMsg(CUDA_ERROR_INVALID_HANDLE,
+            "looking up kernel '%s': its module is not loaded (%s)", kernel,
+            moduleLoadFailure().c_str());
+    return nullptr;
+  }
+  if (!name) {
+    failMsg(CUDA_ERROR_INVALID_VALUE, "looking up a kernel: name is NULL");
+    return nullptr;
+  }
+  std::string moduleName;
+  {
+    std::lock_guard<std::mutex> lock(G().mutex);
+    auto it = G().modules.find(module);
+    moduleName = it == G().modules.end() ? "<unknown module>" : it->second;
+  }
+  CUfunction f = nullptr;
+  CUresult r = cuModuleGetFunction(&f, module, name);
+  if (r != CUDA_SUCCESS) {
+    fail(r, "looking up kernel '%s' in module %s", kernel, moduleName.c_str());
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(G().mutex);
+  auto it = G().functions.find(f);
+  if (it == G().functions.end()) {
+    FunctionInfo info;
+    info.name = name;
+    info.module = moduleName;
+    info.handle = module;
+    G().functions.emplace(f, std::move(info));
+  }
+  return f;
+}
+
+FP8RT_CUDA_EXPORT void
+mgpuLaunchKernel(fp8rt_cu_function function, intptr_t gridX, intptr_t gridY,
+                 intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                 intptr_t blockZ, int32_t smem, fp8rt_cu_stream stream,
+                 void **params, void **extra, size_t /*numParams*/) {
+  if (!function) {
+    failMsg(CUDA_ERROR_INVALID_HANDLE,
+            "launching a kernel: its handle is NULL (module load or lookup "
+            "failed earlier; %s)",
+            tls.message.empty() ? moduleLoadFailure().c_str()
+                                : tls.message.c_str());
+    return;
+  }
+  std::string kernel = kernelName(function);
+  if (!fitsUnsigned(gridX) || !fitsUnsigned(gridY) || !fitsUnsigned(gridZ) ||
+      !fitsUnsigned(blockX) || !fitsUnsigned(blockY) || !fitsUnsigned(blockZ) ||
+      smem < 0) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "launching kernel %s: grid (%ld,%ld,%ld), block (%ld,%ld,%ld), "
+            "dynamic shared memory %d: each size must be 1..2^32-1",
+            kernel.c_str(), (long)gridX, (long)gridY, (long)gridZ,
+            (long)blockX, (long)blockY, (long)blockZ, smem);
+    return;
+  }
+  ScopedContext ctx("launching a kernel");
+  if (!ctx.ok())
+    return;
+  if (!ensureDynamicSmem(function, smem, ctx.dev, kernel))
+    return;
+  tls.lastKernel = kernel;
+  CUresult r = cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
+                              blockZ, smem, stream, params, extra);
+  if (r != CUDA_SUCCESS) {
+    fail(r,
+         "launching kernel %s, grid (%ld,%ld,%ld), block (%ld,%ld,%ld), %d "
+         "bytes of dynamic shared memory",
+         kernel.c_str(), (long)gridX, (long)gridY, (long)gridZ, (long)blockX,
+         (long)blockY, (long)blockZ, smem);
+    return;
+  }
+  syncAfterLaunch(stream, kernel);
+}
+
+FP8RT_CUDA_EXPORT void mgpuLaunchClusterKernel(
+    fp8rt_cu_function function, intptr_t clusterX, intptr_t clusterY,
+    intptr_t clusterZ, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+    intptr_t blockX, intptr_t blockY, intptr_t blockZ, int32_t smem,
+    fp8rt_cu_stream stream, void **params, void **extra) {
+  if (!function) {
+    failMsg(CUDA_ERROR_INVALID_HANDLE,
+            "launching a cluster kernel: its handle is NULL (module load or "
+            "lookup failed earlier; %s)",
+            tls.message.empty() ? moduleLoadFailure().c_str()
+                                : tls.message.c_str());
+    return;
+  }
+  std::string kernel = kernelName(function);
+  if (!fitsUnsigned(clusterX) || !fitsUnsigned(clusterY) ||
+      !fitsUnsigned(clusterZ) || !fitsUnsigned(gridX) || !fitsUnsigned(gridY) ||
+      !fitsUnsigned(gridZ) || !fitsUnsigned(blockX) || !fitsUnsigned(blockY) ||
+      !fitsUnsigned(blockZ) || smem < 0 || gridX % clusterX ||
+      gridY % clusterY || gridZ % clusterZ) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "launching kernel %s: cluster (%ld,%ld,%ld), grid (%ld,%ld,%ld), "
+            "block (%ld,%ld,%ld): sizes must be positive and the grid a "
+            "multiple of the cluster",
+            kernel.c_str(), (long)clusterX, (long)clusterY, (long)clusterZ,
+            (long)gridX, (long)gridY, (long)gridZ, (long)blockX, (long)blockY,
+            (long)blockZ);
+    return;
+  }
+  ScopedContext ctx("launching a cluster kernel");
+  if (!ctx.ok())
+    return;
+  if (!ensureDynamicSmem(function, smem, ctx.dev, kernel))
+    return;
+  if (clusterX * clusterY * clusterZ > 8) {
+    CUresult r = cuFuncSetAttribute(
+        function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (r != CUDA_SUCCESS) {
+      fail(r, "launching kernel %s: allowing a non-portable cluster size",
+           kernel.c_str());
+      return;
+    }
+  }
+  CUlaunchAttribute attribute;
+  std::memset(&attribute, 0, sizeof attribute);
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = static_cast<unsigned>(clusterX);
+  attribute.value.clusterDim.y = static_cast<unsigned>(clusterY);
+  attribute.value.clusterDim.z = static_cast<unsigned>(clusterZ);
+  CUlaunchConfig config;
+  std::memset(&config, 0, sizeof config);
+  config.gridDimX = static_cast<unsigned>(gridX);
+  config.gridDimY = static_cast<unsigned>(gridY);
+  config.gridDimZ = static_cast<unsigned>(gridZ);
+  config.blockDimX = static_cast<unsigned>(blockX);
+  config.blockDimY = static_cast<unsigned>(blockY);
+  config.blockDimZ = static_cast<unsigned>(blockZ);
+  config.sharedMemBytes = static_cast<unsigned>(smem);
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  tls.lastKernel = kernel;
+  CUresult r = cuLaunchKernelEx(&config, function, params, extra);
+  if (r != CUDA_SUCCESS) {
+    fail(r,
+         "launching kernel %s, cluster (%ld,%ld,%ld), grid (%ld,%ld,%ld), "
+         "block (%ld,%ld,%ld), %d bytes of dynamic shared memory",
+         kernel.c_str(), (long)clusterX, (long)clusterY, (long)clusterZ,
+         (long)gridX, (long)gridY, (long)gridZ, (long)blockX, (long)blockY,
+         (long)blockZ, smem);
+    return;
+  }
+  syncAfterLaunch(stream, kernel);
+}
+
+//===----------------------------------------------------------------------===//
+// Streams and events
+//===----------------------------------------------------------------------===//
+
+FP8RT_CUDA_EXPORT fp8rt_cu_stream mgpuStreamCreate(void) {
+  ScopedContext ctx("cuStreamCreate");
+  if (!ctx.ok())
+    return nullptr;
+  CUstream stream = nullptr;
+  CUresult r = cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+  if (r != CUDA_SUCCESS) {
+    fail(r, "cuStreamCreate");
+    return nullptr;
+  }
+  return stream;
+}
+
+FP8RT_CUDA_EXPORT void mgpuStreamDestroy(fp8rt_cu_stream stream) {
+  if (!stream)
+    return;
+  ScopedContext ctx("cuStreamDestroy");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuStreamDestroy(stream);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuStreamDestroy");
+}
+
+FP8RT_CUDA_EXPORT void mgpuStreamSynchronize(fp8rt_cu_stream stream) {
+  ScopedContext ctx("cuStreamSynchronize");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuStreamSynchronize(stream);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuStreamSynchronize%s%s",
+         tls.lastKernel.empty() ? ""
+                                : "; last kernel launched from this thread: ",
+         tls.lastKernel.c_str());
+}
+
+FP8RT_CUDA_EXPORT void mgpuStreamWaitEvent(fp8rt_cu_stream stream,
+                                           fp8rt_cu_event event) {
+  if (!event) {
+    failMsg(CUDA_ERROR_INVALID_HANDLE,
+            "cuStreamWaitEvent: event is NULL (its creation failed earlier)");
+    return;
+  }
+  ScopedContext ctx("cuStreamWaitEvent");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuStreamWaitEvent(stream, event, 0);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuStreamWaitEvent");
+}
+
+FP8RT_CUDA_EXPORT fp8rt_cu_event mgpuEventCreate(void) {
+  ScopedContext ctx("cuEventCreate");
+  if (!ctx.ok())
+    return nullptr;
+  CUevent event = nullptr;
+  CUresult r = cuEventCreate(&event, CU_EVENT_DISABLE_TIMING);
+  if (r != CUDA_SUCCESS) {
+    fail(r, "cuEventCreate");
+    return nullptr;
+  }
+  return event;
+}
+
+FP8RT_CUDA_EXPORT void mgpuEventDestroy(fp8rt_cu_event event) {
+  if (!event)
+    return;
+  ScopedContext ctx("cuEventDestroy");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuEventDestroy(event);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuEventDestroy");
+}
+
+FP8RT_CUDA_EXPORT void mgpuEventSynchronize(fp8rt_cu_event event) {
+  if (!event) {
+    failMsg(CUDA_ERROR_INVALID_HANDLE, "cuEventSynchronize: event is NULL");
+    return;
+  }
+  ScopedContext ctx("cuEventSynchronize");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuEventSynchronize(event);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuEventSynchronize%s%s",
+         tls.lastKernel.empty() ? ""
+                                : "; last kernel launched from this thread: ",
+         tls.lastKernel.c_str());
+}
+
+FP8RT_CUDA_EXPORT void mgpuEventRecord(fp8rt_cu_event event,
+                                       fp8rt_cu_stream stream) {
+  if (!event) {
+    failMsg(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord: event is NULL");
+    return;
+  }
+  ScopedContext ctx("cuEventRecord");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuEventRecord(event, stream);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuEventRecord");
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+FP8RT_CUDA_EXPORT void *mgpuMemAlloc(uint64_t size, fp8rt_cu_stream stream,
+                                     int8_t isHostShared) {
+  if (size == 0)
+    return nullptr; // an empty memref: nothing to allocate, nothing to free
+  ScopedContext ctx("allocating device memory");
+  if (!ctx.ok())
+    return nullptr;
+  CUdeviceptr ptr = 0;
+  CUresult r;
+  AllocKind kind;
+  if (isHostShared) {
+    kind = AllocKind::Managed;
+    r = cuMemAllocManaged(&ptr, size, CU_MEM_ATTACH_GLOBAL);
+  } else if (stream && ctx.dev->memoryPools) {
+    kind = AllocKind::Async;
+    r = cuMemAllocAsync(&ptr, size, stream);
+  } else {
+    kind = AllocKind::Sync;
+    r = cuMemAlloc(&ptr, size);
+  }
+  if (r != CUDA_SUCCESS) {
+    fail(r, "%s(%llu bytes)",
+         kind == AllocKind::Managed ? "cuMemAllocManaged"
+         : kind == AllocKind::Async ? "cuMemAllocAsync"
+                                    : "cuMemAlloc",
+         (unsigned long long)size);
+    return nullptr;
+  }
+  void *p = reinterpret_cast<void *>(ptr);
+  std::lock_guard<std::mutex> lock(G().mutex);
+  G().allocations[p] = kind;
+  return p;
+}
+
+FP8RT_CUDA_EXPORT void mgpuMemFree(void *ptr, fp8rt_cu_stream stream) {
+  if (!ptr)
+    return;
+  AllocKind kind = AllocKind::Sync;
+  {
+    std::lock_guard<std::mutex> lock(G().mutex);
+    auto it = G().allocations.find(ptr);
+    if (it != G().allocations.end()) {
+      kind = it->second;
+      G().allocations.erase(it);
+    }
+  }
+  ScopedContext ctx("freeing device memory");
+  if (!ctx.ok())
+    return;
+  CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
+  CUresult r;
+  if (kind == AllocKind::Async && stream) {
+    r = cuMemFreeAsync(p, stream);
+  } else {
+    // Synchronous frees must not pull memory from under queued work.
+    if (stream && (r = cuStreamSynchronize(stream)) != CUDA_SUCCESS) {
+      fail(r, "freeing %p: cuStreamSynchronize", ptr);
+      return;
+    }
+    r = cuMemFree(p);
+  }
+  if (r != CUDA_SUCCESS)
+    fail(r, "freeing device memory at %p", ptr);
+}
+
+FP8RT_CUDA_EXPORT void mgpuMemcpy(void *dst, void *src, size_t size,
+                                  fp8rt_cu_stream stream) {
+  if (size == 0)
+    return;
+  ScopedContext ctx("cuMemcpyAsync");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                             reinterpret_cast<CUdeviceptr>(src), size, stream);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuMemcpyAsync(%p <- %p, %zu bytes)", dst, src, size);
+}
+
+FP8RT_CUDA_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
+                                    fp8rt_cu_stream stream) {
+  if (count == 0)
+    return;
+  ScopedContext ctx("cuMemsetD32Async");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
+                                count, stream);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuMemsetD32Async(%p, 0x%08x, %zu words)", dst, value, count);
+}
+
+FP8RT_CUDA_EXPORT void mgpuMemset16(void *dst, uint16_t value, size_t count,
+                                    fp8rt_cu_stream stream) {
+  if (count == 0)
+    return;
+  ScopedContext ctx("cuMemsetD16Async");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
+                                count, stream);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuMemsetD16Async(%p, 0x%04x, %zu halfwords)", dst,
+         (unsigned)value, count);
+}
+
+FP8RT_CUDA_EXPORT void mgpuMemHostRegister(void *ptr, uint64_t size) {
+  if (!ptr || size == 0)
+    return;
+  ScopedContext ctx("cuMemHostRegister");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuMemHostRegister(ptr, size, CU_MEMHOSTREGISTER_PORTABLE);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuMemHostRegister(%p, %llu bytes)", ptr,
+         (unsigned long long)size);
+}
+
+FP8RT_CUDA_EXPORT void mgpuMemHostUnregister(void *ptr) {
+  if (!ptr)
+    return;
+  ScopedContext ctx("cuMemHostUnregister");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuMemHostUnregister(ptr);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuMemHostUnregister(%p)", ptr);
+}
+
+FP8RT_CUDA_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank,
+                                                 void *descriptor,
+                                                 int64_t elementSize) {
+  if (!descriptor || rank < 0 || elementSize <= 0) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "registering a memref: bad descriptor (rank %lld, element size "
+            "%lld)",
+            (long long)rank, (long long)elementSize);
+    return;
+  }
+  MemRefView v = viewMemRef(rank, descriptor);
+  int64_t span = memRefSpan(rank, v, elementSize);
+  if (span < 0) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "registering a memref: negative strides are not supported");
+    return;
+  }
+  mgpuMemHostRegister(v.aligned + v.offset * elementSize,
+                      static_cast<uint64_t>(span));
+}
+
+FP8RT_CUDA_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank,
+                                                   void *descriptor,
+                                                   int64_t elementSize) {
+  if (!descriptor || rank < 0 || elementSize <= 0) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "unregistering a memref: bad descriptor (rank %lld)",
+            (long long)rank);
+    return;
+  }
+  MemRefView v = viewMemRef(rank, descriptor);
+  if (memRefSpan(rank, v, elementSize) <= 0)
+    return; // nothing was registered
+  mgpuMemHostUnregister(v.aligned + v.offset * elementSize);
+}
+
+FP8RT_CUDA_EXPORT void mgpuSetDefaultDevice(int32_t device) {
+  std::lock_guard<std::mutex> lock(G().mutex);
+  if (device < 0 || device >= kMaxDevices) {
+    G().defaultDevice = -1;
+    G().deviceError = "mgpuSetDefaultDevice(" + std::to_string(device) +
+                   "): not a device ordinal";
+    return;
+  }
+  G().defaultDevice = device;
+}
+
+FP8RT_CUDA_EXPORT void *mgpuTensorMapEncodeTiledMemref(
+    int64_t rank, void *descriptor, int64_t dataType, int64_t interleave,
+    int64_t swizzle, int64_t l2Promotion, int64_t oobFill, int64_t *box) {
+  size_t elementBytes = tensorMapElementBytes(dataType);
+  if (!descriptor || !box || rank < 1 || rank > 5 || !elementBytes) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "mgpuTensorMapEncodeTiledMemref: unsupported request (rank %lld, "
+            "data type %lld)",
+            (long long)rank, (long long)dataType);
+    return nullptr;
+  }
+  MemRefView v = viewMemRef(rank, descriptor);
+  return fp8rt_cuda_tensor_map_encode_tiled(
+      v.aligned + v.offset * static_cast<int64_t>(elementBytes),
+      static_cast<int32_t>(rank), v.sizes, v.strides, box,
+      static_cast<int32_t>(elementBytes), static_cast<int32_t>(dataType),
+      static_cast<int32_t>(interleave), static_cast<int32_t>(swizzle),
+      static_cast<int32_t>(l2Promotion), static_cast<int32_t>(oobFill));
+}
