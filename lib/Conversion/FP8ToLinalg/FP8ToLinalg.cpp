@@ -316,15 +316,15 @@ Value blockAmax(OpBuilder &b, Location loc, Value data, ScaleLayoutAttr layout,
   if (cast<RankedTensorType>(reduced.getType()).getRank() ==
       resultType.getRank())
     return reduced;
+  // Each kept dimension takes the Full (unit) dimensions before it; trailing
+  // Full dimensions join the last group.
   SmallVector<ReassociationIndices> outReassoc;
-  int64_t next = 0;
   ReassociationIndices pending;
   for (auto [i, bd] : llvm::enumerate(dims)) {
     pending.push_back(i);
     if (bd.kind != DimKind::Full) {
       outReassoc.push_back(pending);
       pending.clear();
-      ++next;
     }
   }
   if (!pending.empty()) {
@@ -333,7 +333,6 @@ Value blockAmax(OpBuilder &b, Location loc, Value data, ScaleLayoutAttr layout,
     else
       llvm::append_range(outReassoc.back(), pending);
   }
-  (void)next;
   if (cast<RankedTensorType>(reduced.getType()).getRank() == 0)
     outReassoc.clear();
   return tensor::ExpandShapeOp::create(b, loc, resultType, reduced, outReassoc);

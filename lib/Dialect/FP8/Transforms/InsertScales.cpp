@@ -215,9 +215,8 @@ struct FP8InsertScalesPass
   /// global: energies added, the amax (last entry) maxed.
   void accumulateStats(OpBuilder &b, Location loc, SymbolTable &symbols,
                        StringRef name, ArrayRef<Value> stats) {
-    MLIRContext *ctx = b.getContext();
     auto type = RankedTensorType::get({int64_t(stats.size())}, b.getF32Type());
-    OpBuilder mb(ctx);
+    OpBuilder mb(b.getContext());
     mb.setInsertionPointToStart(getOperation().getBody());
     auto global = ml_program::GlobalOp::create(
         mb, loc, name, type, /*is_mutable=*/true,
@@ -236,7 +235,6 @@ struct FP8InsertScalesPass
     }
     Value next = tensor::FromElementsOp::create(b, loc, type, updated);
     ml_program::GlobalStoreOp::create(b, loc, ref, next);
-    (void)ctx;
   }
 
   static bool isRecipe(StringRef r) {
