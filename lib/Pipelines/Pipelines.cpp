@@ -58,7 +58,11 @@ void fp8::buildFP8CPULoweringPipeline(
   pm.addPass(createFP8ExpandArithCasts());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addNestedPass<func::FuncOp>(createFP8FuseElementwise());
+  // Scalar loops are what the CPU path runs: put contiguous loops innermost
+  // so that LLVM vectorizes them (results are bit-identical).
+  pm.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
+  pm.addNestedPass<func::FuncOp>(createFP8ContiguousInnerLoops());
 
   // Tensors to buffers.
   pm.addPass(createFP8CopyStoredState());

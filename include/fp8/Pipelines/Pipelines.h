@@ -84,7 +84,9 @@ void buildFP8QuantizePipeline(OpPassManager &pm,
 /// Lowers a module of func + tensor-level code that may use the fp8 dialect
 /// to the LLVM dialect for the host CPU:
 ///   convert-fp8-to-linalg, convert-elementwise-to-linalg,
-///   fp8-expand-arith-casts, canonicalize/cse, fp8-copy-stored-state,
+///   fp8-expand-arith-casts, canonicalize/cse, fp8-fuse-elementwise,
+///   linalg-generalize-named-ops, fp8-contiguous-inner-loops,
+///   fp8-copy-stored-state,
 ///   one-shot-bufferize (function boundaries), buffer deallocation,
 ///   convert-linalg-to-loops, and the standard *-to-llvm conversions.
 void buildFP8CPULoweringPipeline(OpPassManager &pm,

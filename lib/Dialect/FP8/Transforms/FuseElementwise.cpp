@@ -1,0 +1,108 @@
+//===- FuseElementwise.cpp - Element-wise fusion without recomputation ----===//
+//
+// Part of fp8-opt. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#define DEBUG_TYPE "fp8-fuse-elementwise"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8FUSEELEMENTWISE
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+
+namespace {
+/// Fusing `operand`'s producer into its consumer evaluates the producer's
+/// body once per consumer iteration: safe only when every consumer
+/// iteration reads a distinct producer element exactly once.
+bool fusesWithoutRecomputation(OpOperand *operand) {
+  Operation *producer = operand->get().getDefiningOp();
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  if (!producer || !consumer || !producer->hasOneUse())
+    return false;
+  if (consumer.getNumReductionLoops() != 0)
+    return false;
+  return consumer.getMatchingIndexingMap(operand).isPermutation();
+}
+
+struct FP8FuseElementwisePass
+    : fp8::impl::FP8FuseElementwiseBase<FP8FuseElementwisePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(patterns,
+                                                 fusesWithoutRecomputation);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// fp8-contiguous-inner-loops
+//===----------------------------------------------------------------------===//
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8CONTIGUOUSINNERLOOPS
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+} // namespace mlir::fp8
+
+namespace {
+/// The loop to move innermost: the last parallel loop that appears in every
+/// output, and in each operand only as its last (contiguous) index.
+std::optional<unsigned> contiguousParallelLoop(linalg::GenericOp op) {
+  auto iters = op.getIteratorTypesArray();
+  if (iters.empty() || iters.back() != utils::IteratorType::reduction)
+    return std::nullopt;
+  for (int64_t p = int64_t(iters.size()) - 1; p >= 0; --p) {
+    if (iters[p] != utils::IteratorType::parallel)
+      continue;
+    bool ok = true;
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      const bool isOutput = op.isDpsInit(&operand);
+      unsigned uses = 0;
+      for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+        if (!expr.isFunctionOfDim(p))
+          continue;
+        auto dim = dyn_cast<AffineDimExpr>(expr);
+        ok &= dim && i + 1 == map.getNumResults();
+        ++uses;
+      }
+      ok &= uses <= 1 && (!isOutput || uses == 1);
+    }
+    if (ok)
+      return unsigned(p);
+  }
+  return std::nullopt;
+}
+
+struct FP8ContiguousInnerLoopsPass
+    : fp8::impl::FP8ContiguousInnerLoopsBase<FP8ContiguousInnerLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> ops;
+    getOperation()->walk([&](linalg::GenericOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : ops) {
+      std::optional<unsigned> p = contiguousParallelLoop(op);
+      if (!p)
+        continue;
+      SmallVector<unsigned> order;
+      for (unsigned i = 0; i < op.getNumLoops(); ++i)
+        if (i != *p)
+          order.push_back(i);
+      order.push_back(*p);
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::interchangeGenericOp(rewriter, op, order)))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,78 @@
+// RUN: fp8-opt %s -split-input-file -fp8-fuse-elementwise | FileCheck %s --check-prefix=FUSE
+// RUN: fp8-opt %s -split-input-file -linalg-generalize-named-ops -fp8-contiguous-inner-loops | FileCheck %s --check-prefix=ORDER
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+// A tanh feeding an element-wise op fuses; a tanh feeding a reduction does
+// not (fused, its body would run once per reduction step of every use).
+// FUSE-LABEL: func @fusion
+// FUSE: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// FUSE-NEXT: ^bb0
+// FUSE-NEXT: math.tanh
+// FUSE-NEXT: arith.mulf
+// FUSE: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// FUSE-NEXT: ^bb0
+// FUSE-NEXT: math.tanh
+// FUSE-NEXT: linalg.yield
+// FUSE: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// FUSE-NEXT: ^bb0
+// FUSE-NEXT: arith.addf
+func.func @fusion(%x: tensor<4x8xf32>, %acc: tensor<4xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.tanh %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %m = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.mulf %a, %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %t2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.tanh %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%t2 : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.addf %a, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  return %m, %r : tensor<4x8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A matmul runs (m, k, n): n innermost walks B and C contiguously.
+// ORDER-DAG: #[[$A:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// ORDER-DAG: #[[$B:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// ORDER-DAG: #[[$C:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// ORDER-LABEL: func @matmul
+// ORDER: linalg.generic {indexing_maps = [#[[$A]], #[[$B]], #[[$C]]], iterator_types = ["parallel", "reduction", "parallel"]}
+func.func @matmul(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>, %c: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x16xf32>, tensor<16x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+// A row reduction keeps its order: no parallel loop is contiguous in the
+// input, so moving one innermost would stride through memory.
+// ORDER-LABEL: func @row_sum
+// ORDER: iterator_types = ["parallel", "reduction"]
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#red2 = affine_map<(d0, d1) -> (d0)>
+func.func @row_sum(%x: tensor<4x8xf32>, %acc: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.generic {indexing_maps = [#id2, #red2], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.addf %a, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
