@@ -66,6 +66,42 @@ def FP8CopyStoredState : Pass<"fp8-copy-stored-state"> {
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def FP8BlockLayout : Pass<"fp8-block-layout"> {
+  let summary = "Pad FP8 products to whole scale blocks";
+  let description = [{
+    Block-scaled GEMM kernels work on whole blocks: a K that the K-block
+    does not divide (or an M/N that a multi-row block does not divide) is
+    padded with FP8 zeros up to the next multiple of the block (and of
+    `multiple`, when given, e.g. 16 for TMA's 16-byte rows of FP8). The
+    scale tensors keep their shapes — a partial block already has its own
+    scale, `ceil(d / b)` of them — a bias is padded with zeros, and the
+    product is sliced back to its true shape. Zeros add nothing to any sum,
+    so the padding never shows in results (tested bit for bit).
+
+    Scale storage orders for particular kernels (e.g. M-major activation
+    scales for TMA) are chosen with those kernels (GPU backend).
+
+    Before:
+    ```mlir
+    %y = fp8.scaled_matmul %a, %sa layout<block 1x32>, %w, %sw layout<block 1x32>
+        transpose_rhs : (tensor<7x100xf8E4M3FN>, tensor<7x4xf8E8M0FNU>,
+                         tensor<33x100xf8E4M3FN>, tensor<33x4xf8E8M0FNU>) -> tensor<7x33xf32>
+    ```
+    After:
+    ```mlir
+    %ap = tensor.pad %a low[0, 0] high[0, 28] { ... } : tensor<7x100xf8E4M3FN> to tensor<7x128xf8E4M3FN>
+    %wp = tensor.pad %w low[0, 0] high[0, 28] { ... } : tensor<33x100xf8E4M3FN> to tensor<33x128xf8E4M3FN>
+    %yp = fp8.scaled_matmul %ap, %sa layout<block 1x32>, %wp, %sw layout<block 1x32> transpose_rhs ...
+    ```
+  }];
+  let options = [
+    Option<"multiple", "multiple", "int64_t", "1",
+           "Also pad every padded dimension to a multiple of this">
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
   let summary = "Element-wise fusion that never recomputes a producer";
   let description = [{

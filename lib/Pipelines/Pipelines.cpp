@@ -44,6 +44,7 @@ void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
     transpose.remarks = false;
     pm.addPass(createFP8TransposeRescale(transpose));
   }
+  pm.addPass(createFP8BlockLayout());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

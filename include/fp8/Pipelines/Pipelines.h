@@ -76,8 +76,8 @@ struct QuantizePipelineOptions
 
 /// The FP8 recipe passes: fp8-insert-scales with the options, then
 /// fp8-track-amax (delayed scaling state), fp8-transpose-rescale (K-major
-/// right operands), then canonicalize + cse, which quantize and transpose
-/// constant weights at compile time.
+/// right operands), fp8-block-layout (whole blocks), then canonicalize +
+/// cse, which quantize and transpose constant weights at compile time.
 void buildFP8QuantizePipeline(OpPassManager &pm,
                               const QuantizePipelineOptions &options);
 

@@ -295,8 +295,7 @@ def case_delayed(p, rng):
     p.expect("history_update", "f32", ref.history_update(h, amax_now))
 
 
-def case_matmul(p, rng):
-    m, k, n = 8, 96, 40
+def case_matmul(p, rng, m=8, k=96, n=40):
     a = activations(rng, (m, k))
     w = (rng.standard_normal((n, k)) * 0.05).astype(np.float32)
     bias = rng.standard_normal(n).astype(np.float32)
@@ -329,6 +328,11 @@ def case_matmul(p, rng):
         from math import erf
         yref = 0.5 * z * (1 + np.vectorize(erf)(z / np.sqrt(2.0)))
         p.expect(f"scaled_matmul {name}", "close", yref.astype(np.float32), rtol=2e-5, atol=2e-5)
+
+
+def case_matmul_odd(p, rng):
+    """Shapes that no block divides (K = 100 with 32-blocks, N = 33)."""
+    case_matmul(p, rng, m=7, k=100, n=33)
 
 
 def case_transpose(p, rng):

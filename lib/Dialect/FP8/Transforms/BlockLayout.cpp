@@ -1,0 +1,129 @@
+//===- BlockLayout.cpp - Pad FP8 products to whole scale blocks -----------===//
+//
+// Part of fp8-opt. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Dialect/FP8/IR/FP8.h"
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+
+#include <numeric>
+
+#define DEBUG_TYPE "fp8-block-layout"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8BLOCKLAYOUT
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+/// Block size along each dimension of a static operand (1 where the layout
+/// does not split the dimension into multi-element blocks).
+SmallVector<int64_t> blockSizes(ScaleLayoutAttr layout, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> sizes(shape.size(), 1);
+  if (layout.getGranularity() != Granularity::Block)
+    return sizes;
+  SmallVector<int64_t> expanded = *layout.getExpandedBlock(shape);
+  for (auto [i, b] : llvm::enumerate(expanded))
+    sizes[i] = b;
+  return sizes;
+}
+
+Value padTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> target) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape() == target)
+    return v;
+  SmallVector<OpFoldResult> low, high;
+  for (auto [d, t] : llvm::zip_equal(type.getShape(), target)) {
+    low.push_back(b.getIndexAttr(0));
+    high.push_back(b.getIndexAttr(t - d));
+  }
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  return tensor::PadOp::create(b, loc, type.clone(target), v, low, high, zero);
+}
+
+struct FP8BlockLayoutPass : fp8::impl::FP8BlockLayoutBase<FP8BlockLayoutPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (multiple < 1) {
+      getOperation()->emitError("fp8-block-layout: multiple must be >= 1");
+      return signalPassFailure();
+    }
+    SmallVector<ScaledMatmulOp> products;
+    getOperation()->walk([&](ScaledMatmulOp op) { products.push_back(op); });
+    for (ScaledMatmulOp op : products) {
+      auto lhsType = op.getLhs().getType(), rhsType = op.getRhs().getType();
+      if (!lhsType.hasStaticShape() || !rhsType.hasStaticShape())
+        continue;
+      const bool t = op.getTransposeRhs();
+      const int64_t lr = lhsType.getRank(), rr = rhsType.getRank();
+      SmallVector<int64_t> lb = blockSizes(op.getLhsLayout(), lhsType.getShape());
+      SmallVector<int64_t> rb = blockSizes(op.getRhsLayout(), rhsType.getShape());
+      // Block sizes along M, N and K (both operands must be whole along K).
+      const int64_t bm = lb[lr - 2];
+      const int64_t bk = std::lcm(lb[lr - 1], t ? rb[rr - 1] : rb[rr - 2]);
+      const int64_t bn = t ? rb[rr - 2] : rb[rr - 1];
+      auto round = [&](int64_t d, int64_t b) -> int64_t {
+        if (b <= 1 || d % b == 0)
+          return d;
+        return int64_t(llvm::alignTo(llvm::alignTo(d, b), multiple));
+      };
+      const int64_t m = op.getM(), n = op.getN(), k = op.getK();
+      const int64_t m2 = round(m, bm), n2 = round(n, bn), k2 = round(k, bk);
+      if (m2 == m && n2 == n && k2 == k)
+        continue;
+
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      SmallVector<int64_t> lshape(lhsType.getShape());
+      lshape[lr - 2] = m2;
+      lshape[lr - 1] = k2;
+      SmallVector<int64_t> rshape(rhsType.getShape());
+      rshape[rr - 2] = t ? n2 : k2;
+      rshape[rr - 1] = t ? k2 : n2;
+      Value lhs = padTo(b, loc, op.getLhs(), lshape);
+      Value rhs = padTo(b, loc, op.getRhs(), rshape);
+      Value bias = op.getBias();
+      auto resultType = op.getType();
+      SmallVector<int64_t> oshape(resultType.getShape());
+      oshape[oshape.size() - 2] = m2;
+      oshape[oshape.size() - 1] = n2;
+      if (bias) {
+        auto biasType = cast<RankedTensorType>(bias.getType());
+        SmallVector<int64_t> bshape(biasType.getShape());
+        bshape.back() = n2;
+        if (bshape.size() > 1)
+          bshape[bshape.size() - 2] = m2;
+        bias = padTo(b, loc, bias, bshape);
+      }
+      // The scales keep their shapes: ceil(d / b) is the same for d and its
+      // padded size, as the padding completes the last, partial block.
+      auto padded = ScaledMatmulOp::create(
+          b, loc, resultType.clone(oshape), lhs, op.getLhsScale(), rhs,
+          op.getRhsScale(), bias, op.getLhsLayout(), op.getRhsLayout(), t,
+          op.getEpilogue());
+      if (failed(mlir::verify(padded))) {
+        padded.erase();
+        continue;
+      }
+      SmallVector<OpFoldResult> offsets(oshape.size(), b.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes, strides(oshape.size(), b.getIndexAttr(1));
+      for (int64_t d : resultType.getShape())
+        sizes.push_back(b.getIndexAttr(d));
+      Value sliced = tensor::ExtractSliceOp::create(b, loc, resultType,
+                                                    padded.getResult(), offsets,
+                                                    sizes, strides);
+      op.getResult().replaceAllUsesWith(sliced);
+      op.erase();
+    }
+  }
+};
+} // namespace
