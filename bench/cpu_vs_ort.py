@@ -18,7 +18,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from onnx_tensor import read_tensor  # noqa: E402
+from onnx_tensor import input_shape_args, read_test_inputs  # noqa: E402
 
 
 def best_ms(pattern, text):
@@ -43,13 +43,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for model in args.models:
             data = os.path.join(model, "test_data_set_0")
-            shapes = []
-            k = 0
-            while os.path.exists(os.path.join(data, f"input_{k}.pb")):
-                name, array, _ = read_tensor(os.path.join(data, f"input_{k}.pb"))
-                if name:
-                    shapes += ["--input-shape", f"{name}=" + "x".join(map(str, array.shape))]
-                k += 1
+            shapes = input_shape_args(read_test_inputs(data))
             times = {}
             for recipe in ("none", "block"):
                 lib = os.path.join(work, f"{recipe}.so")

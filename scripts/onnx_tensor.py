@@ -6,6 +6,7 @@ float_data (4), int32_data (5), int64_data (7), name (8), raw_data (9),
 double_data (10), uint64_data (11). write_tensor writes dims, data_type,
 name and raw_data (little-endian), as onnx.numpy_helper.from_array does.
 """
+import os
 import struct
 
 import numpy as np
@@ -165,3 +166,22 @@ def write_tensor(path, array, name="", dtype=None):
     """Writes a TensorProto file that read_tensor (and onnx) read back."""
     with open(path, "wb") as f:
         f.write(encode_tensor(array, name, dtype))
+
+
+def read_test_inputs(data_dir):
+    """(name, array, data_type) of every input_N.pb in an ONNX test-data
+    folder, in order."""
+    inputs = []
+    while os.path.exists(os.path.join(data_dir, f"input_{len(inputs)}.pb")):
+        inputs.append(read_tensor(os.path.join(data_dir, f"input_{len(inputs)}.pb")))
+    return inputs
+
+
+def input_shape_args(inputs):
+    """fp8-compile's --input-shape arguments pinning every named input to
+    the shape of its test data (models exported with dynamic axes)."""
+    args = []
+    for name, array, _ in inputs:
+        if name:
+            args += ["--input-shape", f"{name}=" + "x".join(map(str, array.shape))]
+    return args

@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from onnx_tensor import read_tensor  # noqa: E402
+from onnx_tensor import input_shape_args, read_test_inputs  # noqa: E402
 
 RECIPES = ["none", "current", "delayed", "block", "mxfp8"]
 
@@ -28,12 +28,7 @@ def run(build, model_dir, recipe, work):
     lib = os.path.join(work, f"{recipe}.so")
     cmd = [os.path.join(build, "bin", "fp8-compile"), os.path.join(model_dir, "model.onnx"),
            "-o", lib, "--recipe", recipe, "--quiet"]
-    k = 0
-    while os.path.exists(os.path.join(data, f"input_{k}.pb")):
-        name, array, _ = read_tensor(os.path.join(data, f"input_{k}.pb"))
-        if name:
-            cmd += ["--input-shape", f"{name}=" + "x".join(map(str, array.shape))]
-        k += 1
+    cmd += input_shape_args(read_test_inputs(data))
     if subprocess.run(cmd, capture_output=True).returncode:
         return None
     out = subprocess.run([os.path.join(build, "bin", "fp8-run"), lib, "--data", data,

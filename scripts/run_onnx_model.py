@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from onnx_tensor import read_tensor  # noqa: E402
+from onnx_tensor import input_shape_args, read_test_inputs  # noqa: E402
 
 
 def main():
@@ -41,9 +41,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     bindir = os.path.join(args.build, "bin")
 
-    inputs = []
-    while os.path.exists(os.path.join(data, f"input_{len(inputs)}.pb")):
-        inputs.append(read_tensor(os.path.join(data, f"input_{len(inputs)}.pb")))
+    inputs = read_test_inputs(data)
     outputs = 0
     while os.path.exists(os.path.join(data, f"output_{outputs}.pb")):
         outputs += 1
@@ -53,9 +51,7 @@ def main():
 
     library = os.path.join(work, f"model-{args.recipe}.so")
     cmd = [os.path.join(bindir, "fp8-compile"), model, "-o", library, "--recipe", args.recipe]
-    for tensor_name, array, _ in inputs:
-        if tensor_name:
-            cmd += ["--input-shape", f"{tensor_name}=" + "x".join(map(str, array.shape))]
+    cmd += input_shape_args(inputs)
     if subprocess.run(cmd).returncode != 0:
         raise SystemExit("error: fp8-compile failed: " + " ".join(cmd))
     sys.stdout.flush()
