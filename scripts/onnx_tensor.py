@@ -63,46 +63,36 @@ def iter_fields(buf):
 
 def read_tensor(path):
     """Returns (name, numpy array, onnx data_type)."""
-    buf = open(path, "rb").read()
-    i, dims, dtype, name, raw = 0, [], 1, "", None
+    dims, dtype, name, raw = [], 1, "", None
     fields = {4: [], 5: [], 7: [], 10: [], 11: []}
-    while i < len(buf):
-        key, i = _varint(buf, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = _varint(buf, i)
-            if field == 1:
-                dims.append(v)
-            elif field == 2:
-                dtype = v
-            elif field in fields:
-                fields[field].append(v)
-        elif wire == 2:
-            n, i = _varint(buf, i)
-            chunk = buf[i:i + n]
-            i += n
-            if field == 1:
-                dims += packed_varints(chunk)
-            elif field == 8:
-                name = chunk.decode()
-            elif field == 9:
-                raw = chunk
-            elif field == 4:
-                fields[4] += struct.unpack(f"<{len(chunk) // 4}f", chunk)
-            elif field == 10:
-                fields[10] += struct.unpack(f"<{len(chunk) // 8}d", chunk)
-            elif field in (5, 7, 11):
-                fields[field] += packed_varints(chunk)
-        elif wire == 5:
-            if field == 4:
-                fields[4].append(struct.unpack("<f", buf[i:i + 4])[0])
-            i += 4
-        elif wire == 1:
-            if field == 10:
-                fields[10].append(struct.unpack("<d", buf[i:i + 8])[0])
-            i += 8
-        else:
-            raise ValueError(f"{path}: unsupported protobuf wire type {wire}")
+    try:
+        for field, wire, v in iter_fields(open(path, "rb").read()):
+            if wire == 0:
+                if field == 1:
+                    dims.append(v)
+                elif field == 2:
+                    dtype = v
+                elif field in fields:
+                    fields[field].append(v)
+            elif wire == 2:
+                if field == 1:
+                    dims += packed_varints(v)
+                elif field == 8:
+                    name = v.decode()
+                elif field == 9:
+                    raw = v
+                elif field == 4:
+                    fields[4] += struct.unpack(f"<{len(v) // 4}f", v)
+                elif field == 10:
+                    fields[10] += struct.unpack(f"<{len(v) // 8}d", v)
+                elif field in (5, 7, 11):
+                    fields[field] += packed_varints(v)
+            elif wire == 5 and field == 4:
+                fields[4].append(struct.unpack("<f", v.to_bytes(4, "little"))[0])
+            elif wire == 1 and field == 10:
+                fields[10].append(struct.unpack("<d", v.to_bytes(8, "little"))[0])
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
     if dtype not in DTYPES:
         raise ValueError(f"{path}: unsupported ONNX data type {dtype}")
     np_type = DTYPES[dtype][0]
