@@ -420,7 +420,7 @@ ScaleLayoutAttr::getScaleShape(ArrayRef<int64_t> shape) const {
   return scale;
 }
 
-static std::string shapeString(ArrayRef<int64_t> shape) {
+std::string mlir::fp8::formatShape(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "scalar (rank 0)";
   std::string s;
@@ -451,9 +451,9 @@ LogicalResult ScaleLayoutAttr::verifyScaleType(
     ok = ShapedType::isDynamic(actual[i]) ||
          ShapedType::isDynamic((*expected)[i]) || actual[i] == (*expected)[i];
   if (!ok)
-    return emitError() << "scale shape " << shapeString(actual)
+    return emitError() << "scale shape " << formatShape(actual)
                        << " does not match layout " << *this << " for data "
-                       << shapeString(dataType.getShape()) << ": expected "
-                       << shapeString(*expected);
+                       << formatShape(dataType.getShape()) << ": expected "
+                       << formatShape(*expected);
   return success();
 }

@@ -30,23 +30,6 @@ namespace {
 /// left to the kernels rather than blowing up compile time and memory.
 constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
 
-std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  if (shape.empty())
-    os << "scalar";
-  llvm::interleave(
-      shape, os,
-      [&](int64_t d) {
-        if (ShapedType::isDynamic(d))
-          os << "?";
-        else
-          os << d;
-      },
-      "x");
-  return s;
-}
-
 bool dimsCompatible(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
 }
@@ -305,7 +288,7 @@ LogicalResult ComputeScaleOp::verify() {
         !dimsCompatible(amaxShape[0], delayed.getHistory()))
       return emitOpError() << "amax history must have shape "
                            << delayed.getHistory() << "x(scale shape), got "
-                           << shapeStr(amaxShape);
+                           << formatShape(amaxShape);
     amaxShape = amaxShape.drop_front();
   } else if (getPrevious()) {
     return emitOpError() << "'previous' is only used by delayed scaling, not "
@@ -315,9 +298,9 @@ LogicalResult ComputeScaleOp::verify() {
       !llvm::all_of(llvm::zip_equal(amaxShape, scaleShape), [](auto p) {
         return dimsCompatible(std::get<0>(p), std::get<1>(p));
       }))
-    return emitOpError() << "amax shape " << shapeStr(amaxShape)
+    return emitOpError() << "amax shape " << formatShape(amaxShape)
                          << " does not match scale shape "
-                         << shapeStr(scaleShape);
+                         << formatShape(scaleShape);
   return success();
 }
 
@@ -377,8 +360,8 @@ LogicalResult HistoryUpdateOp::verify() {
                          << " ([length] + amax shape), got rank " << h.size();
   for (auto [hd, ad] : llvm::zip_equal(h.drop_front(), a))
     if (!dimsCompatible(hd, ad))
-      return emitOpError() << "history shape " << shapeStr(h)
-                           << " does not extend amax shape " << shapeStr(a);
+      return emitOpError() << "history shape " << formatShape(h)
+                           << " does not extend amax shape " << formatShape(a);
   if (!ShapedType::isDynamic(h[0]) && h[0] < 1)
     return emitOpError("history length must be at least 1");
   return success();
@@ -430,12 +413,12 @@ LogicalResult ScaledMatmulOp::verify() {
     for (auto [a, b] : llvm::zip_equal(batch, rhs.drop_back(2)))
       if (!dimsCompatible(a, b))
         return emitOpError() << "batch dimensions differ: lhs "
-                             << shapeStr(lhs) << ", rhs " << shapeStr(rhs);
+                             << formatShape(lhs) << ", rhs " << formatShape(rhs);
   int64_t rhsK = getTransposeRhs() ? rhs.back() : rhs[rhs.size() - 2];
   if (!dimsCompatible(getK(), rhsK))
-    return emitOpError() << "contraction sizes differ: lhs " << shapeStr(lhs)
+    return emitOpError() << "contraction sizes differ: lhs " << formatShape(lhs)
                          << " has K = " << getK() << ", rhs "
-                         << shapeStr(rhs) << " has K = " << rhsK
+                         << formatShape(rhs) << " has K = " << rhsK
                          << (getTransposeRhs() ? " (rhs is N x K)"
                                                : " (rhs is K x N)");
   SmallVector<int64_t> expected(batch);
@@ -445,9 +428,9 @@ LogicalResult ScaledMatmulOp::verify() {
       !llvm::all_of(llvm::zip_equal(res, expected), [](auto p) {
         return dimsCompatible(std::get<0>(p), std::get<1>(p));
       }))
-    return emitOpError() << "result shape " << shapeStr(res)
+    return emitOpError() << "result shape " << formatShape(res)
                          << " does not match the product shape "
-                         << shapeStr(expected);
+                         << formatShape(expected);
   if (failed(verifyLayout(*this, getLhsLayout(), getLhs().getType(),
                           getLhsScale().getType(), "lhs scale")) ||
       failed(verifyLayout(*this, getRhsLayout(), getRhs().getType(),
@@ -462,7 +445,7 @@ LogicalResult ScaledMatmulOp::verify() {
                }));
     if (!ok)
       return emitOpError() << "bias must have shape [N] = [" << getN()
-                           << "] or the result shape, got " << shapeStr(b);
+                           << "] or the result shape, got " << formatShape(b);
   }
   return success();
 }
@@ -505,9 +488,9 @@ LogicalResult TransposeOp::verify() {
     return emitOpError("result rank differs from input rank");
   for (size_t i = 0; i < perm.size(); ++i)
     if (!dimsCompatible(outType.getDimSize(i), inType.getDimSize(perm[i])))
-      return emitOpError() << "result shape " << shapeStr(outType.getShape())
+      return emitOpError() << "result shape " << formatShape(outType.getShape())
                            << " is not the input shape "
-                           << shapeStr(inType.getShape()) << " permuted";
+                           << formatShape(inType.getShape()) << " permuted";
   if (failed(verifyLayout(*this, getSrcLayout(), inType,
                           getScale().getType(), "input scale")) ||
       failed(verifyLayout(*this, getDstLayout(), outType,

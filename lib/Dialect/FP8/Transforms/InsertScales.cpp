@@ -51,13 +51,6 @@ std::string nodeName(Location loc) {
   return "";
 }
 
-std::string shapeStr(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  llvm::interleave(cast<ShapedType>(t).getShape(), os, "x");
-  return s;
-}
-
 struct Rule {
   std::string pattern;
   llvm::Regex regex;
@@ -451,8 +444,8 @@ struct FP8InsertScalesPass
       llvm::json::Object entry{
           {"node", name},
           {"op", op->getName().getStringRef()},
-          {"lhs", shapeStr(lhs.getType())},
-          {"rhs", shapeStr(rhs.getType())},
+          {"lhs", formatShape(cast<ShapedType>(lhs.getType()).getShape())},
+          {"rhs", formatShape(cast<ShapedType>(rhs.getType()).getShape())},
           {"rhs_is_weight", rhsIsWeight},
           {"fp8", d.fp8}};
       if (!d.reason.empty())

@@ -40,6 +40,9 @@ std::optional<Format> getFormat(Type elementType);
 numerics::Fmt toNumericsFormat(Format format);
 /// Largest finite value of a concrete format (448 or 57344).
 float getMaxFinite(Format format);
+/// A shape as diagnostics and reports write it: "4x?x128", or
+/// "scalar (rank 0)".
+std::string formatShape(ArrayRef<int64_t> shape);
 
 } // namespace mlir::fp8
 
