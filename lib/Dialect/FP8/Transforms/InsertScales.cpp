@@ -76,20 +76,28 @@ struct FP8InsertScalesPass
     : fp8::impl::FP8InsertScalesBase<FP8InsertScalesPass> {
   using Base::Base;
 
-  LogicalResult loadPolicy(std::vector<Rule> &rules) {
-    if (policyFile.empty())
-      return success();
-    auto buffer = llvm::MemoryBuffer::getFile(policyFile);
+  /// Reads and parses a JSON file; `what` names it in diagnostics.
+  FailureOr<llvm::json::Value> readJSON(StringRef path, StringRef what) {
+    auto buffer = llvm::MemoryBuffer::getFile(path);
     if (!buffer)
       return getOperation().emitError()
-             << "cannot read policy file " << policyFile << ": "
+             << "cannot read " << what << " file " << path << ": "
              << buffer.getError().message();
     llvm::Expected<llvm::json::Value> json =
         llvm::json::parse((*buffer)->getBuffer());
     if (!json)
       return getOperation().emitError()
-             << "policy file " << policyFile
+             << what << " file " << path
              << " is not valid JSON: " << llvm::toString(json.takeError());
+    return std::move(*json);
+  }
+
+  LogicalResult loadPolicy(std::vector<Rule> &rules) {
+    if (policyFile.empty())
+      return success();
+    FailureOr<llvm::json::Value> json = readJSON(policyFile, "policy");
+    if (failed(json))
+      return failure();
     auto *root = json->getAsObject();
     auto *list = root ? root->getArray("rules") : nullptr;
     if (!list)
@@ -139,17 +147,10 @@ struct FP8InsertScalesPass
   LogicalResult loadCalibration(llvm::StringMap<float> &amax) {
     if (calibrationFile.empty())
       return success();
-    auto buffer = llvm::MemoryBuffer::getFile(calibrationFile);
-    if (!buffer)
-      return getOperation().emitError()
-             << "cannot read calibration file " << calibrationFile << ": "
-             << buffer.getError().message();
-    llvm::Expected<llvm::json::Value> json =
-        llvm::json::parse((*buffer)->getBuffer());
-    if (!json)
-      return getOperation().emitError()
-             << "calibration file " << calibrationFile
-             << " is not valid JSON: " << llvm::toString(json.takeError());
+    FailureOr<llvm::json::Value> json =
+        readJSON(calibrationFile, "calibration");
+    if (failed(json))
+      return failure();
     auto *root = json->getAsObject();
     if (!root)
       return getOperation().emitError()
