@@ -16,6 +16,10 @@ DTYPES = {
     1: (np.float32, "f32"), 2: (np.uint8, "i8"), 3: (np.int8, "i8"),
     5: (np.int16, "i16"), 6: (np.int32, "i32"), 7: (np.int64, "i64"),
     9: (np.bool_, "i1"), 10: (np.float16, "f16"), 11: (np.float64, "f64"),
+    # No numpy type for these: arrays hold the encodings (bf16's upper
+    # halves, FP8 bytes), as ONNX stores them.
+    16: (np.uint16, "bf16"), 17: (np.uint8, "f8E4M3FN"),
+    19: (np.uint8, "f8E5M2"),
 }
 
 

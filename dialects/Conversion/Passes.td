@@ -39,4 +39,111 @@ def ConvertFP8ToLinalg : Pass<"convert-fp8-to-linalg"> {
   ];
 }
 
+def FP8OutlineScaledMatmuls : Pass<"fp8-outline-scaled-matmuls",
+                                   "::mlir::ModuleOp"> {
+  let summary = "Move each fp8.scaled_matmul into a private function that "
+                "a GPU GEMM kernel can replace";
+  let description = [{
+    The GPU pipeline's contract between graph-level lowering and the FP8 GEMM
+    kernels. Every `fp8.scaled_matmul` becomes a `func.call` to a private
+    function `@__fp8_gemm_<i>` whose body is the op itself (so the reference
+    lowering still defines it) and which carries an `fp8.gemm` dictionary
+    (`lhs_layout`, `rhs_layout`, `epilogue`, `transpose_rhs`, `has_bias`).
+    Products with the same operand types and attributes share one function.
+    After bufferization (`buffer-results-to-out-params`) the function takes
+    `(lhs, lhs_scale, rhs, rhs_scale, [bias], out)` memrefs, and
+    `convert-fp8-gemm-to-gpu` replaces its body with a tensor-core kernel
+    launch where the kernel supports the shape and layouts.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Replace outlined FP8 products with wgmma / mma.sync kernels";
+  let description = [{
+    For every bufferized function carrying `fp8.gemm` (see
+    `fp8-outline-scaled-matmuls`), generates a GPU kernel in the `gpu` and
+    `nvvm` dialects and replaces the function body with its launch: FP8
+    operands staged in shared memory, `wgmma.mma_async` (sm_90a) or
+    `mma.sync.m16n8k32` (sm_89) with FP32 accumulators, per-K-block FP32
+    promotion for block and MX scales, bias/epilogue and the rounding to the
+    result type in the epilogue. Functions the kernel cannot serve keep their
+    reference body (lowered by the generic GPU loop mapping); a remark says
+    why.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90a\"",
+           "Target architecture: sm_90a (wgmma) or sm_89 (mma.sync)">,
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark per product saying which kernel it got">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect"
+  ];
+}
+
+def ConvertFP8CastsToNVVM : Pass<"convert-fp8-casts-to-nvvm"> {
+  let summary = "Lower arith casts to and from f8E4M3FN/f8E5M2 to NVVM "
+                "cvt instructions";
+  let description = [{
+    MLIR 22 has no NVVM lowering for `arith.truncf`/`arith.extf` with FP8
+    types. f32 -> FP8 becomes `nvvm.convert.f32x2.to.f8x2` (PTX
+    `cvt.rn.satfinite.e4m3x2.f32` / `e5m2x2`): round to nearest even with
+    saturation to +-max, which is how fp8-opt defines an FP8 rounding (the
+    CPU path's `fp8-expand-arith-casts` computes the same function with
+    integer code); a select pins NaN results to the canonical 0x7F as on the
+    CPU. FP8 -> f32 becomes `nvvm.convert.f8x2.to.f16x2` followed by an
+    exact f16 -> f32 extension.
+    f16/bf16 sources and destinations go through f32. Run on `gpu.module`s
+    before `convert-gpu-to-nvvm`.
+  }];
+  let dependentDialects = [
+    "::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FP8GPUMapLoops : Pass<"fp8-gpu-map-loops", "::mlir::func::FuncOp"> {
+  let summary = "Run every loop nest of host code on the GPU";
+  let description = [{
+    Runs on bufferized host functions. Turns `memref.copy` into
+    `linalg.copy`, orders every linalg op's loops parallel-first (upstream
+    interchange) and lowers it to an `scf.parallel` nest (upstream
+    `linalgOpToParallelLoops`), then wraps each top-level nest in a
+    `gpu.launch`: an `scf.parallel` is linearized (all its dimensions into
+    one index), split into blocks of `block-size` threads (fewer for a small
+    static nest) and its body guarded for the tail; code with no parallel
+    loop (a full reduction, scalar updates of 0-d buffers) runs in one
+    thread. Afterwards nothing outside a kernel reads or writes memory, so
+    every buffer can live in device memory; a scalar loaded from memory and
+    used by the host is an error.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block for parallel loop nests">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::affine::AffineDialect",
+    "::mlir::linalg::LinalgDialect"
+  ];
+}
+
+def FP8GPUMergeKernelModules : Pass<"fp8-gpu-merge-kernel-modules",
+                                    "::mlir::ModuleOp"> {
+  let summary = "Put every kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per kernel, and each
+    module becomes its own cubin: a transformer graph would run ptxas
+    hundreds of times and load as many modules when a library is opened.
+    This pass moves every kernel (and whatever else the modules hold) into
+    one module named `fp8_kernels`, renaming symbols that collide, and
+    updates the `gpu.launch_func` ops.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // FP8_CONVERSION_PASSES_TD

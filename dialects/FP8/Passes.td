@@ -312,4 +312,29 @@ def FP8TransposeRescale : Pass<"fp8-transpose-rescale"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FP8ExposeQuantized : Pass<"fp8-expose-quantized", "::mlir::ModuleOp"> {
+  let summary = "Return every quantized activation and its scales as extra "
+                "results (for cross-target bit-exactness checks)";
+  let description = [{
+    Appends to the results of the function `entry`, for every
+    `fp8.quantize` that was not folded at compile time (the activations'
+    quantizations): its input (as f32), its FP8 result and its scale
+    tensor, named `fp8:x<i>:<node>:<how>`, `fp8:q<i>:...`, `fp8:s<i>:...`
+    (`onnx.name`; node from the op's location). `<how>` is
+    `layout=...;fmt=...;scale=...`, enough for a checker to recompute the
+    quantization from the exposed input with a reference implementation
+    (`scale=current eps=.. pow2=..`, `block ...` or `mxfp8 rceil|floor` when
+    the scale is computed from this input's amax, else `given`). E8M0
+    scales are returned as their bytes (uint8). `scripts/gpu-check` uses it
+    to check every quantized tensor of a GPU run bit for bit against
+    `test/reference/fp8ref.py` and against the CPU build.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"",
+           "The function whose results are extended">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // FP8_TRANSFORMS_PASSES_TD

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -104,6 +106,104 @@ void fp8::buildFP8CPULoweringPipeline(
   pm.addPass(createCanonicalizerPass());
 }
 
+void fp8::buildFP8GPULoweringPipeline(
+    OpPassManager &pm, const GPULoweringPipelineOptions &options) {
+  // Tensor level: the same as the CPU path, except that FP8 products are
+  // outlined for the GEMM kernels and FP8 casts stay arith casts (the GPU
+  // lowers them to cvt instructions).
+  pm.addPass(createFP8OutlineScaledMatmuls());
+  pm.addPass(createConvertFP8ToLinalg());
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createFP8FuseElementwise());
+
+  // Buffers. Results always become out-parameters: the outlined products
+  // must be destination-passing for the kernels.
+  pm.addPass(createFP8CopyStoredState());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = options.modelABI;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Kernels: tensor-core products, then every remaining loop nest.
+  if (options.tensorCores) {
+    ConvertFP8GemmToGPUOptions gemm;
+    gemm.chip = options.chip;
+    pm.addPass(createConvertFP8GemmToGPU(gemm));
+    // Outline the GEMM kernels before anything canonicalizes: constants
+    // hoisted out of a gpu.launch would become kernel arguments.
+    pm.addPass(createGpuKernelOutliningPass());
+  }
+  pm.addPass(createInlinerPass());
+  FP8GPUMapLoopsOptions map;
+  map.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(createFP8GPUMapLoops(map));
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createFP8GPUMergeKernelModules());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Device code.
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  {
+    OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+    device.addPass(createConvertFP8CastsToNVVM());
+    device.addPass(createConvertNVGPUToNVVMPass());
+    device.addPass(memref::createExpandStridedMetadataPass());
+    device.addPass(createLowerAffinePass());
+    device.addPass(createSCFToControlFlowPass());
+    ConvertGpuOpsToNVVMOpsOptions nvvm;
+    nvvm.useBarePtrCallConv = true;
+    device.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+    device.addPass(createConvertNVVMToLLVMPass());
+    device.addPass(createCanonicalizerPass());
+    device.addPass(createCSEPass());
+    device.addPass(createReconcileUnrealizedCastsPass());
+  }
+
+  // Host code. Allocations call _mlir_memref_to_llvm_alloc/free, which the
+  // CUDA runtime implements with device memory (a caching pool).
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = options.modelABI;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  GpuToLLVMConversionPassOptions toLLVM;
+  toLLVM.hostBarePtrCallConv = options.modelABI;
+  toLLVM.kernelBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(toLLVM));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  if (options.format != "none") {
+    GpuModuleToBinaryPassOptions binary;
+    binary.compilationTarget = options.format;
+    binary.toolkitPath = options.toolkit;
+    pm.addPass(createGpuModuleToBinaryPass(binary));
+  }
+}
+
 void fp8::registerFP8Pipelines() {
   PassPipelineRegistration<QuantizePipelineOptions>(
       "fp8-quantize-pipeline",
@@ -116,4 +216,10 @@ void fp8::registerFP8Pipelines() {
       "the host CPU (FP8 ops to linalg, exact FP8 casts, bufferization, "
       "loops, LLVM)",
       buildFP8CPULoweringPipeline);
+  PassPipelineRegistration<GPULoweringPipelineOptions>(
+      "fp8-gpu-lowering-pipeline",
+      "Lower func/tensor code using the fp8 dialect to host LLVM dialect code "
+      "that launches NVVM kernels (sm_90a/sm_89): FP8 products on tensor "
+      "cores, every other loop nest as a kernel, FP8 casts as cvt",
+      buildFP8GPULoweringPipeline);
 }

@@ -7,6 +7,7 @@
 #include "fp8/Target/ModelLibrary.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
@@ -21,6 +22,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -125,6 +127,9 @@ static std::optional<uint64_t> byteSize(Type t) {
       return std::nullopt;
     return *elt * array.getNumElements();
   }
+  // LLVM stores an i1 in an array as one byte (its alloc size).
+  if (t.isInteger(1))
+    return 1;
   if (t.isIntOrFloat() && t.getIntOrFloatBitWidth() % 8 == 0)
     return t.getIntOrFloatBitWidth() / 8;
   return std::nullopt;
@@ -284,8 +289,9 @@ LogicalResult fp8::translateAndEmit(ModuleOp module, StringRef path,
   return success();
 }
 
-LogicalResult fp8::linkModelLibrary(StringRef object, StringRef runtimeArchive,
-                                    StringRef output, std::string &error) {
+/// Runs the C compiler driver as a linker with `args` (after the driver);
+/// its output goes to `error` on failure.
+static LogicalResult runLinker(ArrayRef<std::string> args, std::string &error) {
   llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName("cc");
   if (!driver)
     driver = llvm::sys::findProgramByName("gcc");
@@ -295,37 +301,19 @@ LogicalResult fp8::linkModelLibrary(StringRef object, StringRef runtimeArchive,
     error = "no C compiler driver (cc, gcc or clang) on PATH to link with";
     return failure();
   }
-  if (!llvm::sys::fs::exists(runtimeArchive)) {
-    error = ("runtime library " + runtimeArchive +
-             " not found (build target fp8rt_cpu or pass --runtime-lib)")
-                .str();
-    return failure();
-  }
   SmallString<128> log;
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("fp8-link", "log", log)) {
     error = "cannot create a temporary file: " + ec.message();
     return failure();
   }
-  // -Wl,--no-undefined: a model library must not depend on anything but
-  // libc and libm (no LLVM or MLIR runtime at run time).
-  // --whole-archive: nothing in the object refers to the ABI functions, the
-  // archive's members must be linked all the same.
-  SmallVector<StringRef> args = {*driver,
-                                 "-shared",
-                                 "-o",
-                                 output,
-                                 object,
-                                 "-Wl,--whole-archive",
-                                 runtimeArchive,
-                                 "-Wl,--no-whole-archive",
-                                 "-lm",
-                                 "-Wl,--no-undefined",
-                                 "-Wl,-z,noexecstack"};
+  SmallVector<StringRef> argv = {*driver};
+  for (const std::string &a : args)
+    argv.push_back(a);
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
                                           StringRef(log)};
   std::string execError;
-  int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, redirects, 0,
+  int rc = llvm::sys::ExecuteAndWait(*driver, argv, std::nullopt, redirects, 0,
                                      0, &execError);
   auto text = llvm::MemoryBuffer::getFile(log);
   llvm::sys::fs::remove(log);
@@ -336,4 +324,141 @@ LogicalResult fp8::linkModelLibrary(StringRef object, StringRef runtimeArchive,
     return failure();
   }
   return success();
+}
+
+LogicalResult fp8::linkModelLibrary(StringRef object, StringRef runtimeArchive,
+                                    StringRef output, std::string &error) {
+  if (!llvm::sys::fs::exists(runtimeArchive)) {
+    error = ("runtime library " + runtimeArchive +
+             " not found (build target fp8rt_cpu or pass --runtime-lib)")
+                .str();
+    return failure();
+  }
+  // -Wl,--no-undefined: a model library must not depend on anything but
+  // libc and libm (no LLVM or MLIR runtime at run time).
+  // --whole-archive: nothing in the object refers to the ABI functions, the
+  // archive's members must be linked all the same.
+  return runLinker({"-shared", "-o", output.str(), object.str(),
+                    "-Wl,--whole-archive", runtimeArchive.str(),
+                    "-Wl,--no-whole-archive", "-lm", "-Wl,--no-undefined",
+                    "-Wl,-z,noexecstack"},
+                   error);
+}
+
+LogicalResult fp8::linkCUDAModelLibrary(StringRef object, StringRef shimArchive,
+                                        StringRef runtimeArchive,
+                                        StringRef cudaStubDir,
+                                        StringRef output, std::string &error) {
+  for (StringRef archive : {shimArchive, runtimeArchive})
+    if (!llvm::sys::fs::exists(archive)) {
+      error = ("CUDA runtime library " + archive +
+               " not found (build fp8-opt where the CUDA toolkit is, or "
+               "pass --runtime-lib)")
+                  .str();
+      return failure();
+    }
+  SmallString<256> stub(cudaStubDir);
+  llvm::sys::path::append(stub, "libcuda.so");
+  if (!llvm::sys::fs::exists(stub)) {
+    error = ("the CUDA driver stub " + stub +
+             " is missing: install the CUDA toolkit or set CUDA_ROOT")
+                .str();
+    return failure();
+  }
+  // No rpath to the stub: at run time the driver's libcuda.so.1 is used.
+  return runLinker({"-shared", "-o", output.str(), object.str(),
+                    "-Wl,--whole-archive", shimArchive.str(),
+                    runtimeArchive.str(), "-Wl,--no-whole-archive",
+                    "-L" + cudaStubDir.str(), "-lcuda", "-lstdc++",
+                    "-lpthread", "-lm", "-Wl,--no-undefined",
+                    "-Wl,-z,noexecstack"},
+                   error);
+}
+
+LogicalResult fp8::redirectGlobalsToDevice(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  Location loc = module.getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = IntegerType::get(ctx, 64);
+  SmallVector<LLVM::GlobalOp> globals(module.getOps<LLVM::GlobalOp>());
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  SmallVector<std::pair<LLVM::GlobalOp, LLVM::GlobalOp>> pairs;
+  for (LLVM::GlobalOp g : globals) {
+    std::optional<uint64_t> size = byteSize(g.getGlobalType());
+    if (!size)
+      return g.emitError() << "global of unsupported type "
+                           << g.getGlobalType()
+                           << " cannot be placed in device memory";
+    auto slot = LLVM::GlobalOp::create(
+        b, loc, ptr, /*isConstant=*/false, LLVM::Linkage::Internal,
+        ("__fp8_device_" + g.getSymName()).str(), Attribute());
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(b.createBlock(&slot.getInitializerRegion()));
+      LLVM::ReturnOp::create(b, loc,
+                             ValueRange{LLVM::ZeroOp::create(b, loc, ptr)});
+    }
+    pairs.push_back({g, slot});
+  }
+  // Host code reads the slot instead of taking the global's address.
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
+    SmallVector<LLVM::AddressOfOp> uses;
+    func.walk([&](LLVM::AddressOfOp a) { uses.push_back(a); });
+    for (LLVM::AddressOfOp a : uses)
+      for (auto &[g, slot] : pairs)
+        if (a.getGlobalName() == g.getSymName()) {
+          OpBuilder ub(a);
+          Value slotAddress = LLVM::AddressOfOp::create(ub, a.getLoc(), slot);
+          Value device = LLVM::LoadOp::create(ub, a.getLoc(), ptr, slotAddress);
+          a.replaceAllUsesWith(device);
+          a.erase();
+          break;
+        }
+  }
+  // The table the shim walks: {host, bytes, slot} per global, then nulls.
+  auto entry = LLVM::LLVMStructType::getLiteral(ctx, {ptr, i64, ptr});
+  auto tableType = LLVM::LLVMArrayType::get(entry, pairs.size() + 1);
+  auto table = LLVM::GlobalOp::create(b, loc, tableType, /*isConstant=*/true,
+                                      LLVM::Linkage::External,
+                                      "__fp8_model_device_globals",
+                                      Attribute());
+  Block *init = b.createBlock(&table.getInitializerRegion());
+  b.setInsertionPointToStart(init);
+  Value array = LLVM::UndefOp::create(b, loc, tableType);
+  auto fill = [&](int64_t i, Value host, Value bytes, Value slot) {
+    Value e = LLVM::UndefOp::create(b, loc, entry);
+    e = LLVM::InsertValueOp::create(b, loc, e, host, ArrayRef<int64_t>{0});
+    e = LLVM::InsertValueOp::create(b, loc, e, bytes, ArrayRef<int64_t>{1});
+    e = LLVM::InsertValueOp::create(b, loc, e, slot, ArrayRef<int64_t>{2});
+    array = LLVM::InsertValueOp::create(b, loc, array, e, ArrayRef<int64_t>{i});
+  };
+  for (auto [i, p] : llvm::enumerate(pairs)) {
+    Value bytes = LLVM::ConstantOp::create(
+        b, loc, i64, b.getI64IntegerAttr(*byteSize(p.first.getGlobalType())));
+    fill(i, LLVM::AddressOfOp::create(b, loc, p.first), bytes,
+         LLVM::AddressOfOp::create(b, loc, p.second));
+  }
+  Value null = LLVM::ZeroOp::create(b, loc, ptr);
+  fill(pairs.size(), null,
+       LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0)), null);
+  LLVM::ReturnOp::create(b, loc, array);
+  return success();
+}
+
+FailureOr<std::string> fp8::collectPTX(ModuleOp module) {
+  std::string ptx;
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute a : binary.getObjects()) {
+      auto object = dyn_cast<gpu::ObjectAttr>(a);
+      if (!object)
+        continue;
+      if (object.getFormat() != gpu::CompilationTarget::Assembly)
+        return binary.emitError("the kernels were not compiled to PTX text");
+      ptx += "// gpu.binary @" + binary.getSymName().str() + "\n";
+      ptx += object.getObject().getValue().str();
+      ptx += "\n";
+    }
+  if (ptx.empty())
+    return module.emitError("the module has no GPU kernels");
+  return ptx;
 }

@@ -16,6 +16,10 @@
  *===----------------------------------------------------------------------===*/
 
 #include "fp8rt/fp8rt.h"
+#ifdef FP8RT_TARGET_CUDA
+#include "fp8rt/fp8rt_cuda.h"
+#include <pthread.h>
+#endif
 
 #include <errno.h>
 #include <stdarg.h>
@@ -28,6 +32,25 @@ extern void __fp8_model_entry(void **args);
 /* "<bytes> <name>\n" per state tensor, and their addresses in that order. */
 extern const char __fp8_model_state_names[];
 extern void *const __fp8_model_state_table[];
+
+#ifdef FP8RT_TARGET_CUDA
+/* CUDA models (libfp8rt_cuda_model.a, this file built with
+ * FP8RT_TARGET_CUDA): the compiled host code reads every global (weights,
+ * constants, FP8 state) through a pointer slot that must hold a device copy
+ * (fp8::redirectGlobalsToDevice). The table ends with a NULL host address. */
+typedef struct device_global {
+  const void *host;
+  uint64_t bytes;
+  void **slot;
+} device_global;
+extern const device_global __fp8_model_device_globals[];
+/* Uploads happen once per process (the slots are process-wide, as the CPU
+ * path's globals are); runs are serialized because the buffer pool and a
+ * captured graph assume one run at a time. */
+static pthread_mutex_t cuda_lock = PTHREAD_MUTEX_INITIALIZER;
+static int cuda_uploaded;
+static __thread char cuda_create_error[1024];
+#endif
 
 #define FP8RT_EXPORT __attribute__((visibility("default")))
 
@@ -51,9 +74,24 @@ struct fp8rt_model {
   tensor_sig *tensors; /* inputs then outputs */
   void **args;
   char error[512];
+#ifdef FP8RT_TARGET_CUDA
+  void **staging;  /* device buffers for inputs then outputs */
+  size_t *bytes;   /* their sizes */
+  void *graph;     /* captured run (FP8RT_CUDA_GRAPH=1), or NULL */
+  int use_graph;
+  long long runs;
+#endif
 };
 
 FP8RT_EXPORT int32_t fp8rt_abi_version(void) { return FP8RT_ABI_VERSION; }
+
+FP8RT_EXPORT const char *fp8rt_model_device(void) {
+#ifdef FP8RT_TARGET_CUDA
+  return "cuda";
+#else
+  return "cpu";
+#endif
+}
 
 FP8RT_EXPORT size_t fp8rt_dtype_size(int32_t dtype) {
   return fp8rt_dtype_size_inline(dtype);
@@ -81,6 +119,14 @@ static void free_model(fp8rt_model *m) {
     for (int32_t i = 0; i < m->num_state; ++i)
       free(m->state[i].name);
   free(m->state);
+#ifdef FP8RT_TARGET_CUDA
+  if (m->staging)
+    for (int32_t i = 0; i < m->num_inputs + m->num_outputs; ++i)
+      fp8rt_cuda_free(m->staging[i]);
+  free(m->staging);
+  free(m->bytes);
+  fp8rt_cuda_graph_destroy(m->graph);
+#endif
   free(m);
 }
 
@@ -97,6 +143,85 @@ static int parse_int(const char **p, long long *out) {
     ++*p;
   return 1;
 }
+
+#ifdef FP8RT_TARGET_CUDA
+static int env_flag(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Device side of create: the CUDA context, the kernels' modules, device
+ * copies of the globals, state pointers into them, staging buffers. */
+static int cuda_prepare(fp8rt_model *m, const char **error) {
+  const char *why = NULL;
+  if (fp8rt_cuda_init() != 0) {
+    why = "CUDA is not usable";
+  } else if (*fp8rt_cuda_module_load_error()) {
+    snprintf(cuda_create_error, sizeof(cuda_create_error),
+             "fp8rt: the model's GPU kernels did not load: %s",
+             fp8rt_cuda_module_load_error());
+    *error = cuda_create_error;
+    return 0;
+  }
+  if (why) {
+    snprintf(cuda_create_error, sizeof(cuda_create_error), "fp8rt: %s: %s",
+             why, fp8rt_cuda_last_error());
+    *error = cuda_create_error;
+    return 0;
+  }
+  pthread_mutex_lock(&cuda_lock);
+  for (const device_global *g = __fp8_model_device_globals; g->host; ++g) {
+    if (*g->slot)
+      continue;
+    void *d = fp8rt_cuda_alloc((size_t)g->bytes);
+    if (!d || fp8rt_cuda_copy(d, g->host, (size_t)g->bytes) != 0) {
+      snprintf(cuda_create_error, sizeof(cuda_create_error),
+               "fp8rt: uploading the model's constants (%llu bytes): %s",
+               (unsigned long long)g->bytes, fp8rt_cuda_last_error());
+      fp8rt_cuda_free(d);
+      pthread_mutex_unlock(&cuda_lock);
+      *error = cuda_create_error;
+      return 0;
+    }
+    *g->slot = d;
+  }
+  ++cuda_uploaded;
+  pthread_mutex_unlock(&cuda_lock);
+  for (int32_t i = 0; i < m->num_state; ++i) {
+    const device_global *g = __fp8_model_device_globals;
+    while (g->host && g->host != m->state[i].data)
+      ++g;
+    if (!g->host) {
+      *error = "fp8rt: a state tensor of the model has no device copy";
+      return 0;
+    }
+    m->state[i].data = *g->slot;
+  }
+  int32_t n = m->num_inputs + m->num_outputs;
+  m->staging = calloc((size_t)n + 1, sizeof(void *));
+  m->bytes = calloc((size_t)n + 1, sizeof(size_t));
+  if (!m->staging || !m->bytes) {
+    *error = "fp8rt: out of memory";
+    return 0;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    size_t bytes = fp8rt_dtype_size_inline(m->tensors[i].dtype);
+    for (int32_t d = 0; d < m->tensors[i].rank; ++d)
+      bytes *= (size_t)m->tensors[i].shape[d];
+    m->bytes[i] = bytes;
+    m->staging[i] = fp8rt_cuda_alloc(bytes);
+    if (!m->staging[i]) {
+      snprintf(cuda_create_error, sizeof(cuda_create_error),
+               "fp8rt: allocating device memory for '%s': %s",
+               m->tensors[i].name, fp8rt_cuda_last_error());
+      *error = cuda_create_error;
+      return 0;
+    }
+  }
+  m->use_graph = env_flag("FP8RT_CUDA_GRAPH");
+  return 1;
+}
+#endif
 
 FP8RT_EXPORT fp8rt_model *fp8rt_model_create(const char **error) {
   static const char *bad = "fp8rt: the model's signature is malformed";
@@ -179,6 +304,17 @@ FP8RT_EXPORT fp8rt_model *fp8rt_model_create(const char **error) {
       q = end + 1;
     }
   }
+#ifdef FP8RT_TARGET_CUDA
+  {
+    const char *why = NULL;
+    if (!cuda_prepare(m, &why)) {
+      free_model(m);
+      if (error)
+        *error = why;
+      return NULL;
+    }
+  }
+#endif
   return m;
 malformed:
   free_model(m);
@@ -288,7 +424,55 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
       return FP8RT_INVALID_ARGUMENT;
     m->args[num_inputs + i] = outputs[i].data;
   }
+#ifdef FP8RT_TARGET_CUDA
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    if (fp8rt_cuda_copy(m->staging[i], inputs[i].data, m->bytes[i]) != 0) {
+      set_error(m, "copying input '%s' to the GPU: %s", m->tensors[i].name,
+                fp8rt_cuda_last_error());
+      return FP8RT_INTERNAL;
+    }
+  }
+  pthread_mutex_lock(&cuda_lock);
+  int32_t status;
+  if (m->graph) {
+    status = fp8rt_cuda_graph_launch(m->graph);
+  } else if (m->use_graph && m->runs > 0) {
+    /* The first run warmed the buffer pool, so this one allocates nothing
+     * new and its launches can be recorded once and replayed. */
+    void *graph = NULL;
+    status = fp8rt_cuda_run_begin(1);
+    if (status == 0) {
+      __fp8_model_entry(m->staging);
+      status = fp8rt_cuda_run_end(&graph);
+    }
+    if (status == 0) {
+      m->graph = graph;
+      status = fp8rt_cuda_graph_launch(graph);
+    }
+  } else {
+    status = fp8rt_cuda_run_begin(0);
+    if (status == 0) {
+      __fp8_model_entry(m->staging);
+      status = fp8rt_cuda_run_end(NULL);
+    }
+  }
+  pthread_mutex_unlock(&cuda_lock);
+  if (status != 0) {
+    set_error(m, "CUDA: %s", fp8rt_cuda_last_error());
+    return FP8RT_INTERNAL;
+  }
+  ++m->runs;
+  for (int32_t i = 0; i < num_outputs; ++i) {
+    int32_t k = num_inputs + i;
+    if (fp8rt_cuda_copy(outputs[i].data, m->staging[k], m->bytes[k]) != 0) {
+      set_error(m, "copying output '%s' from the GPU: %s", m->tensors[k].name,
+                fp8rt_cuda_last_error());
+      return FP8RT_INTERNAL;
+    }
+  }
+#else
   __fp8_model_entry(m->args);
+#endif
   return FP8RT_OK;
 }
 
@@ -364,7 +548,24 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_save_state(fp8rt_model *m,
     put(&w, &len, 4);
     put(&w, m->state[i].name, len);
     put(&w, &m->state[i].bytes, 8);
+#ifdef FP8RT_TARGET_CUDA
+    void *host = malloc((size_t)m->state[i].bytes + 1);
+    if (!host || fp8rt_cuda_copy(host, m->state[i].data,
+                                 (size_t)m->state[i].bytes) != 0) {
+      set_error(m, "save_state: reading '%s' from the GPU: %s",
+                m->state[i].name,
+                host ? fp8rt_cuda_last_error() : "out of memory");
+      free(host);
+      fclose(w.f);
+      remove(tmp);
+      free(tmp);
+      return FP8RT_INTERNAL;
+    }
+    put(&w, host, (size_t)m->state[i].bytes);
+    free(host);
+#else
     put(&w, m->state[i].data, (size_t)m->state[i].bytes);
+#endif
   }
   uint64_t checksum = w.hash;
   if (w.ok && fwrite(&checksum, 1, 8, w.f) != 8)
@@ -453,8 +654,18 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_load_state(fp8rt_model *m,
                   (unsigned long long)m->state[i].bytes);
         goto done;
       }
-      if (pass == 1)
+      if (pass == 1) {
+#ifdef FP8RT_TARGET_CUDA
+        if (fp8rt_cuda_copy(m->state[i].data, buf + p, (size_t)bytes) != 0) {
+          set_error(m, "load_state: writing '%s' to the GPU: %s",
+                    m->state[i].name, fp8rt_cuda_last_error());
+          status = FP8RT_INTERNAL;
+          goto done;
+        }
+#else
         memcpy(m->state[i].data, buf + p, (size_t)bytes);
+#endif
+      }
       p += bytes;
     }
     if (p != (size_t)size - 8) {

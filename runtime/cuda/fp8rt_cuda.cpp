@@ -10,6 +10,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdarg>
@@ -36,6 +37,17 @@ struct ThreadErrors {
   std::string lastKernel; // last kernel launched from this thread
 };
 thread_local ThreadErrors tls;
+
+// A model run in progress on this thread (fp8rt_cuda_run_begin/end): the
+// generated host code's per-launch stream create/synchronize/destroy become
+// uses of one persistent stream, with no synchronization until the end of
+// the run, and the run may be captured into a CUDA graph.
+struct RunState {
+  bool active = false;
+  bool capturing = false;
+  CUstream stream = nullptr; // this thread's model stream (never destroyed)
+};
+thread_local RunState run;
 
 
 bool envFlag(const char *name) {
@@ -787,6 +799,10 @@ mgpuLaunchKernel(fp8rt_cu_function function, intptr_t gridX, intptr_t gridY,
                                 : tls.message.c_str());
     return;
   }
+  // After a failure inside a model run, launching more kernels (with NULL
+  // buffers, say) could only fault and poison the context.
+  if (run.active && tls.pending)
+    return;
   std::string kernel = kernelName(function);
   if (!fitsUnsigned(gridX) || !fitsUnsigned(gridY) || !fitsUnsigned(gridZ) ||
       !fitsUnsigned(blockX) || !fitsUnsigned(blockY) || !fitsUnsigned(blockZ) ||
@@ -896,6 +912,8 @@ FP8RT_CUDA_EXPORT void mgpuLaunchClusterKernel(
 //===----------------------------------------------------------------------===//
 
 FP8RT_CUDA_EXPORT fp8rt_cu_stream mgpuStreamCreate(void) {
+  if (run.active)
+    return run.stream;
   ScopedContext ctx("cuStreamCreate");
   if (!ctx.ok())
     return nullptr;
@@ -909,7 +927,7 @@ FP8RT_CUDA_EXPORT fp8rt_cu_stream mgpuStreamCreate(void) {
 }
 
 FP8RT_CUDA_EXPORT void mgpuStreamDestroy(fp8rt_cu_stream stream) {
-  if (!stream)
+  if (!stream || stream == run.stream)
     return;
   ScopedContext ctx("cuStreamDestroy");
   if (!ctx.ok())
@@ -920,6 +938,10 @@ FP8RT_CUDA_EXPORT void mgpuStreamDestroy(fp8rt_cu_stream stream) {
 }
 
 FP8RT_CUDA_EXPORT void mgpuStreamSynchronize(fp8rt_cu_stream stream) {
+  // Inside a model run the one stream orders everything and nothing on the
+  // host reads device memory: synchronize once, in fp8rt_cuda_run_end.
+  if (run.active && stream == run.stream)
+    return;
   ScopedContext ctx("cuStreamSynchronize");
   if (!ctx.ok())
     return;
@@ -1197,4 +1219,260 @@ FP8RT_CUDA_EXPORT void *mgpuTensorMapEncodeTiledMemref(
       static_cast<int32_t>(elementBytes), static_cast<int32_t>(dataType),
       static_cast<int32_t>(interleave), static_cast<int32_t>(swizzle),
       static_cast<int32_t>(l2Promotion), static_cast<int32_t>(oobFill));
+}
+
+//===----------------------------------------------------------------------===//
+// Model runs: device memory pool, runs, graphs, copies
+//===----------------------------------------------------------------------===//
+
+namespace {
+// Caching pool behind _mlir_memref_to_llvm_alloc/free (the host code of the
+// GPU pipeline allocates every buffer through them). Blocks go back to the
+// pool when freed and are handed out again in stream order: every kernel of
+// a run is on the run's one stream, so a block freed by the host after
+// queuing its last reader can be reused by any later launch. Memory returns
+// to the driver only when an allocation fails (after a synchronize).
+struct Pool {
+  std::mutex mutex;
+  std::multimap<size_t, void *> free;        // size -> block
+  std::unordered_map<void *, size_t> live;   // block -> size
+  size_t cached = 0, inUse = 0, peak = 0;
+};
+Pool &P() {
+  static Pool *p = new Pool;
+  return *p;
+}
+constexpr size_t kPoolGranule = 512;
+
+void trimPoolLocked() {
+  for (auto &[size, block] : P().free) {
+    cuMemFree(reinterpret_cast<CUdeviceptr>(block));
+    P().cached -= size;
+  }
+  P().free.clear();
+}
+} // namespace
+
+FP8RT_CUDA_EXPORT void *_mlir_memref_to_llvm_alloc(size_t size) {
+  size_t rounded = (std::max<size_t>(size, 1) + kPoolGranule - 1) /
+                   kPoolGranule * kPoolGranule;
+  {
+    std::lock_guard<std::mutex> lock(P().mutex);
+    auto it = P().free.lower_bound(rounded);
+    if (it != P().free.end() && it->first <= 2 * rounded) {
+      void *block = it->second;
+      size_t blockSize = it->first;
+      P().free.erase(it);
+      P().live[block] = blockSize;
+      P().inUse += blockSize;
+      P().peak = std::max(P().peak, P().inUse);
+      return block;
+    }
+  }
+  ScopedContext ctx("allocating a buffer of the model");
+  if (!ctx.ok())
+    return nullptr;
+  CUdeviceptr ptr = 0;
+  CUresult r = cuMemAlloc(&ptr, rounded);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    if (run.stream && !run.capturing)
+      cuStreamSynchronize(run.stream);
+    std::lock_guard<std::mutex> lock(P().mutex);
+    trimPoolLocked();
+    r = cuMemAlloc(&ptr, rounded);
+  }
+  if (r != CUDA_SUCCESS) {
+    fail(r, "cuMemAlloc(%llu bytes) for a buffer of the model (%llu bytes "
+            "in use by the pool)",
+         (unsigned long long)rounded, (unsigned long long)P().inUse);
+    return nullptr;
+  }
+  void *block = reinterpret_cast<void *>(ptr);
+  std::lock_guard<std::mutex> lock(P().mutex);
+  P().live[block] = rounded;
+  P().cached += rounded;
+  P().inUse += rounded;
+  P().peak = std::max(P().peak, P().inUse);
+  return block;
+}
+
+FP8RT_CUDA_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
+                                                           size_t size) {
+  // Driver allocations are 512-byte aligned at least.
+  if (alignment > kPoolGranule) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "a buffer asks for %llu-byte alignment; the pool gives %llu",
+            (unsigned long long)alignment, (unsigned long long)kPoolGranule);
+    return nullptr;
+  }
+  return _mlir_memref_to_llvm_alloc(size);
+}
+
+FP8RT_CUDA_EXPORT void _mlir_memref_to_llvm_free(void *ptr) {
+  if (!ptr)
+    return;
+  std::lock_guard<std::mutex> lock(P().mutex);
+  auto it = P().live.find(ptr);
+  if (it == P().live.end()) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "freeing %p, which the buffer pool did not allocate", ptr);
+    return;
+  }
+  P().inUse -= it->second;
+  P().free.emplace(it->second, ptr);
+  P().live.erase(it);
+}
+
+FP8RT_CUDA_EXPORT void fp8rt_cuda_pool_stats(uint64_t *cached,
+                                             uint64_t *in_use,
+                                             uint64_t *peak) {
+  std::lock_guard<std::mutex> lock(P().mutex);
+  if (cached)
+    *cached = P().cached;
+  if (in_use)
+    *in_use = P().inUse;
+  if (peak)
+    *peak = P().peak;
+}
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_begin(int32_t capture) {
+  if (run.active) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "fp8rt_cuda_run_begin: a run is already in progress on this "
+            "thread");
+    return fp8rt_cuda_status();
+  }
+  fp8rt_cuda_clear_error();
+  ScopedContext ctx("starting a model run");
+  if (!ctx.ok())
+    return fp8rt_cuda_status();
+  if (!run.stream) {
+    CUresult r = cuStreamCreate(&run.stream, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS) {
+      run.stream = nullptr;
+      fail(r, "cuStreamCreate (the model stream)");
+      return fp8rt_cuda_status();
+    }
+  }
+  if (capture) {
+    CUresult r =
+        cuStreamBeginCapture(run.stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+    if (r != CUDA_SUCCESS) {
+      fail(r, "cuStreamBeginCapture");
+      return fp8rt_cuda_status();
+    }
+    run.capturing = true;
+  }
+  run.active = true;
+  return 0;
+}
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_end(void **graph_exec) {
+  if (graph_exec)
+    *graph_exec = nullptr;
+  if (!run.active) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "fp8rt_cuda_run_end: no run in progress on this thread");
+    return fp8rt_cuda_status();
+  }
+  run.active = false;
+  ScopedContext ctx("finishing a model run");
+  if (!ctx.ok())
+    return fp8rt_cuda_status();
+  if (run.capturing) {
+    run.capturing = false;
+    CUgraph graph = nullptr;
+    CUresult r = cuStreamEndCapture(run.stream, &graph);
+    if (r != CUDA_SUCCESS) {
+      fail(r, "cuStreamEndCapture");
+      return fp8rt_cuda_status();
+    }
+    if (tls.pending) { // a launch failed while capturing
+      cuGraphDestroy(graph);
+      return fp8rt_cuda_status();
+    }
+    CUgraphExec exec = nullptr;
+    r = cuGraphInstantiate(&exec, graph, 0);
+    cuGraphDestroy(graph);
+    if (r != CUDA_SUCCESS) {
+      fail(r, "cuGraphInstantiate");
+      return fp8rt_cuda_status();
+    }
+    if (graph_exec)
+      *graph_exec = exec;
+    else
+      cuGraphExecDestroy(exec);
+    return fp8rt_cuda_status();
+  }
+  CUresult r = cuStreamSynchronize(run.stream);
+  if (r != CUDA_SUCCESS)
+    fail(r, "running the model%s%s",
+         tls.lastKernel.empty() ? "" : " (last kernel launched: ",
+         tls.lastKernel.empty() ? "" : (tls.lastKernel + ")").c_str());
+  return fp8rt_cuda_status();
+}
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_graph_launch(void *graph_exec) {
+  fp8rt_cuda_clear_error();
+  if (!graph_exec || !run.stream) {
+    failMsg(CUDA_ERROR_INVALID_VALUE,
+            "fp8rt_cuda_graph_launch: no graph captured on this thread");
+    return fp8rt_cuda_status();
+  }
+  ScopedContext ctx("replaying the model's CUDA graph");
+  if (!ctx.ok())
+    return fp8rt_cuda_status();
+  CUresult r = cuGraphLaunch(static_cast<CUgraphExec>(graph_exec), run.stream);
+  if (r == CUDA_SUCCESS)
+    r = cuStreamSynchronize(run.stream);
+  if (r != CUDA_SUCCESS)
+    fail(r, "replaying the model's CUDA graph");
+  return fp8rt_cuda_status();
+}
+
+FP8RT_CUDA_EXPORT void fp8rt_cuda_graph_destroy(void *graph_exec) {
+  if (!graph_exec)
+    return;
+  ScopedContext ctx("destroying a CUDA graph");
+  if (ctx.ok())
+    cuGraphExecDestroy(static_cast<CUgraphExec>(graph_exec));
+}
+
+FP8RT_CUDA_EXPORT void *fp8rt_cuda_alloc(size_t bytes) {
+  ScopedContext ctx("allocating device memory");
+  if (!ctx.ok())
+    return nullptr;
+  CUdeviceptr ptr = 0;
+  CUresult r = cuMemAlloc(&ptr, std::max<size_t>(bytes, 1));
+  if (r != CUDA_SUCCESS) {
+    fail(r, "cuMemAlloc(%llu bytes)", (unsigned long long)bytes);
+    return nullptr;
+  }
+  return reinterpret_cast<void *>(ptr);
+}
+
+FP8RT_CUDA_EXPORT void fp8rt_cuda_free(void *ptr) {
+  if (!ptr)
+    return;
+  ScopedContext ctx("freeing device memory");
+  if (!ctx.ok())
+    return;
+  CUresult r = cuMemFree(reinterpret_cast<CUdeviceptr>(ptr));
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuMemFree(%p)", ptr);
+}
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_copy(void *dst, const void *src,
+                                          size_t bytes) {
+  if (bytes == 0)
+    return 0;
+  ScopedContext ctx("copying memory");
+  if (!ctx.ok())
+    return fp8rt_cuda_status();
+  CUresult r = cuMemcpy(reinterpret_cast<CUdeviceptr>(dst),
+                        reinterpret_cast<CUdeviceptr>(src), bytes);
+  if (r != CUDA_SUCCESS)
+    fail(r, "cuMemcpy(%p <- %p, %llu bytes)", dst, src,
+         (unsigned long long)bytes);
+  return fp8rt_cuda_status();
 }

@@ -5,7 +5,7 @@
 // exist, reports per output the max abs error, relative L2 error and cosine
 // similarity; exits 1 beyond tolerance. Needs neither MLIR nor protobuf.
 //
-//   fp8-run model.so --data DIR [--device=cpu] [--rtol R] [--atol A]
+//   fp8-run model.so --data DIR [--device=cpu|cuda] [--rtol R] [--atol A]
 //                    [--save OUTDIR] [--repeat N] [--top1]
 //                    [--load-state FILE] [--save-state FILE]
 //
@@ -48,7 +48,7 @@ struct Options {
   if (msg)
     std::fprintf(stderr, "fp8-run: %s\n", msg);
   std::fprintf(stderr,
-               "usage: fp8-run model.so --data DIR [--device=cpu] [--rtol R] "
+               "usage: fp8-run model.so --data DIR [--device=cpu|cuda] [--rtol R] "
                "[--atol A] [--save OUTDIR] [--repeat N] [--top1] [--load-state F] "
                "[--save-state F]\n");
   std::exit(2);
@@ -118,10 +118,8 @@ Options parse(int argc, char **argv) {
     usage("no model library given");
   if (o.data.empty())
     usage("--data DIR is required");
-  if (o.device != "cpu")
-    usage(("--device=" + o.device +
-           ": this fp8-run was built for the CPU target only")
-              .c_str());
+  if (o.device != "cpu" && o.device != "cuda")
+    usage(("--device=" + o.device + ": expected cpu or cuda").c_str());
   return o;
 }
 
@@ -165,7 +163,18 @@ int main(int argc, char **argv) {
   FP8RT_SYM(fp8rt_model_save_state);
   FP8RT_SYM(fp8rt_model_load_state);
   FP8RT_SYM(fp8rt_model_num_state_tensors);
+  FP8RT_SYM(fp8rt_model_device);
 #undef FP8RT_SYM
+  // Libraries from before fp8rt_model_device existed are CPU libraries.
+  std::string built = fp8rt_model_device ? fp8rt_model_device() : "cpu";
+  if (built != o.device) {
+    std::fprintf(stderr,
+                 "fp8-run: %s was compiled for %s (fp8-compile --target=%s); "
+                 "run it with --device=%s\n",
+                 o.model.c_str(), built.c_str(),
+                 built == "cuda" ? "sm_90a" : "cpu", built.c_str());
+    return 1;
+  }
   if (!fp8rt_abi_version || !fp8rt_model_create || !fp8rt_model_run ||
       !fp8rt_model_output_shape || !fp8rt_dtype_size ||
       !fp8rt_model_last_error || !fp8rt_model_save_state ||

@@ -2,20 +2,23 @@
 //
 // Part of fp8-opt.
 //
-//   fp8-compile model.onnx -o model.so [--target=cpu]
+//   fp8-compile model.onnx -o model.so [--target=cpu|sm_90a|sm_89]
 //       [--recipe=none|delayed|current|block|mxfp8] [--format=e4m3|e5m2|hybrid]
 //       [--policy rules.json] [--report decisions.json] [--include-attention]
-//       [--emit=mlir|llvm|obj|so] [--input-shape name=2x48,...]
+//       [--emit=mlir|llvm|obj|so|ptx] [--input-shape name=2x48,...]
 //       [--cpu=native|generic|<llvm cpu>] [--runtime-lib libfp8rt_cpu.a]
 //
 // Imports the model, applies the FP8 recipe (fp8-quantize-pipeline),
-// lowers it with fp8-cpu-lowering-pipeline{model-abi=true}, and emits a
-// shared library with the fp8rt C ABI (runtime/include/fp8rt/fp8rt.h), or an
-// intermediate form. Each stage reports its time on stderr.
+// lowers it with fp8-cpu-lowering-pipeline{model-abi=true} (or, for a GPU
+// target, fp8-gpu-lowering-pipeline: NVVM kernels in a cubin, host code that
+// launches them through fp8rt_cuda), and emits a shared library with the
+// fp8rt C ABI (runtime/include/fp8rt/fp8rt.h), or an intermediate form.
+// Each stage reports its time on stderr.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Import/ONNXImporter.h"
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
 #include "fp8/InitAll.h"
 #include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Target/ModelLibrary.h"
@@ -42,8 +45,20 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("path"), cl::Required);
 static cl::opt<std::string>
-    target("target", cl::desc("Target: cpu (sm_90a and sm_89 are planned)"),
+    target("target",
+           cl::desc("Target: cpu (the host), sm_90a (Hopper: wgmma FP8 "
+                    "GEMMs; 'cuda' means sm_90a) or sm_89 (Ada)"),
            cl::init("cpu"));
+static cl::opt<std::string> cudaRoot(
+    "cuda-root",
+    cl::desc("CUDA toolkit for ptxas and the driver stub (default: "
+             "$CUDA_ROOT, else the toolkit fp8-opt was built with)"),
+    cl::value_desc("dir"));
+static cl::opt<bool> tensorCores(
+    "tensor-cores",
+    cl::desc("GPU: FP8 products on tensor cores (default); false runs them "
+             "as plain loops (a reference for debugging)"),
+    cl::init(true));
 static cl::opt<std::string>
     recipe("recipe",
            cl::desc("FP8 scaling recipe: none (FP32 throughout), delayed, "
@@ -86,7 +101,8 @@ static cl::opt<int64_t> history("history",
 static cl::opt<std::string>
     emit("emit",
          cl::desc("What to write: mlir (tensor-level module before lowering), "
-                  "llvm (LLVM IR), obj (object file), so (shared library)"),
+                  "llvm (LLVM IR), obj (object file), so (shared library), "
+                  "ptx (GPU targets: the kernels' PTX)"),
          cl::init("so"));
 static cl::list<std::string>
     inputShapes("input-shape",
@@ -99,7 +115,12 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     runtimeLib("runtime-lib",
                cl::desc("The fp8rt CPU runtime archive to link (default: "
-                        "libfp8rt_cpu.a in ../lib next to fp8-compile)"));
+                        "libfp8rt_cpu.a, or libfp8rt_cuda.a for GPU targets, "
+                        "in ../lib next to fp8-compile)"));
+static cl::opt<bool> exposeQuantized(
+    "expose-quantized",
+    cl::desc("Also return every quantized activation and its scales "
+             "(fp8-expose-quantized), to compare targets bit for bit"));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress output"));
 
 namespace {
@@ -135,16 +156,31 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "fp8-compile: ONNX model to a model library\n");
 
-  if (target != "cpu")
+  if (target == "cuda")
+    target = "sm_90a";
+  const bool gpu = target != "cpu";
+  if (gpu && target != "sm_90a" && target != "sm_89")
     return fail("--target=" + target +
-                ": only 'cpu' is available in this build (the CUDA targets "
-                "sm_90a and sm_89 are not implemented yet)");
+                ": expected cpu, sm_90a (or cuda) or sm_89");
+  std::string toolkit = cudaRoot;
+  if (toolkit.empty())
+    if (const char *env = std::getenv("CUDA_ROOT"))
+      toolkit = env;
+#ifdef FP8_DEFAULT_CUDA_ROOT
+  if (toolkit.empty())
+    toolkit = FP8_DEFAULT_CUDA_ROOT;
+#endif
+  if (toolkit.empty())
+    toolkit = "/usr/local/cuda";
   if (recipe != "none" && recipe != "delayed" && recipe != "current" &&
       recipe != "block" && recipe != "mxfp8")
     return fail("--recipe=" + recipe +
                 ": expected none, delayed, current, block or mxfp8");
-  if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "so")
-    return fail("--emit=" + emit + ": expected mlir, llvm, obj or so");
+  if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "so" &&
+      emit != "ptx")
+    return fail("--emit=" + emit + ": expected mlir, llvm, obj, so or ptx");
+  if (emit == "ptx" && !gpu)
+    return fail("--emit=ptx needs a GPU --target (sm_90a or sm_89)");
 
   fp8::ImportOptions importOptions;
   for (const std::string &spec : inputShapes)
@@ -181,6 +217,8 @@ int main(int argc, char **argv) {
     options.analyze = analyze;
     options.calibrationFile = calibration;
     fp8::buildFP8QuantizePipeline(pm, options);
+    if (exposeQuantized)
+      pm.addPass(fp8::createFP8ExposeQuantized());
     if (failed(pm.run(*module)))
       return fail("the FP8 recipe passes failed");
   }
@@ -200,7 +238,28 @@ int main(int argc, char **argv) {
   FailureOr<std::string> signature = fp8::prepareModelFunction(*module);
   if (failed(signature))
     return 1;
-  {
+  if (gpu) {
+    Stage stage("lower (fp8-gpu-lowering-pipeline, ptxas)");
+    PassManager pm(&context);
+    fp8::GPULoweringPipelineOptions options;
+    options.modelABI = true;
+    options.chip = target;
+    options.format = emit == "ptx" ? "isa" : "bin";
+    options.toolkit = toolkit;
+    options.tensorCores = tensorCores;
+    fp8::buildFP8GPULoweringPipeline(pm, options);
+    if (failed(pm.run(*module)))
+      return fail("lowering for " + target + " failed");
+    if (emit == "ptx") {
+      FailureOr<std::string> ptx = fp8::collectPTX(*module);
+      if (failed(ptx))
+        return 1;
+      return writeText([&](raw_ostream &os) { os << *ptx; });
+    }
+    if (failed(fp8::redirectGlobalsToDevice(*module)) ||
+        failed(fp8::addModelEntryPoints(*module, *signature)))
+      return 1;
+  } else {
     Stage stage("lower (fp8-cpu-lowering-pipeline)");
     PassManager pm(&context);
     fp8::CPULoweringPipelineOptions options;
@@ -222,14 +281,16 @@ int main(int argc, char **argv) {
                : 0;
   }
 
-  std::string runtime = runtimeLib;
-  if (runtime.empty()) {
+  auto libPath = [&](StringRef name) {
     std::string self =
         llvm::sys::fs::getMainExecutable(argv[0], (void *)&fail);
     SmallString<256> path(llvm::sys::path::parent_path(self));
-    llvm::sys::path::append(path, "..", "lib", "libfp8rt_cpu.a");
-    runtime = std::string(path);
-  }
+    llvm::sys::path::append(path, "..", "lib", name);
+    return std::string(path);
+  };
+  std::string runtime = runtimeLib;
+  if (runtime.empty())
+    runtime = libPath(gpu ? "libfp8rt_cuda.a" : "libfp8rt_cpu.a");
   SmallString<128> object;
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("fp8-model", "o", object))
@@ -247,8 +308,13 @@ int main(int argc, char **argv) {
     // half-written library where an old one was.
     std::string tmp = outputFile + ".tmp";
     std::string error;
+    SmallString<256> stubs(toolkit);
+    llvm::sys::path::append(stubs, "lib64", "stubs");
     LogicalResult linked =
-        fp8::linkModelLibrary(object, runtime, tmp, error);
+        gpu ? fp8::linkCUDAModelLibrary(object,
+                                        libPath("libfp8rt_cuda_model.a"),
+                                        runtime, stubs, tmp, error)
+            : fp8::linkModelLibrary(object, runtime, tmp, error);
     llvm::sys::fs::remove(object);
     if (failed(linked)) {
       llvm::sys::fs::remove(tmp);

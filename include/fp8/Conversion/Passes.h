@@ -7,6 +7,8 @@
 #ifndef FP8_CONVERSION_PASSES_H
 #define FP8_CONVERSION_PASSES_H
 
+#include "fp8/Dialect/FP8/IR/FP8.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -18,6 +20,16 @@ namespace fp8 {
 
 /// Patterns lowering every fp8 op to linalg/tensor/arith/math.
 void populateFP8ToLinalgPatterns(RewritePatternSet &patterns);
+
+/// The scalar FP32 code of a scaled_matmul epilogue applied to `x` (f32):
+/// relu, gelu (tanh or erf form) or silu, with arith and math ops. Shared by
+/// the reference lowering and the GPU GEMM kernels so both compute the same.
+Value buildEpilogue(OpBuilder &b, Location loc, Value x, Epilogue epilogue);
+
+/// The attribute that marks a function made by fp8-outline-scaled-matmuls.
+inline constexpr llvm::StringLiteral kGemmAttrName = "fp8.gemm";
+/// Prefix of those functions' names.
+inline constexpr llvm::StringLiteral kGemmFuncPrefix = "__fp8_gemm_";
 
 #define GEN_PASS_REGISTRATION
 #include "fp8/Conversion/Passes.h.inc"

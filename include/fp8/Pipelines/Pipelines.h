@@ -23,6 +23,39 @@ struct CPULoweringPipelineOptions
       llvm::cl::init(false)};
 };
 
+struct GPULoweringPipelineOptions
+    : public PassPipelineOptions<GPULoweringPipelineOptions> {
+  Option<bool> modelABI{
+      *this, "model-abi",
+      llvm::cl::desc("Lower for a model library (as for the CPU pipeline)"),
+      llvm::cl::init(false)};
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("sm_90a (Hopper, wgmma) or sm_89"),
+                           llvm::cl::init("sm_90a")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features (ISA version)"),
+                               llvm::cl::init("+ptx84")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel binary: bin (cubin, runs ptxas), isa (PTX "
+                     "text), fatbin, or none (stop before serialization)"),
+      llvm::cl::init("bin")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit root for ptxas (default: $CUDA_ROOT, "
+                     "else /usr/local/cuda)"),
+      llvm::cl::init("")};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("Threads per block of the "
+                                           "element-wise/row-wise kernels"),
+                            llvm::cl::init(256)};
+  Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("FP8 products on tensor cores (convert-fp8-gemm-to-gpu); "
+                     "false keeps the reference loops"),
+      llvm::cl::init(true)};
+};
+
 struct QuantizePipelineOptions
     : public PassPipelineOptions<QuantizePipelineOptions> {
   Option<std::string> recipe{*this, "recipe",
@@ -92,7 +125,23 @@ void buildFP8QuantizePipeline(OpPassManager &pm,
 void buildFP8CPULoweringPipeline(OpPassManager &pm,
                                  const CPULoweringPipelineOptions &options);
 
-/// Registers `fp8-quantize-pipeline` and `fp8-cpu-lowering-pipeline` with
+/// Lowers the same input as the CPU pipeline to host LLVM dialect code that
+/// launches NVVM kernels (gpu.binary holding a cubin for `chip`):
+///   fp8-outline-scaled-matmuls, convert-fp8-to-linalg,
+///   convert-elementwise-to-linalg, canonicalize/cse, fp8-fuse-elementwise,
+///   fp8-copy-stored-state, one-shot-bufferize, buffer-results-to-out-params,
+///   buffer deallocation, convert-fp8-gemm-to-gpu (tensor-core products),
+///   inline, fp8-gpu-map-loops (every other loop nest becomes a kernel),
+///   gpu-kernel-outlining, nvvm-attach-target, in each gpu.module
+///   convert-fp8-casts-to-nvvm + convert-gpu-to-nvvm, then the host's
+///   *-to-llvm conversions (allocations through _mlir_memref_to_llvm_alloc,
+///   which the CUDA runtime serves from device memory), gpu-to-llvm and
+///   gpu-module-to-binary.
+void buildFP8GPULoweringPipeline(OpPassManager &pm,
+                                 const GPULoweringPipelineOptions &options);
+
+/// Registers `fp8-quantize-pipeline`, `fp8-cpu-lowering-pipeline` and
+/// `fp8-gpu-lowering-pipeline` with
 /// the global pass registry.
 void registerFP8Pipelines();
 

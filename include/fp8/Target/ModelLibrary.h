@@ -41,6 +41,20 @@ FailureOr<std::string> prepareModelFunction(ModuleOp module,
 /// dialect with the model ABI.
 LogicalResult addModelEntryPoints(ModuleOp module, StringRef signature);
 
+/// For GPU targets, before addModelEntryPoints: every global of the lowered
+/// host module (the memref globals: weights, constants, FP8 state) is read
+/// by kernels, so the host code must pass device copies. Each use of a
+/// global's address in host functions becomes a load from a pointer slot
+/// `__fp8_device_<name>`, and a table `__fp8_model_device_globals` of
+/// {host address, bytes, slot address} (ending with a null entry) lets the
+/// CUDA runtime shim upload the globals and fill the slots when a model is
+/// created.
+LogicalResult redirectGlobalsToDevice(ModuleOp module);
+
+/// The PTX text of every gpu.binary object in `module` (after
+/// gpu-module-to-binary with format=isa), concatenated.
+FailureOr<std::string> collectPTX(ModuleOp module);
+
 struct CodegenOptions {
   /// Target CPU: "native" (the host, default) or an LLVM CPU name such as
   /// "x86-64-v3"; "generic" for the baseline of the triple.
@@ -57,6 +71,14 @@ LogicalResult translateAndEmit(ModuleOp module, StringRef path,
 /// with the system C compiler driver; `error` receives the linker's words.
 LogicalResult linkModelLibrary(StringRef object, StringRef runtimeArchive,
                                StringRef output, std::string &error);
+
+/// Links a CUDA model library: the object, the CUDA model shim and runtime
+/// archives (whole), libcuda (the toolkit's stub at link time; the driver's
+/// libcuda.so.1 at run time), libstdc++, libpthread, libm.
+LogicalResult linkCUDAModelLibrary(StringRef object, StringRef shimArchive,
+                                   StringRef runtimeArchive,
+                                   StringRef cudaStubDir, StringRef output,
+                                   std::string &error);
 
 } // namespace mlir::fp8
 

@@ -628,47 +628,6 @@ struct LowerHistoryUpdate : OpRewritePattern<HistoryUpdateOp> {
 // scaled_matmul
 //===----------------------------------------------------------------------===//
 
-Value applyEpilogue(OpBuilder &b, Location loc, Value x, Epilogue epilogue) {
-  switch (epilogue) {
-  case Epilogue::None:
-    return x;
-  case Epilogue::Relu:
-    return arith::MaxNumFOp::create(b, loc, x, f32Const(b, loc, 0.0f));
-  case Epilogue::GeluTanh: {
-    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    Value x3 = arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x),
-                                     x);
-    Value inner = arith::AddFOp::create(
-        b, loc, x,
-        arith::MulFOp::create(b, loc, f32Const(b, loc, 0.044715f), x3));
-    inner = arith::MulFOp::create(b, loc,
-                                  f32Const(b, loc, 0.7978845608028654f), inner);
-    Value t = math::TanhOp::create(b, loc, inner);
-    Value onePlus = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0f), t);
-    return arith::MulFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, f32Const(b, loc, 0.5f), x),
-        onePlus);
-  }
-  case Epilogue::GeluErf: {
-    Value e = math::ErfOp::create(
-        b, loc,
-        arith::MulFOp::create(b, loc, x,
-                              f32Const(b, loc, 0.7071067811865476f)));
-    Value onePlus = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0f), e);
-    return arith::MulFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, f32Const(b, loc, 0.5f), x),
-        onePlus);
-  }
-  case Epilogue::Silu: {
-    Value negX = arith::NegFOp::create(b, loc, x);
-    Value denom = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0f),
-                                        math::ExpOp::create(b, loc, negX));
-    return arith::DivFOp::create(b, loc, x, denom);
-  }
-  }
-  llvm_unreachable("unknown epilogue");
-}
-
 struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ScaledMatmulOp op,
@@ -755,7 +714,7 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
                     Value x = args[0];
                     if (hasBias)
                       x = arith::AddFOp::create(b, l, x, toF32(b, l, args[1]));
-                    x = applyEpilogue(b, l, x, epilogue);
+                    x = buildEpilogue(b, l, x, epilogue);
                     if (!outElt.isF32())
                       x = arith::TruncFOp::create(b, l, outElt, x);
                     linalg::YieldOp::create(b, l, x);
@@ -876,6 +835,48 @@ struct ConvertFP8ToLinalgPass
   }
 };
 } // namespace
+
+Value fp8::buildEpilogue(OpBuilder &b, Location loc, Value x,
+                         Epilogue epilogue) {
+  switch (epilogue) {
+  case Epilogue::None:
+    return x;
+  case Epilogue::Relu:
+    return arith::MaxNumFOp::create(b, loc, x, f32Const(b, loc, 0.0f));
+  case Epilogue::GeluTanh: {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Value x3 = arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x),
+                                     x);
+    Value inner = arith::AddFOp::create(
+        b, loc, x,
+        arith::MulFOp::create(b, loc, f32Const(b, loc, 0.044715f), x3));
+    inner = arith::MulFOp::create(b, loc,
+                                  f32Const(b, loc, 0.7978845608028654f), inner);
+    Value t = math::TanhOp::create(b, loc, inner);
+    Value onePlus = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0f), t);
+    return arith::MulFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, f32Const(b, loc, 0.5f), x),
+        onePlus);
+  }
+  case Epilogue::GeluErf: {
+    Value e = math::ErfOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, x,
+                              f32Const(b, loc, 0.7071067811865476f)));
+    Value onePlus = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0f), e);
+    return arith::MulFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, f32Const(b, loc, 0.5f), x),
+        onePlus);
+  }
+  case Epilogue::Silu: {
+    Value negX = arith::NegFOp::create(b, loc, x);
+    Value denom = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0f),
+                                        math::ExpOp::create(b, loc, negX));
+    return arith::DivFOp::create(b, loc, x, denom);
+  }
+  }
+  llvm_unreachable("unknown epilogue");
+}
 
 void fp8::populateFP8ToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerQuantize, LowerDequantize, LowerAmax, LowerComputeScale,

@@ -59,6 +59,9 @@ typedef struct fp8rt_model fp8rt_model;
 
 /* FP8RT_ABI_VERSION of the library. */
 int32_t fp8rt_abi_version(void);
+/* Where the library runs: "cpu", or "cuda" (fp8-compile --target=sm_90a or
+ * sm_89: inputs and outputs stay host memory; the library copies them). */
+const char *fp8rt_model_device(void);
 
 /* Creates a handle; returns NULL on failure (then, if `error` is not NULL,
  * *error points to a static message). */

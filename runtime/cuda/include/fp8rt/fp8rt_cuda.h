@@ -91,6 +91,32 @@ void *fp8rt_cuda_tensor_map_encode_tiled(void *global, int32_t rank,
                                          int32_t interleave, int32_t swizzle,
                                          int32_t l2_promotion, int32_t oob_fill);
 
+/*===------------------- model runs (compiled models) --------------------===*
+ * A CUDA model library (fp8-compile --target=sm_90a) calls these around
+ * its generated host code. Between run_begin and run_end on a thread, the
+ * per-launch stream create/synchronize/destroy of MLIR's host code become
+ * uses of the thread's persistent model stream, with no synchronization
+ * until run_end, and launches after a failure are skipped. With `capture`,
+ * the run is recorded into a CUDA graph instead of executed: run_end
+ * returns the instantiated graph, which graph_launch replays (and waits
+ * for). Buffers come from a caching device-memory pool
+ * (_mlir_memref_to_llvm_alloc/free), handed out in stream order. */
+int32_t fp8rt_cuda_run_begin(int32_t capture);
+int32_t fp8rt_cuda_run_end(void **graph_exec);
+int32_t fp8rt_cuda_graph_launch(void *graph_exec);
+void fp8rt_cuda_graph_destroy(void *graph_exec);
+/* Plain device memory (not pooled) and a synchronous UVA copy. */
+void *fp8rt_cuda_alloc(size_t bytes);
+void fp8rt_cuda_free(void *ptr);
+int32_t fp8rt_cuda_copy(void *dst, const void *src, size_t bytes);
+/* Bytes the pool holds, hands out now, and the most it handed out. */
+void fp8rt_cuda_pool_stats(uint64_t *cached, uint64_t *in_use,
+                           uint64_t *peak);
+/* What finalize-memref-to-llvm{use-generic-functions} host code calls. */
+void *_mlir_memref_to_llvm_alloc(size_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
+
 /*===------------ what MLIR 22's gpu-to-llvm host code calls -------------===*/
 /* Signatures as the LLVM IR declares them (checked against mlir-opt 22). */
 

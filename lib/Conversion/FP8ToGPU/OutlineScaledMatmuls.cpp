@@ -1,0 +1,84 @@
+//===- OutlineScaledMatmuls.cpp - fp8.scaled_matmul into functions --------===//
+//
+// Part of fp8-opt. The GPU pipeline's seam between graph lowering and the
+// FP8 GEMM kernels: each product becomes a call to a private function whose
+// body is the op (the reference semantics) and whose `fp8.gemm` dictionary
+// tells convert-fp8-gemm-to-gpu what the kernel must compute. Functions
+// survive bufferization (one-shot, function boundaries) as memref functions
+// with an out-parameter, which is the form the kernel generator consumes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Conversion/Passes.h"
+#include "fp8/Dialect/FP8/IR/FP8.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8OUTLINESCALEDMATMULS
+#include "fp8/Conversion/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+struct OutlineScaledMatmulsPass
+    : fp8::impl::FP8OutlineScaledMatmulsBase<OutlineScaledMatmulsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    SymbolTable symbols(module);
+    SmallVector<ScaledMatmulOp> products;
+    module.walk([&](ScaledMatmulOp op) {
+      if (!op->getParentOfType<func::FuncOp>() ||
+          !op->getParentOfType<func::FuncOp>()
+               ->hasAttr(kGemmAttrName))
+        products.push_back(op);
+    });
+    // (function type, attributes) -> the function already made.
+    llvm::DenseMap<std::pair<Type, Attribute>, func::FuncOp> made;
+    unsigned counter = 0;
+    for (ScaledMatmulOp op : products) {
+      Builder b(ctx);
+      SmallVector<NamedAttribute> entries = {
+          b.getNamedAttr("lhs_layout", op.getLhsLayoutAttr()),
+          b.getNamedAttr("rhs_layout", op.getRhsLayoutAttr()),
+          b.getNamedAttr("epilogue", op.getEpilogueAttr()),
+          b.getNamedAttr("transpose_rhs", b.getBoolAttr(op.getTransposeRhs())),
+          b.getNamedAttr("has_bias", b.getBoolAttr(bool(op.getBias())))};
+      auto info = b.getDictionaryAttr(entries);
+      auto type = FunctionType::get(ctx, op->getOperandTypes(),
+                                    op->getResultTypes());
+      func::FuncOp &callee = made[{type, info}];
+      if (!callee) {
+        OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+        std::string name;
+        do
+          name = (kGemmFuncPrefix + Twine(counter++)).str();
+        while (symbols.lookup(name));
+        callee = func::FuncOp::create(mb, op.getLoc(), name, type);
+        callee.setPrivate();
+        callee->setAttr(kGemmAttrName, info);
+        symbols.insert(callee);
+        Block *body = callee.addEntryBlock();
+        OpBuilder fb = OpBuilder::atBlockBegin(body);
+        IRMapping map;
+        map.map(op->getOperands(), body->getArguments());
+        Operation *clone = fb.clone(*op, map);
+        func::ReturnOp::create(fb, op.getLoc(), clone->getResults());
+      }
+      OpBuilder cb(op);
+      auto call = func::CallOp::create(cb, op.getLoc(), callee,
+                                       op->getOperands());
+      op->replaceAllUsesWith(call.getResults());
+      op->erase();
+    }
+  }
+};
+} // namespace

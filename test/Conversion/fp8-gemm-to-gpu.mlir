@@ -1,0 +1,158 @@
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics \
+// RUN:   --convert-fp8-gemm-to-gpu=remarks=true | FileCheck %s
+// The sm_89 (mma.sync) kernel is not implemented yet: bodies stay.
+// RUN: fp8-opt %s -split-input-file --convert-fp8-gemm-to-gpu=chip=sm_89 \
+// RUN:   | FileCheck %s --check-prefix=SM89
+
+// Block scaling (DeepSeek-V3 / DeepGEMM recipe) with two K-blocks: the four
+// k32 wgmma steps of each K-tile accumulate into a fresh accumulator (first
+// step scale-d = 0), which is then promoted in FP32 with sa[m, kb] * sb[n/128, kb].
+
+// CHECK-LABEL: func.func private @__fp8_gemm_block
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<32x256xf8E4M3FN> into memref<8192xf8E4M3FN>
+// CHECK-DAG:     %[[SMEM:.*]] = arith.constant 24576 : i32
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c128{{.*}}) dynamic_shared_memory_size %[[SMEM]]
+// CHECK:         gpu.dynamic_shared_memory
+// CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<(f32
+// CHECK:           llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK:           llvm.store {{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
+// CHECK:           nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT:      gpu.barrier
+// CHECK-NEXT:      nvvm.wgmma.fence.aligned
+// CHECK:           nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK-COUNT-3:   nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK-NEXT:      nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:      nvvm.wgmma.wait.group.sync.aligned 0
+// Promotion: scales of this K-block, then total += partial * (sa * sb).
+// CHECK:           %[[SA:.*]] = memref.load %{{.*}} : memref<64xf32>
+// CHECK:           memref.load %{{.*}} : memref<64xf32>
+// CHECK:           %[[SB:.*]] = memref.load %{{.*}} : memref<2xf32>
+// CHECK:           %[[F:.*]] = arith.mulf %[[SA]], %[[SB]]
+// CHECK:           %[[P:.*]] = llvm.extractvalue %{{.*}}[0]
+// CHECK:           %[[T:.*]] = llvm.extractvalue %{{.*}}[0]
+// CHECK:           %[[PF:.*]] = arith.mulf %[[P]], %[[F]]
+// CHECK:           %[[S:.*]] = arith.addf %[[T]], %[[PF]]
+// CHECK:           llvm.insertvalue %[[S]], %{{.*}}[0]
+// CHECK:           gpu.barrier
+// CHECK:           scf.yield
+// Epilogue: bounds-checked stores from the fragments.
+// CHECK:         scf.if
+// CHECK:           memref.store %{{.*}} : memref<4096xf32>
+// CHECK:         gpu.terminator
+// CHECK:       return
+func.func private @__fp8_gemm_block(%a: memref<32x256xf8E4M3FN>, %sa: memref<32x2xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<32x128xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, CTA tile 64x128x128, promotion every 128 K, grid 1x1x1}}
+  return
+}
+// SM89-LABEL: func.func private @__fp8_gemm_block
+// SM89-NOT:     gpu.launch
+// SM89:         return
+
+// -----
+
+// Odd shape, per-tensor e5m2 x e4m3, bias [N] in bf16, gelu, bf16 result:
+// N = 72 gives a 64x72 tile (wgmma n72); K = 100 is not a multiple of 16,
+// so the copy is byte-wise with zero fill.
+
+// CHECK-LABEL: func.func private @__fp8_gemm_odd
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c4{{.*}}, {{.*}} = %c1{{.*}})
+// CHECK:           scf.if {{.*}} -> (f8E5M2)
+// CHECK:             memref.load %{{.*}} : memref<20000xf8E5M2>
+// CHECK:           memref.store {{.*}} : memref<8192xf8E5M2, #gpu.address_space<workgroup>>
+// CHECK:           nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 72, k = 32>, D[<f32>, <zero>], A[<e5m2>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK:         scf.if
+// CHECK:           memref.load %{{.*}} : memref<72xbf16>
+// CHECK:           arith.extf %{{.*}} : bf16 to f32
+// CHECK:           math.tanh
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           memref.store %{{.*}} : memref<14400xbf16>
+func.func private @__fp8_gemm_odd(%a: memref<200x100xf8E5M2>, %sa: memref<f32>, %b: memref<72x100xf8E4M3FN>, %sb: memref<f32>, %bias: memref<72xbf16>, %out: memref<200x72xbf16>)
+    attributes {fp8.gemm = {epilogue = 2 : i32, has_bias = true, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n72k32, CTA tile 64x72x128, promotion every 128 K, grid 1x4x1}}
+  return
+}
+
+// -----
+
+// MXFP8: 1x32 blocks on both operands with E8M0 scales: promotion after every
+// k32 step (scale-d = 0 on each), E8M0 decoded as 2^(b-127), 0 -> 2^-127,
+// 0xFF -> NaN.
+
+// CHECK-LABEL: func.func private @__fp8_gemm_mx
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}D[<f32>, <zero>]
+// CHECK-NOT:     nvvm.wgmma.mma_async {{.*}}D[<f32>, <one>]
+// CHECK:         arith.constant 4194304 : i32
+// CHECK:         arith.constant 2143289344 : i32
+func.func private @__fp8_gemm_mx(%a: memref<64x128xf8E4M3FN>, %sa: memref<64x4xf8E8M0FNU>, %b: memref<64x128xf8E4M3FN>, %sb: memref<64x4xf8E8M0FNU>, %out: memref<64x64xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x32>, rhs_layout = #fp8.layout<block 1x32>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n64k32, CTA tile 64x64x128, promotion every 32 K, grid 1x1x1}}
+  return
+}
+
+// -----
+
+// Batched rhs [batch, N, K]: grid.z runs over the batch.
+// CHECK-LABEL: func.func private @__fp8_gemm_batched
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c4{{.*}})
+func.func private @__fp8_gemm_batched(%a: memref<4x16x64xf8E4M3FN>, %sa: memref<f32>, %b: memref<4x32x64xf8E4M3FN>, %sb: memref<f32>, %out: memref<4x16x32xf16>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n32k32, CTA tile 64x32x128, promotion every 128 K, grid 1x1x4}}
+  return
+}
+
+// -----
+
+// Batched lhs with a rank-2 rhs: the batch folds into M (3 x 40 = 120 rows).
+// CHECK-LABEL: func.func private @__fp8_gemm_fold
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}})
+func.func private @__fp8_gemm_fold(%a: memref<3x40x256xf8E4M3FN>, %sa: memref<3x40x2xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<3x40x128xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, CTA tile 64x128x128, promotion every 128 K, grid 1x2x1}}
+  return
+}
+
+// -----
+
+// Fallbacks: the reference body stays and a remark says why.
+
+// CHECK-LABEL: func.func private @__fp8_gemm_col
+// CHECK-NOT:     gpu.launch
+// CHECK:         memref.copy
+func.func private @__fp8_gemm_col(%a: memref<32x128xf8E4M3FN>, %sa: memref<1x128xf32>, %b: memref<64x128xf8E4M3FN>, %sb: memref<f32>, %out: memref<32x64xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<col>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+  // expected-remark @-2 {{keeping the reference body: K-blocks of the scale layouts (lhs 1, rhs 1) do not nest into whole k32 wgmma steps}}
+  %z = memref.alloc() : memref<32x64xf32>
+  memref.copy %z, %out : memref<32x64xf32> to memref<32x64xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func private @__fp8_gemm_k48
+// CHECK-NOT:     gpu.launch
+func.func private @__fp8_gemm_k48(%a: memref<32x96xf8E4M3FN>, %sa: memref<32x2xf32>, %b: memref<64x96xf8E4M3FN>, %sb: memref<64x2xf32>, %out: memref<32x64xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x48>, rhs_layout = #fp8.layout<block 1x48>, transpose_rhs = true}} {
+  // expected-remark @-2 {{K-blocks of the scale layouts (lhs 48, rhs 48) do not nest into whole k32 wgmma steps}}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func private @__fp8_gemm_kn
+// CHECK-NOT:     gpu.launch
+func.func private @__fp8_gemm_kn(%a: memref<32x128xf8E4M3FN>, %sa: memref<f32>, %b: memref<128x64xf8E4M3FN>, %sb: memref<f32>, %out: memref<32x64xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = false}} {
+  // expected-remark @-2 {{rhs is not K-major (transpose_rhs = false)}}
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func private @__fp8_gemm_dyn
+// CHECK-NOT:     gpu.launch
+func.func private @__fp8_gemm_dyn(%a: memref<?x128xf8E4M3FN>, %sa: memref<f32>, %b: memref<64x128xf8E4M3FN>, %sb: memref<f32>, %out: memref<?x64xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+  // expected-remark @-2 {{dynamic shapes are not served yet}}
+  return
+}

@@ -1,0 +1,32 @@
+// RUN: fp8-opt %s --fp8-outline-scaled-matmuls | FileCheck %s
+
+// Two products with the same types and attributes share one function; a
+// different layout gets its own. The function body is the op itself.
+
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[A:.*]] = call @__fp8_gemm_0(%arg0, %arg1, %arg2, %arg3)
+// CHECK:         %[[B:.*]] = call @__fp8_gemm_0(%arg0, %arg1, %arg2, %arg3)
+// CHECK:         %[[C:.*]] = call @__fp8_gemm_1(%arg0, %arg4, %arg2, %arg5, %arg6)
+// CHECK-NOT:     fp8.scaled_matmul
+// CHECK:         return %[[A]], %[[B]], %[[C]]
+func.func @main(%a: tensor<32x128xf8E4M3FN>, %sa: tensor<f32>,
+                %w: tensor<64x128xf8E4M3FN>, %sw: tensor<f32>,
+                %sar: tensor<32x1xf32>, %swr: tensor<64x1xf32>,
+                %bias: tensor<64xf32>)
+    -> (tensor<32x64xf32>, tensor<32x64xf32>, tensor<32x64xbf16>) {
+  %0 = fp8.scaled_matmul %a, %sa layout<tensor>, %w, %sw layout<tensor> transpose_rhs
+      : (tensor<32x128xf8E4M3FN>, tensor<f32>, tensor<64x128xf8E4M3FN>, tensor<f32>) -> tensor<32x64xf32>
+  %1 = fp8.scaled_matmul %a, %sa layout<tensor>, %w, %sw layout<tensor> transpose_rhs
+      : (tensor<32x128xf8E4M3FN>, tensor<f32>, tensor<64x128xf8E4M3FN>, tensor<f32>) -> tensor<32x64xf32>
+  %2 = fp8.scaled_matmul %a, %sar layout<row>, %w, %swr layout<row> bias %bias transpose_rhs epilogue(gelu_tanh)
+      : (tensor<32x128xf8E4M3FN>, tensor<32x1xf32>, tensor<64x128xf8E4M3FN>, tensor<64x1xf32>, tensor<64xf32>) -> tensor<32x64xbf16>
+  return %0, %1, %2 : tensor<32x64xf32>, tensor<32x64xf32>, tensor<32x64xbf16>
+}
+
+// CHECK:       func.func private @__fp8_gemm_0({{.*}}) -> tensor<32x64xf32>
+// CHECK-SAME:    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}}
+// CHECK:         %[[R:.*]] = fp8.scaled_matmul %arg0, %arg1 layout<tensor>, %arg2, %arg3 layout<tensor> transpose_rhs
+// CHECK:         return %[[R]]
+// CHECK:       func.func private @__fp8_gemm_1({{.*}}) -> tensor<32x64xbf16>
+// CHECK-SAME:    fp8.gemm = {epilogue = 2 : i32, has_bias = true, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}
+// CHECK:         fp8.scaled_matmul {{.*}} bias %arg4 transpose_rhs epilogue(gelu_tanh)

@@ -1,0 +1,100 @@
+// FP8 GEMM kernels of convert-fp8-gemm-to-gpu, checked on the GPU by
+// test/GPU/gemm_test.cpp (scripts/gpu-check suite `gemm`).
+// Each @__fp8_gemm_* function has the form fp8-outline-scaled-matmuls +
+// bufferization give (lhs, lhs_scale, rhs, rhs_scale, [bias], out) with the
+// fp8.gemm dictionary; its body is a placeholder that the pass replaces (a
+// function the pass did not serve would leave `out` untouched and fail the
+// numerical check). test/GPU/CMakeLists.txt lowers this file with
+// convert-fp8-gemm-to-gpu and gpu-lower-to-nvvm-pipeline (sm_90a cubin, ptxas)
+// into gemm.o; the @run_* wrappers are the C entry points (llvm.emit_c_interface).
+// Epilogue values: 0 none, 1 relu, 2 gelu_tanh.
+module {
+  func.func private @__fp8_gemm_pt_e4m3(%a: memref<128x256xf8E4M3FN>, %sa: memref<f32>, %b: memref<256x256xf8E4M3FN>, %sb: memref<f32>, %out: memref<128x256xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_pt_e4m3(%a: memref<128x256xf8E4M3FN>, %sa: memref<f32>, %b: memref<256x256xf8E4M3FN>, %sb: memref<f32>, %out: memref<128x256xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_pt_e4m3(%a, %sa, %b, %sb, %out) : (memref<128x256xf8E4M3FN>, memref<f32>, memref<256x256xf8E4M3FN>, memref<f32>, memref<128x256xf32>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_pt_e5m2(%a: memref<96x192xf8E5M2>, %sa: memref<f32>, %b: memref<128x192xf8E5M2>, %sb: memref<f32>, %out: memref<96x128xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_pt_e5m2(%a: memref<96x192xf8E5M2>, %sa: memref<f32>, %b: memref<128x192xf8E5M2>, %sb: memref<f32>, %out: memref<96x128xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_pt_e5m2(%a, %sa, %b, %sb, %out) : (memref<96x192xf8E5M2>, memref<f32>, memref<128x192xf8E5M2>, memref<f32>, memref<96x128xf32>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_block(%a: memref<256x512xf8E4M3FN>, %sa: memref<256x4xf32>, %b: memref<384x512xf8E4M3FN>, %sb: memref<3x4xf32>, %out: memref<256x384xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_block(%a: memref<256x512xf8E4M3FN>, %sa: memref<256x4xf32>, %b: memref<384x512xf8E4M3FN>, %sb: memref<3x4xf32>, %out: memref<256x384xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_block(%a, %sa, %b, %sb, %out) : (memref<256x512xf8E4M3FN>, memref<256x4xf32>, memref<384x512xf8E4M3FN>, memref<3x4xf32>, memref<256x384xf32>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_block_oddm(%a: memref<200x384xf8E4M3FN>, %sa: memref<200x3xf32>, %b: memref<256x384xf8E4M3FN>, %sb: memref<2x3xf32>, %out: memref<200x256xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_block_oddm(%a: memref<200x384xf8E4M3FN>, %sa: memref<200x3xf32>, %b: memref<256x384xf8E4M3FN>, %sb: memref<2x3xf32>, %out: memref<200x256xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_block_oddm(%a, %sa, %b, %sb, %out) : (memref<200x384xf8E4M3FN>, memref<200x3xf32>, memref<256x384xf8E4M3FN>, memref<2x3xf32>, memref<200x256xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_mx(%a: memref<128x256xf8E4M3FN>, %sa: memref<128x8xf8E8M0FNU>, %b: memref<256x256xf8E4M3FN>, %sb: memref<256x8xf8E8M0FNU>, %out: memref<128x256xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x32>, rhs_layout = #fp8.layout<block 1x32>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_mx(%a: memref<128x256xf8E4M3FN>, %sa: memref<128x8xf8E8M0FNU>, %b: memref<256x256xf8E4M3FN>, %sb: memref<256x8xf8E8M0FNU>, %out: memref<128x256xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_mx(%a, %sa, %b, %sb, %out) : (memref<128x256xf8E4M3FN>, memref<128x8xf8E8M0FNU>, memref<256x256xf8E4M3FN>, memref<256x8xf8E8M0FNU>, memref<128x256xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_mx_oddk(%a: memref<64x96xf8E4M3FN>, %sa: memref<64x3xf8E8M0FNU>, %b: memref<64x96xf8E4M3FN>, %sb: memref<64x3xf8E8M0FNU>, %out: memref<64x64xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x32>, rhs_layout = #fp8.layout<block 1x32>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_mx_oddk(%a: memref<64x96xf8E4M3FN>, %sa: memref<64x3xf8E8M0FNU>, %b: memref<64x96xf8E4M3FN>, %sb: memref<64x3xf8E8M0FNU>, %out: memref<64x64xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_mx_oddk(%a, %sa, %b, %sb, %out) : (memref<64x96xf8E4M3FN>, memref<64x3xf8E8M0FNU>, memref<64x96xf8E4M3FN>, memref<64x3xf8E8M0FNU>, memref<64x64xf32>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_odd_bias_gelu(%a: memref<200x160xf8E4M3FN>, %sa: memref<200x1xf32>, %b: memref<72x160xf8E4M3FN>, %sb: memref<72x1xf32>, %bias: memref<72xbf16>, %out: memref<200x72xbf16>)
+      attributes {fp8.gemm = {epilogue = 2 : i32, has_bias = true, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_odd_bias_gelu(%a: memref<200x160xf8E4M3FN>, %sa: memref<200x1xf32>, %b: memref<72x160xf8E4M3FN>, %sb: memref<72x1xf32>, %bias: memref<72xbf16>, %out: memref<200x72xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_odd_bias_gelu(%a, %sa, %b, %sb, %bias, %out) : (memref<200x160xf8E4M3FN>, memref<200x1xf32>, memref<72x160xf8E4M3FN>, memref<72x1xf32>, memref<72xbf16>, memref<200x72xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_batched_rhs(%a: memref<4x64x128xf8E4M3FN>, %sa: memref<f32>, %b: memref<4x96x128xf8E5M2>, %sb: memref<f32>, %bias: memref<4x64x96xf16>, %out: memref<4x64x96xf16>)
+      attributes {fp8.gemm = {epilogue = 1 : i32, has_bias = true, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_batched_rhs(%a: memref<4x64x128xf8E4M3FN>, %sa: memref<f32>, %b: memref<4x96x128xf8E5M2>, %sb: memref<f32>, %bias: memref<4x64x96xf16>, %out: memref<4x64x96xf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_batched_rhs(%a, %sa, %b, %sb, %bias, %out) : (memref<4x64x128xf8E4M3FN>, memref<f32>, memref<4x96x128xf8E5M2>, memref<f32>, memref<4x64x96xf16>, memref<4x64x96xf16>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_batched_fold(%a: memref<3x40x256xf8E4M3FN>, %sa: memref<3x40x2xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<3x40x128xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_batched_fold(%a: memref<3x40x256xf8E4M3FN>, %sa: memref<3x40x2xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<3x40x128xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_batched_fold(%a, %sa, %b, %sb, %out) : (memref<3x40x256xf8E4M3FN>, memref<3x40x2xf32>, memref<128x256xf8E4M3FN>, memref<1x2xf32>, memref<3x40x128xf32>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_long_k(%a: memref<64x4096xf8E4M3FN>, %sa: memref<f32>, %b: memref<128x4096xf8E4M3FN>, %sb: memref<f32>, %out: memref<64x128xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_long_k(%a: memref<64x4096xf8E4M3FN>, %sa: memref<f32>, %b: memref<128x4096xf8E4M3FN>, %sb: memref<f32>, %out: memref<64x128xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_long_k(%a, %sa, %b, %sb, %out) : (memref<64x4096xf8E4M3FN>, memref<f32>, memref<128x4096xf8E4M3FN>, memref<f32>, memref<64x128xf32>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_perf_block_4k(%a: memref<4096x4096xf8E4M3FN>, %sa: memref<4096x32xf32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<32x32xf32>, %out: memref<4096x4096xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_perf_block_4k(%a: memref<4096x4096xf8E4M3FN>, %sa: memref<4096x32xf32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<32x32xf32>, %out: memref<4096x4096xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_perf_block_4k(%a, %sa, %b, %sb, %out) : (memref<4096x4096xf8E4M3FN>, memref<4096x32xf32>, memref<4096x4096xf8E4M3FN>, memref<32x32xf32>, memref<4096x4096xbf16>) -> ()
+    return
+  }
+}
