@@ -33,6 +33,13 @@ def ConvertFP8ToLinalg : Pass<"convert-fp8-to-linalg"> {
     }
     ```
   }];
+  let options = [
+    Option<"splitTensorAmax", "split-tensor-amax", "bool", "false",
+           "Compute per-tensor amaxes as a tree: max over interleaved slices "
+           "of 32 elements, then the same over the partial maxima, until 64 "
+           "remain. Exact (max is order-independent, NaN included); the GPU "
+           "pipeline uses it so that each level runs on many threads">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"

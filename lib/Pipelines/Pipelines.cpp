@@ -112,7 +112,9 @@ void fp8::buildFP8GPULoweringPipeline(
   // outlined for the GEMM kernels and FP8 casts stay arith casts (the GPU
   // lowers them to cvt instructions).
   pm.addPass(createFP8OutlineScaledMatmuls());
-  pm.addPass(createConvertFP8ToLinalg());
+  ConvertFP8ToLinalgOptions toLinalg;
+  toLinalg.splitTensorAmax = true; // per-tensor amax as a reduction tree
+  pm.addPass(createConvertFP8ToLinalg(toLinalg));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

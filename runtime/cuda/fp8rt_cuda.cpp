@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #define FP8RT_CUDA_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -42,10 +43,15 @@ thread_local ThreadErrors tls;
 // generated host code's per-launch stream create/synchronize/destroy become
 // uses of one persistent stream, with no synchronization until the end of
 // the run, and the run may be captured into a CUDA graph.
+struct KernelTiming {
+  std::string kernel;
+  CUevent start = nullptr, end = nullptr;
+};
 struct RunState {
   bool active = false;
   bool capturing = false;
   CUstream stream = nullptr; // this thread's model stream (never destroyed)
+  std::vector<KernelTiming> timings; // FP8RT_CUDA_PROFILE=1
 };
 thread_local RunState run;
 
@@ -506,6 +512,74 @@ bool ensureDynamicSmem(CUfunction f, int32_t smem, DeviceState *dev,
   return true;
 }
 
+// FP8RT_CUDA_PROFILE=1: per-kernel GPU time of model runs (events around
+// each launch of a non-captured run), summed per kernel and printed to
+// stderr when the process exits.
+struct KernelTotal {
+  double ms = 0;
+  long launches = 0;
+};
+struct Profile {
+  std::mutex mutex;
+  std::map<std::string, KernelTotal> kernels;
+  long runs = 0;
+};
+Profile &Prof() {
+  static Profile *p = new Profile;
+  return *p;
+}
+
+void printProfile() {
+  std::lock_guard<std::mutex> lock(Prof().mutex);
+  std::vector<std::pair<std::string, KernelTotal>> rows(Prof().kernels.begin(),
+                                                        Prof().kernels.end());
+  std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+    return a.second.ms > b.second.ms;
+  });
+  double total = 0;
+  for (auto &r : rows)
+    total += r.second.ms;
+  std::fprintf(stderr,
+               "fp8rt profile: %ld model runs, %.3f ms of kernels per run "
+               "(%zu kernels)\n  %8s %6s %9s  %s\n",
+               Prof().runs, Prof().runs ? total / Prof().runs : 0.0,
+               rows.size(), "ms/run", "share", "launches", "kernel");
+  for (size_t i = 0; i < rows.size() && i < 25; ++i)
+    std::fprintf(stderr, "  %8.4f %5.1f%% %9ld  %s\n",
+                 rows[i].second.ms / std::max(1L, Prof().runs),
+                 total > 0 ? 100.0 * rows[i].second.ms / total : 0.0,
+                 rows[i].second.launches, rows[i].first.c_str());
+}
+
+bool profiling() {
+  static const bool on = [] {
+    bool enabled = envFlag("FP8RT_CUDA_PROFILE");
+    if (enabled)
+      std::atexit(printProfile);
+    return enabled;
+  }();
+  return on;
+}
+
+// After a run's synchronize: add its kernels' times to the profile.
+void collectTimings() {
+  if (run.timings.empty())
+    return;
+  std::lock_guard<std::mutex> lock(Prof().mutex);
+  ++Prof().runs;
+  for (KernelTiming &t : run.timings) {
+    float ms = 0;
+    if (cuEventElapsedTime(&ms, t.start, t.end) == CUDA_SUCCESS) {
+      KernelTotal &k = Prof().kernels[t.kernel];
+      k.ms += ms;
+      ++k.launches;
+    }
+    cuEventDestroy(t.start);
+    cuEventDestroy(t.end);
+  }
+  run.timings.clear();
+}
+
 void syncAfterLaunch(CUstream stream, const std::string &kernel) {
   if (!envFlag("FP8RT_CUDA_SYNC"))
     return;
@@ -820,8 +894,22 @@ mgpuLaunchKernel(fp8rt_cu_function function, intptr_t gridX, intptr_t gridY,
   if (!ensureDynamicSmem(function, smem, ctx.dev, kernel))
     return;
   tls.lastKernel = kernel;
+  KernelTiming timing;
+  if (run.active && !run.capturing && stream == run.stream && profiling() &&
+      cuEventCreate(&timing.start, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+      cuEventCreate(&timing.end, CU_EVENT_DEFAULT) == CUDA_SUCCESS)
+    cuEventRecord(timing.start, stream);
   CUresult r = cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                               blockZ, smem, stream, params, extra);
+  if (timing.end) {
+    cuEventRecord(timing.end, stream);
+    // The kernel's own name: kernelName() adds the module for messages.
+    timing.kernel = kernel.substr(0, kernel.find(" (at "));
+    if (timing.kernel.size() > 1 && timing.kernel.front() == '\'' &&
+        timing.kernel.back() == '\'')
+      timing.kernel = timing.kernel.substr(1, timing.kernel.size() - 2);
+    run.timings.push_back(timing);
+  }
   if (r != CUDA_SUCCESS) {
     fail(r,
          "launching kernel %s, grid (%ld,%ld,%ld), block (%ld,%ld,%ld), %d "
@@ -1405,6 +1493,8 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_end(void **graph_exec) {
     return fp8rt_cuda_status();
   }
   CUresult r = cuStreamSynchronize(run.stream);
+  if (r == CUDA_SUCCESS)
+    collectTimings();
   if (r != CUDA_SUCCESS)
     fail(r, "running the model%s%s",
          tls.lastKernel.empty() ? "" : " (last kernel launched: ",

@@ -244,7 +244,10 @@ int main(int argc, char **argv) {
     fp8::GPULoweringPipelineOptions options;
     options.modelABI = true;
     options.chip = target;
-    options.format = emit == "ptx" ? "isa" : "bin";
+    // A fatbin holds the cubin and its PTX: the driver JIT-compiles the PTX
+    // where the cubin does not fit the GPU (an sm_89 library on a newer
+    // GPU; an sm_90a one only runs on sm_90a).
+    options.format = emit == "ptx" ? "isa" : "fatbin";
     options.toolkit = toolkit;
     options.tensorCores = tensorCores;
     fp8::buildFP8GPULoweringPipeline(pm, options);

@@ -19,7 +19,10 @@ namespace fp8 {
 #include "fp8/Conversion/Passes.h.inc"
 
 /// Patterns lowering every fp8 op to linalg/tensor/arith/math.
-void populateFP8ToLinalgPatterns(RewritePatternSet &patterns);
+/// `splitTensorAmax`: per-tensor amaxes as a reduction tree (see the pass
+/// option of the same name).
+void populateFP8ToLinalgPatterns(RewritePatternSet &patterns,
+                                 bool splitTensorAmax = false);
 
 /// The scalar FP32 code of a scaled_matmul epilogue applied to `x` (f32):
 /// relu, gelu (tanh or erf form) or silu, with arith and math ops. Shared by

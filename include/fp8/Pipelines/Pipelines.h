@@ -37,9 +37,10 @@ struct GPULoweringPipelineOptions
                                llvm::cl::init("+ptx84")};
   Option<std::string> format{
       *this, "format",
-      llvm::cl::desc("Kernel binary: bin (cubin, runs ptxas), isa (PTX "
-                     "text), fatbin, or none (stop before serialization)"),
-      llvm::cl::init("bin")};
+      llvm::cl::desc("Kernel binary: fatbin (cubin + PTX, runs ptxas and "
+                     "fatbinary), bin (cubin), isa (PTX text), or none "
+                     "(stop before serialization)"),
+      llvm::cl::init("fatbin")};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root for ptxas (default: $CUDA_ROOT, "

@@ -32,6 +32,8 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <cctype>
+
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8GPUMAPLOOPS
 #include "fp8/Conversion/Passes.h.inc"
@@ -50,6 +52,20 @@ bool touchesMemory(Operation *op) {
     return WalkResult::advance();
   });
   return r.wasInterrupted();
+}
+
+/// The ONNX node a location names, if any (importer NameLocs, possibly
+/// fused or inlined).
+std::string nodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location l : fused.getLocations())
+      if (std::string n = nodeName(l); !n.empty())
+        return n;
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return nodeName(callSite.getCallee());
+  return "";
 }
 
 Value indexConst(OpBuilder &b, Location loc, int64_t v) {
@@ -116,7 +132,6 @@ private:
       auto generic = cast<linalg::GenericOp>(current.getOperation());
       if (!generic.hasPureBufferSemantics())
         return generic->emitOpError("expected buffers after bufferization");
-      FailureOr<linalg::GenericOp> interchanged = generic;
       if (failed(parallelDimsFirst(rewriter, generic)))
         return generic->emitOpError("cannot reorder loops for the GPU");
       // interchangeGenericOp rewrites in place.
@@ -205,6 +220,16 @@ private:
     Value one = indexConst(b, loc, 1);
     auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, threads, one,
                                         one);
+    // Kernels named after the ONNX node they compute (profiles, PTX):
+    // k_<node>_<n> in the model function, <function>_<node>_<n> elsewhere.
+    std::string name =
+        func.getName().starts_with("__fp8_model_main") || func.getName() == "main"
+            ? std::string("k_")
+            : func.getName().str() + "_";
+    for (char c : nodeName(loc).substr(0, 48))
+      name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    name += "_" + std::to_string(counter++);
+    launch.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(), name));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(b, loc);
@@ -237,7 +262,8 @@ private:
     // Trip counts (host arithmetic, folded for static shapes).
     SmallVector<Value> counts;
     Value total = indexConst(b, loc, 1);
-    std::optional<int64_t> staticTotal = 1;
+    int64_t staticTotal = 1;
+    bool isStatic = true;
     for (unsigned i = 0; i < rank; ++i) {
       Value lb = loop.getLowerBound()[i], ub = loop.getUpperBound()[i],
             step = loop.getStep()[i];
@@ -247,14 +273,14 @@ private:
       total = arith::MulIOp::create(b, loc, total, n);
       auto l = getConstantIntValue(lb), u = getConstantIntValue(ub),
            s = getConstantIntValue(step);
-      if (staticTotal && l && u && s && *s > 0)
-        *staticTotal *= std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
+      if (isStatic && l && u && s && *s > 0)
+        staticTotal *= std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
       else
-        staticTotal.reset();
+        isStatic = false;
     }
     int64_t threadsPerBlock = blockSize;
-    if (staticTotal && *staticTotal < blockSize)
-      threadsPerBlock = std::max<int64_t>(32, (*staticTotal + 31) / 32 * 32);
+    if (isStatic && staticTotal < blockSize)
+      threadsPerBlock = std::max<int64_t>(32, (staticTotal + 31) / 32 * 32);
     Value threads = indexConst(b, loc, threadsPerBlock);
     Value blocks = arith::CeilDivSIOp::create(b, loc, total, threads);
     blocks = arith::MaxSIOp::create(b, loc, blocks, indexConst(b, loc, 1));
@@ -292,6 +318,7 @@ private:
 
   func::FuncOp func;
   int64_t blockSize;
+  unsigned counter = 0;
 };
 
 struct FP8GPUMapLoopsPass

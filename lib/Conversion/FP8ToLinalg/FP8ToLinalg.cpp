@@ -339,17 +339,75 @@ Value blockAmax(OpBuilder &b, Location loc, Value data, ScaleLayoutAttr layout,
 }
 
 struct LowerAmax : OpRewritePattern<AmaxOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerAmax(MLIRContext *ctx, bool split)
+      : OpRewritePattern(ctx), split(split) {}
   LogicalResult matchAndRewrite(AmaxOp op,
                                 PatternRewriter &rewriter) const override {
     if (failed(classify(op.getInput().getType().getShape(), op.getLayout())))
       return rewriter.notifyMatchFailure(op, "dynamic blocked dimension");
     if (!op.getType().hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic amax shape");
+    auto inType = op.getInput().getType();
+    if (split && op.getLayout().isPerTensor() &&
+        inType.hasStaticShape() && inType.getNumElements() > 2 * kFanIn) {
+      rewriter.replaceOp(op, splitTensorAmax(rewriter, op));
+      return success();
+    }
     rewriter.replaceOp(op, blockAmax(rewriter, op.getLoc(), op.getInput(),
                                      op.getLayout(), op.getType()));
     return success();
   }
+
+private:
+  /// max |x| over the whole tensor as max over P interleaved slices of
+  /// kFanIn elements, then (a new per-tensor fp8.amax, which this pattern
+  /// splits again while it is large) over the P partial results: x
+  /// flattened (zero-padded to kFanIn*P) is viewed as [kFanIn, P] and
+  /// reduced along its first dimension, so slice j holds elements j, j+P,
+  /// ... (neighbouring threads read neighbouring elements). Each level is a
+  /// kernel whose threads loop kFanIn times: a tree of depth log_32(n)
+  /// instead of one thread looping n times. Bit-identical to one
+  /// reduction: maximumf is order-independent and propagates NaN; zeros
+  /// cannot raise an amax; |partial| = partial.
+  static constexpr int64_t kFanIn = 32;
+
+  Value splitTensorAmax(PatternRewriter &b, AmaxOp op) const {
+    Location loc = op.getLoc();
+    auto inType = op.getInput().getType();
+    Type elt = inType.getElementType();
+    MLIRContext *ctx = b.getContext();
+    const int64_t n = inType.getNumElements();
+    const int64_t parts = llvm::divideCeil(n, kFanIn);
+    Value flat = op.getInput();
+    if (inType.getRank() != 1) {
+      ReassociationIndices all;
+      for (int64_t i = 0; i < inType.getRank(); ++i)
+        all.push_back(i);
+      flat = tensor::CollapseShapeOp::create(
+          b, loc, RankedTensorType::get({n}, elt), flat,
+          ArrayRef<ReassociationIndices>{all});
+    }
+    if (kFanIn * parts != n) {
+      Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+      flat = tensor::PadOp::create(
+          b, loc, RankedTensorType::get({kFanIn * parts}, elt), flat,
+          ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(kFanIn * parts - n)}, zero);
+    }
+    Value grid = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({kFanIn, parts}, elt), flat,
+        ArrayRef<ReassociationIndices>{{0, 1}});
+    auto partialType =
+        RankedTensorType::get({1, parts}, op.getType().getElementType());
+    Value partial = blockAmax(
+        b, loc, grid,
+        ScaleLayoutAttr::get(ctx, Granularity::Block,
+                             ArrayRef<int64_t>{kFanIn, 1}),
+        partialType);
+    return AmaxOp::create(b, loc, op.getType(), partial, op.getLayoutAttr());
+  }
+
+  bool split;
 };
 
 //===----------------------------------------------------------------------===//
@@ -815,12 +873,13 @@ LogicalResult checkLowerable(Operation *root) {
 
 struct ConvertFP8ToLinalgPass
     : fp8::impl::ConvertFP8ToLinalgBase<ConvertFP8ToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
     Operation *root = getOperation();
     if (failed(checkLowerable(root)))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    populateFP8ToLinalgPatterns(patterns);
+    populateFP8ToLinalgPatterns(patterns, splitTensorAmax);
     if (failed(applyPatternsGreedily(root, std::move(patterns))))
       return signalPassFailure();
     WalkResult leftover = root->walk([](Operation *op) {
@@ -878,8 +937,10 @@ Value fp8::buildEpilogue(OpBuilder &b, Location loc, Value x,
   llvm_unreachable("unknown epilogue");
 }
 
-void fp8::populateFP8ToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerQuantize, LowerDequantize, LowerAmax, LowerComputeScale,
+void fp8::populateFP8ToLinalgPatterns(RewritePatternSet &patterns,
+                                      bool splitTensorAmax) {
+  patterns.add<LowerQuantize, LowerDequantize, LowerComputeScale,
                LowerHistoryUpdate, LowerScaledMatmul, LowerTranspose>(
       patterns.getContext());
+  patterns.add<LowerAmax>(patterns.getContext(), splitTensorAmax);
 }

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""GPU benchmark of docs/PERFORMANCE.md, run on the H200 in one device call
+so that fp8-opt and its peers are measured side by side.
+
+usage: gpu_bench.py BUNDLE OUT_JSON
+BUNDLE (made here by bench/gpu-bench-bundle): fp8-run, gemm_test, and the
+benchmark model (bench/export_bench_model.py) compiled for sm_90a as
+none.so / current.so / block.so / mxfp8.so (+ *-attn.so with attention's
+products in FP8), with its input in data/.
+
+1. The FP8 GEMM kernel (convert-fp8-gemm-to-gpu; gemm_test's 4096^3 block
+   1x128/128x128 case, bf16 out) vs cuBLAS through torch: BF16, FP8
+   tensorwise, FP8 1x128/128x128 blocks.
+2. The model, end to end: fp8-run --repeat (CUDA graph replay; the time
+   includes copying the input in and the logits out) vs the same model in
+   torch (same config and seed): eager FP32, eager BF16, torch.compile BF16.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def bench(fn, warm=5, reps=30):
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def gemm_peers(M=4096, K=4096, N=4096):
+    dev = torch.device("cuda")
+    flops = 2 * M * N * K
+    a = torch.randn(M, K, device=dev, dtype=torch.bfloat16)
+    w = torch.randn(N, K, device=dev, dtype=torch.bfloat16)
+    r = {"bf16_cublas": flops / bench(lambda: a @ w.t()) / 1e9}
+    a8, w8 = (a * 0.5).to(torch.float8_e4m3fn), (w * 0.5).to(torch.float8_e4m3fn)
+    one = torch.tensor(1.0, device=dev)
+    r["fp8_tensorwise_cublas"] = flops / bench(lambda: torch._scaled_mm(
+        a8, w8.t(), one, one, out_dtype=torch.bfloat16, use_fast_accum=True)) / 1e9
+    try:
+        import torch.nn.functional as F
+        from torch.nn.functional import ScalingType, SwizzleType
+        sa = torch.ones(K // 128, M, device=dev).t()
+        sb = torch.ones(N // 128, K // 128, device=dev)
+        r["fp8_block_cublas"] = flops / bench(lambda: F.scaled_mm(
+            a8, w8.t(), sa, ScalingType.BlockWise1x128, sb.t(),
+            ScalingType.BlockWise128x128, swizzle_a=SwizzleType.NO_SWIZZLE,
+            swizzle_b=SwizzleType.NO_SWIZZLE, output_dtype=torch.bfloat16)) / 1e9
+    except Exception as ex:  # older torch
+        r["fp8_block_cublas"] = f"unavailable: {type(ex).__name__}"
+    return r
+
+
+def ours_gemm(bundle):
+    out = subprocess.run([os.path.join(bundle, "gemm_test")], capture_output=True,
+                         text=True).stdout
+    m = re.search(r"perf_block_4096x4096x4096\S* .*time ([0-9.]+) ms \(([0-9.]+) TFLOP/s", out)
+    return {"fp8_block_ours_ms": float(m.group(1)),
+            "fp8_block_ours": float(m.group(2))} if m else {"error": out[-400:]}
+
+
+def ours_model(bundle, lib, graph=True, repeat=50):
+    env = dict(os.environ, FP8RT_CUDA_GRAPH="1" if graph else "0")
+    p = subprocess.run([os.path.join(bundle, "fp8-run"), os.path.join(bundle, lib),
+                        "--device=cuda", "--data", os.path.join(bundle, "data"),
+                        "--repeat", str(repeat), "--rtol", "1e9", "--atol", "1e9"],
+                       capture_output=True, text=True, env=env)
+    m = re.search(r"run ([0-9.]+) ms \(best of", p.stdout)
+    err = re.search(r"logits\s+\S+\s+(\S+)\s+(\S+)\s+(\S+)", p.stdout)
+    if not m:
+        return {"error": (p.stdout + p.stderr)[-400:]}
+    r = {"ms": float(m.group(1))}
+    if err:
+        r["rel_l2_vs_ort"] = float(err.group(2))
+    return r
+
+
+def torch_model():
+    from export_bench_model import inputs, make
+    dev = torch.device("cuda")
+    ids = inputs().to(dev)
+    r = {}
+    with torch.no_grad():
+        m32 = make().to(dev)
+        r["torch_eager_fp32"] = bench(lambda: m32(ids))
+        m16 = make().to(dev).to(torch.bfloat16)
+        r["torch_eager_bf16"] = bench(lambda: m16(ids))
+        try:
+            c16 = torch.compile(m16)
+            r["torch_compile_bf16"] = bench(lambda: c16(ids), warm=3)
+        except Exception as ex:
+            r["torch_compile_bf16"] = f"failed: {type(ex).__name__}"
+    return r
+
+
+def main():
+    bundle, out = sys.argv[1], sys.argv[2]
+    res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__}
+    res["gemm_4096"] = {**gemm_peers(), **ours_gemm(bundle)}
+    print("GEMM 4096^3 TFLOP/s:", res["gemm_4096"], flush=True)
+    model = {}
+    for lib in sorted(f for f in os.listdir(bundle) if f.endswith(".so")):
+        model[lib] = ours_model(bundle, lib)
+        if lib == "none.so":
+            model["none.so (no graph)"] = ours_model(bundle, lib, graph=False)
+        print(lib, model[lib], flush=True)
+    model.update(torch_model())
+    print("torch:", {k: v for k, v in model.items() if k.startswith("torch")},
+          flush=True)
+    res["model_ms"] = model
+    json.dump(res, open(out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
