@@ -51,6 +51,56 @@ void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
+/// One-shot bufferization across function boundaries (identity layouts at
+/// the boundaries), optionally results as out-parameters (`publicOutParams`:
+/// also for public functions, as the model ABI needs), then ownership-based
+/// deallocation. fp8-copy-stored-state first: MLIR 22 bufferizes an
+/// ml_program.global_store of an in-place tensor without its copy.
+static void addBufferization(OpPassManager &pm, bool outParams,
+                             bool publicOutParams) {
+  pm.addPass(fp8::createFP8CopyStoredState());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (outParams) {
+    bufferization::BufferResultsToOutParamsPassOptions out;
+    out.hoistStaticAllocs = true;
+    out.modifyPublicFunctions = publicOutParams;
+    pm.addPass(bufferization::createBufferResultsToOutParamsPass(out));
+  }
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  // Returned globals are cloned by the deallocation pipeline; clones become
+  // alloc + copy here.
+  pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
+/// Host loops and memrefs to the LLVM dialect. `deviceAllocations`: every
+/// allocation calls _mlir_memref_to_llvm_alloc/free (the CUDA runtime's
+/// device pool) and the host does no math; otherwise math goes to libm.
+static void addHostToLLVM(OpPassManager &pm, bool barePointers,
+                          bool deviceAllocations) {
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = deviceAllocations;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  if (!deviceAllocations) {
+    pm.addPass(createConvertMathToLibmPass());
+    pm.addPass(createConvertMathToLLVMPass());
+  }
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = barePointers;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+}
+
 void fp8::buildFP8CPULoweringPipeline(
     OpPassManager &pm, const CPULoweringPipelineOptions &options) {
   // FP8 semantics first, while everything is still on tensors.
@@ -67,41 +117,15 @@ void fp8::buildFP8CPULoweringPipeline(
   pm.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
   pm.addNestedPass<func::FuncOp>(createFP8ContiguousInnerLoops());
 
-  // Tensors to buffers.
-  pm.addPass(createFP8CopyStoredState());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  if (options.modelABI) {
-    // Results are written into buffers the caller passes (fp8rt ABI).
-    bufferization::BufferResultsToOutParamsPassOptions outParams;
-    outParams.hoistStaticAllocs = true;
-    outParams.modifyPublicFunctions = true;
-    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  }
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
-  // Returned globals are cloned by the deallocation pipeline; clones become
-  // alloc + copy here.
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  // Tensors to buffers; results are written into buffers the caller passes
+  // (fp8rt ABI) when lowering for a model library.
+  addBufferization(pm, /*outParams=*/options.modelABI,
+                   /*publicOutParams=*/options.modelABI);
 
   // Loops and the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  ConvertFuncToLLVMPassOptions funcOptions;
-  funcOptions.useBarePtrCallConv = options.modelABI;
-  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  addHostToLLVM(pm, /*barePointers=*/options.modelABI,
+                /*deviceAllocations=*/false);
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }
@@ -122,19 +146,8 @@ void fp8::buildFP8GPULoweringPipeline(
 
   // Buffers. Results always become out-parameters: the outlined products
   // must be destination-passing for the kernels.
-  pm.addPass(createFP8CopyStoredState());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.hoistStaticAllocs = true;
-  outParams.modifyPublicFunctions = options.modelABI;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  addBufferization(pm, /*outParams=*/true,
+                   /*publicOutParams=*/options.modelABI);
   pm.addPass(createCanonicalizerPass());
 
   // Kernels: tensor-core products, then every remaining loop nest.
@@ -180,18 +193,8 @@ void fp8::buildFP8GPULoweringPipeline(
 
   // Host code. Allocations call _mlir_memref_to_llvm_alloc/free, which the
   // CUDA runtime implements with device memory (a caching pool).
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
-  memrefOptions.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  ConvertFuncToLLVMPassOptions funcOptions;
-  funcOptions.useBarePtrCallConv = options.modelABI;
-  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  addHostToLLVM(pm, /*barePointers=*/options.modelABI,
+                /*deviceAllocations=*/true);
   GpuToLLVMConversionPassOptions toLLVM;
   toLLVM.hostBarePtrCallConv = options.modelABI;
   toLLVM.kernelBarePtrCallConv = true;

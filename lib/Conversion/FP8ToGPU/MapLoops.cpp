@@ -54,19 +54,6 @@ bool touchesMemory(Operation *op) {
   return r.wasInterrupted();
 }
 
-/// The ONNX node a location names, if any (importer NameLocs, possibly
-/// fused or inlined).
-std::string nodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location l : fused.getLocations())
-      if (std::string n = nodeName(l); !n.empty())
-        return n;
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return nodeName(callSite.getCallee());
-  return "";
-}
 
 Value indexConst(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
@@ -226,7 +213,7 @@ private:
         func.getName().starts_with("__fp8_model_main") || func.getName() == "main"
             ? std::string("k_")
             : func.getName().str() + "_";
-    for (char c : nodeName(loc).substr(0, 48))
+    for (char c : fp8::getNodeName(loc).substr(0, 48))
       name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
     name += "_" + std::to_string(counter++);
     launch.setFunctionAttr(FlatSymbolRefAttr::get(b.getContext(), name));

@@ -420,6 +420,18 @@ ScaleLayoutAttr::getScaleShape(ArrayRef<int64_t> shape) const {
   return scale;
 }
 
+std::string mlir::fp8::getNodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location l : fused.getLocations())
+      if (std::string n = getNodeName(l); !n.empty())
+        return n;
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return getNodeName(callSite.getCallee());
+  return "";
+}
+
 std::string mlir::fp8::formatShape(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "scalar (rank 0)";

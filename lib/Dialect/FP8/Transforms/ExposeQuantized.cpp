@@ -26,17 +26,6 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 namespace {
-std::string nodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location l : fused.getLocations())
-      if (std::string n = nodeName(l); !n.empty())
-        return n;
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return nodeName(callSite.getCallee());
-  return "";
-}
 
 /// "layout=block 1x128;fmt=e4m3;scale=<how>": what a checker needs to
 /// recompute the op from its exposed input with a reference implementation.
@@ -107,7 +96,7 @@ struct ExposeQuantizedPass
       attrs.push_back(b.getDictionaryAttr(entries));
     };
     for (auto [i, q] : llvm::enumerate(quantizes)) {
-      std::string suffix = std::to_string(i) + ":" + nodeName(q.getLoc()) +
+      std::string suffix = std::to_string(i) + ":" + getNodeName(q.getLoc()) +
                            ":" + describe(q);
       Value x = q.getInput();
       auto xType = cast<RankedTensorType>(x.getType());

@@ -38,18 +38,6 @@ using namespace mlir::fp8;
 
 namespace {
 
-/// The ONNX node name a location carries (the importer's NameLoc).
-std::string nodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location l : fused.getLocations())
-      if (std::string n = nodeName(l); !n.empty())
-        return n;
-  if (auto callsite = dyn_cast<CallSiteLoc>(loc))
-    return nodeName(callsite.getCallee());
-  return "";
-}
 
 struct Rule {
   std::string pattern;
@@ -386,7 +374,7 @@ struct FP8InsertScalesPass
 
     llvm::json::Array report;
     for (linalg::LinalgOp op : products) {
-      std::string name = nodeName(op.getLoc());
+      std::string name = getNodeName(op.getLoc());
       const bool batched = isa<linalg::BatchMatmulOp>(op);
       Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
       Value init = op.getDpsInits()[0];

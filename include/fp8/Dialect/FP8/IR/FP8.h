@@ -43,6 +43,9 @@ float getMaxFinite(Format format);
 /// A shape as diagnostics and reports write it: "4x?x128", or
 /// "scalar (rank 0)".
 std::string formatShape(ArrayRef<int64_t> shape);
+/// The ONNX node a location names (the importer's NameLoc, also inside
+/// fused locations and call sites after inlining); "" if none.
+std::string getNodeName(Location loc);
 
 } // namespace mlir::fp8
 
