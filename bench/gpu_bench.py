@@ -14,6 +14,9 @@ products in FP8), with its input in data/.
 2. The model, end to end: fp8-run --repeat (CUDA graph replay; the time
    includes copying the input in and the logits out) vs the same model in
    torch (same config and seed): eager FP32, eager BF16, torch.compile BF16.
+3. Accuracy against torch: each library run through the Python wrapper
+   (fp8rt.py) on the same input, logits compared with torch's FP32 logits
+   (relative L2), and torch BF16's for scale.
 """
 import json
 import os
@@ -91,16 +94,30 @@ def ours_model(bundle, lib, graph=True, repeat=50):
     return r
 
 
-def torch_model():
+def rel_l2(a, b):
+    a = torch.as_tensor(a, dtype=torch.float64)
+    b = torch.as_tensor(b, dtype=torch.float64)
+    return float(torch.linalg.norm(a - b) / torch.linalg.norm(b))
+
+
+def torch_model(bundle, libs, accuracy):
     from export_bench_model import inputs, make
+    import fp8rt
     dev = torch.device("cuda")
     ids = inputs().to(dev)
     r = {}
     with torch.no_grad():
         m32 = make().to(dev)
         r["torch_eager_fp32"] = bench(lambda: m32(ids))
+        ref = m32(ids).float().cpu()
         m16 = make().to(dev).to(torch.bfloat16)
         r["torch_eager_bf16"] = bench(lambda: m16(ids))
+        accuracy["torch_bf16"] = rel_l2(m16(ids).float().cpu(), ref)
+        for lib in libs:
+            model = fp8rt.Model(os.path.join(bundle, lib))
+            (logits,) = model(inputs().numpy())
+            accuracy[lib] = rel_l2(logits, ref)
+            model.close()
         try:
             c16 = torch.compile(m16)
             r["torch_compile_bf16"] = bench(lambda: c16(ids), warm=3)
@@ -120,10 +137,14 @@ def main():
         if lib == "none.so":
             model["none.so (no graph)"] = ours_model(bundle, lib, graph=False)
         print(lib, model[lib], flush=True)
-    model.update(torch_model())
+    accuracy = {}
+    model.update(torch_model(bundle, sorted(
+        f for f in os.listdir(bundle) if f.endswith(".so")), accuracy))
     print("torch:", {k: v for k, v in model.items() if k.startswith("torch")},
           flush=True)
+    print("rel L2 of the logits vs torch FP32:", accuracy, flush=True)
     res["model_ms"] = model
+    res["rel_l2_vs_torch_fp32"] = accuracy
     json.dump(res, open(out, "w"), indent=1)
 
 
