@@ -32,6 +32,10 @@ def main():
     ap.add_argument("--work", default=None, help="where the model library goes")
     ap.add_argument("--recipe", default="none",
                     help="FP8 recipe for fp8-compile (none, delayed, current, block, mxfp8)")
+    ap.add_argument("--target", default="cpu",
+                    help="fp8-compile target: cpu, or sm_90a (runs with --device=cuda)")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="compile, do not run (e.g. no GPU on this machine)")
     args = ap.parse_args()
 
     name = os.path.basename(os.path.abspath(args.model_dir))
@@ -49,14 +53,19 @@ def main():
         raise SystemExit(f"error: {data} has no input_N.pb files")
     print(f"{name}: {len(inputs)} inputs, {outputs} outputs", flush=True)
 
-    library = os.path.join(work, f"model-{args.recipe}.so")
-    cmd = [os.path.join(bindir, "fp8-compile"), model, "-o", library, "--recipe", args.recipe]
+    library = os.path.join(work, f"model-{args.recipe}-{args.target}.so")
+    cmd = [os.path.join(bindir, "fp8-compile"), model, "-o", library, "--recipe", args.recipe,
+           "--target", args.target]
     cmd += input_shape_args(inputs)
     if subprocess.run(cmd).returncode != 0:
         raise SystemExit("error: fp8-compile failed: " + " ".join(cmd))
     sys.stdout.flush()
+    if args.compile_only:
+        print(f"compiled {library} (not run)")
+        return 0
+    device = "cpu" if args.target == "cpu" else "cuda"
     run = subprocess.run([os.path.join(bindir, "fp8-run"), library, "--data", data,
-                          "--rtol", str(args.rtol), "--top1"])
+                          "--device", device, "--rtol", str(args.rtol), "--top1"])
     return run.returncode
 
 
