@@ -80,6 +80,7 @@ struct fp8rt_model {
   void *graph;     /* captured run (FP8RT_CUDA_GRAPH=1), or NULL */
   int use_graph;
   long long runs;
+  void **backup; /* load_state's copies of the state (NULL outside it) */
 #endif
 };
 
@@ -538,6 +539,9 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_save_state(fp8rt_model *m,
     free(tmp);
     return FP8RT_IO_ERROR;
   }
+#ifdef FP8RT_TARGET_CUDA
+  pthread_mutex_lock(&cuda_lock); /* a consistent snapshot of the state */
+#endif
   put(&w, kStateMagic, sizeof(kStateMagic) - 1);
   uint64_t fp = fingerprint();
   put(&w, &fp, 8);
@@ -556,6 +560,7 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_save_state(fp8rt_model *m,
                 m->state[i].name,
                 host ? fp8rt_cuda_last_error() : "out of memory");
       free(host);
+      pthread_mutex_unlock(&cuda_lock);
       fclose(w.f);
       remove(tmp);
       free(tmp);
@@ -567,6 +572,9 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_save_state(fp8rt_model *m,
     put(&w, m->state[i].data, (size_t)m->state[i].bytes);
 #endif
   }
+#ifdef FP8RT_TARGET_CUDA
+  pthread_mutex_unlock(&cuda_lock);
+#endif
   uint64_t checksum = w.hash;
   if (w.ok && fwrite(&checksum, 1, 8, w.f) != 8)
     w.ok = 0;
@@ -581,6 +589,39 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_save_state(fp8rt_model *m,
   free(tmp);
   return FP8RT_OK;
 }
+
+#ifdef FP8RT_TARGET_CUDA
+/* load_state's undo log: host copies of the device state before loading. */
+static int cuda_backup_state(fp8rt_model *m) {
+  m->backup = calloc((size_t)m->num_state + 1, sizeof(void *));
+  if (!m->backup)
+    return 0;
+  for (int32_t i = 0; i < m->num_state; ++i) {
+    m->backup[i] = malloc((size_t)m->state[i].bytes + 1);
+    if (!m->backup[i] || fp8rt_cuda_copy(m->backup[i], m->state[i].data,
+                                         (size_t)m->state[i].bytes) != 0)
+      return 0;
+  }
+  return 1;
+}
+
+/* Writes state tensor i; on failure puts tensors 0..i back as they were. */
+static int cuda_write_state(fp8rt_model *m, uint32_t i, const void *data) {
+  if (fp8rt_cuda_copy(m->state[i].data, data, (size_t)m->state[i].bytes) == 0)
+    return 1;
+  for (uint32_t j = 0; j <= i; ++j)
+    fp8rt_cuda_copy(m->state[j].data, m->backup[j], (size_t)m->state[j].bytes);
+  return 0;
+}
+
+static void cuda_drop_backup(fp8rt_model *m) {
+  if (m->backup)
+    for (int32_t i = 0; i < m->num_state; ++i)
+      free(m->backup[i]);
+  free(m->backup);
+  m->backup = NULL;
+}
+#endif
 
 FP8RT_EXPORT fp8rt_status fp8rt_model_load_state(fp8rt_model *m,
                                                  const char *path) {
@@ -606,6 +647,9 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_load_state(fp8rt_model *m,
   }
   fclose(f);
   const size_t magic = sizeof(kStateMagic) - 1;
+#ifdef FP8RT_TARGET_CUDA
+  int locked = 0; /* cuda_lock held, undo log taken */
+#endif
   fp8rt_status status = FP8RT_IO_ERROR;
   size_t at = magic + 8 + 4;
   uint64_t fp, checksum;
@@ -628,6 +672,18 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_load_state(fp8rt_model *m,
     goto done;
   }
   /* Validate every entry, then copy. */
+#ifdef FP8RT_TARGET_CUDA
+  /* The device state is shared by every handle of the process: no run may
+   * see it half loaded, and a failed copy restores what was there. */
+  pthread_mutex_lock(&cuda_lock);
+  locked = 1;
+  if (!cuda_backup_state(m)) {
+    set_error(m, "load_state: saving the current state first: %s",
+              fp8rt_cuda_last_error());
+    status = FP8RT_INTERNAL;
+    goto done;
+  }
+#endif
   for (int pass = 0; pass < 2; ++pass) {
     size_t p = at;
     for (uint32_t i = 0; i < count; ++i) {
@@ -656,8 +712,9 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_load_state(fp8rt_model *m,
       }
       if (pass == 1) {
 #ifdef FP8RT_TARGET_CUDA
-        if (fp8rt_cuda_copy(m->state[i].data, buf + p, (size_t)bytes) != 0) {
-          set_error(m, "load_state: writing '%s' to the GPU: %s",
+        if (!cuda_write_state(m, i, buf + p)) {
+          set_error(m, "load_state: writing '%s' to the GPU: %s (the state "
+                       "is as it was)",
                     m->state[i].name, fp8rt_cuda_last_error());
           status = FP8RT_INTERNAL;
           goto done;
@@ -678,6 +735,12 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_load_state(fp8rt_model *m,
 truncated:
   set_error(m, "load_state: %s is truncated", path);
 done:
+#ifdef FP8RT_TARGET_CUDA
+  if (locked) {
+    cuda_drop_backup(m);
+    pthread_mutex_unlock(&cuda_lock);
+  }
+#endif
   free(buf);
   return status;
 }

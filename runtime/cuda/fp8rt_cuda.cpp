@@ -581,7 +581,8 @@ void collectTimings() {
 }
 
 void syncAfterLaunch(CUstream stream, const std::string &kernel) {
-  if (!envFlag("FP8RT_CUDA_SYNC"))
+  // Synchronizing a stream being captured would invalidate the capture.
+  if (!envFlag("FP8RT_CUDA_SYNC") || run.capturing)
     return;
   CUresult r = cuStreamSynchronize(stream);
   if (r != CUDA_SUCCESS)
@@ -896,9 +897,14 @@ mgpuLaunchKernel(fp8rt_cu_function function, intptr_t gridX, intptr_t gridY,
   tls.lastKernel = kernel;
   KernelTiming timing;
   if (run.active && !run.capturing && stream == run.stream && profiling() &&
-      cuEventCreate(&timing.start, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
-      cuEventCreate(&timing.end, CU_EVENT_DEFAULT) == CUDA_SUCCESS)
-    cuEventRecord(timing.start, stream);
+      cuEventCreate(&timing.start, CU_EVENT_DEFAULT) == CUDA_SUCCESS) {
+    if (cuEventCreate(&timing.end, CU_EVENT_DEFAULT) == CUDA_SUCCESS) {
+      cuEventRecord(timing.start, stream);
+    } else {
+      cuEventDestroy(timing.start);
+      timing.start = nullptr;
+    }
+  }
   CUresult r = cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                               blockZ, smem, stream, params, extra);
   if (timing.end) {
@@ -1322,6 +1328,9 @@ namespace {
 // to the driver only when an allocation fails (after a synchronize).
 struct Pool {
   std::mutex mutex;
+  // Instantiated graphs hold addresses of blocks in the free lists: while
+  // one exists, no block may go back to the driver.
+  int liveGraphs = 0;
   std::multimap<size_t, void *> free;        // size -> block
   std::unordered_map<void *, size_t> live;   // block -> size
   size_t cached = 0, inUse = 0, peak = 0;
@@ -1362,12 +1371,17 @@ FP8RT_CUDA_EXPORT void *_mlir_memref_to_llvm_alloc(size_t size) {
     return nullptr;
   CUdeviceptr ptr = 0;
   CUresult r = cuMemAlloc(&ptr, rounded);
-  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
-    if (run.stream && !run.capturing)
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && !run.capturing) {
+    // Return cached blocks to the driver and retry -- unless a captured
+    // graph may still use them (or this run is being captured: its nodes
+    // may refer to freed blocks).
+    if (run.stream)
       cuStreamSynchronize(run.stream);
     std::lock_guard<std::mutex> lock(P().mutex);
-    trimPoolLocked();
-    r = cuMemAlloc(&ptr, rounded);
+    if (P().liveGraphs == 0) {
+      trimPoolLocked();
+      r = cuMemAlloc(&ptr, rounded);
+    }
   }
   if (r != CUDA_SUCCESS) {
     fail(r, "cuMemAlloc(%llu bytes) for a buffer of the model (%llu bytes "
@@ -1423,6 +1437,30 @@ FP8RT_CUDA_EXPORT void fp8rt_cuda_pool_stats(uint64_t *cached,
     *peak = P().peak;
 }
 
+namespace {
+// This thread's model stream, created on first use (needs the context
+// current). Graphs captured on one thread replay on any thread's stream.
+bool ensureRunStream() {
+  if (run.stream)
+    return true;
+  CUresult r = cuStreamCreate(&run.stream, CU_STREAM_NON_BLOCKING);
+  if (r != CUDA_SUCCESS) {
+    run.stream = nullptr;
+    fail(r, "cuStreamCreate (the model stream)");
+    return false;
+  }
+  return true;
+}
+
+void dropTimings() {
+  for (KernelTiming &t : run.timings) {
+    cuEventDestroy(t.start);
+    cuEventDestroy(t.end);
+  }
+  run.timings.clear();
+}
+} // namespace
+
 FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_begin(int32_t capture) {
   if (run.active) {
     failMsg(CUDA_ERROR_INVALID_VALUE,
@@ -1434,14 +1472,8 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_begin(int32_t capture) {
   ScopedContext ctx("starting a model run");
   if (!ctx.ok())
     return fp8rt_cuda_status();
-  if (!run.stream) {
-    CUresult r = cuStreamCreate(&run.stream, CU_STREAM_NON_BLOCKING);
-    if (r != CUDA_SUCCESS) {
-      run.stream = nullptr;
-      fail(r, "cuStreamCreate (the model stream)");
-      return fp8rt_cuda_status();
-    }
-  }
+  if (!ensureRunStream())
+    return fp8rt_cuda_status();
   if (capture) {
     CUresult r =
         cuStreamBeginCapture(run.stream, CU_STREAM_CAPTURE_MODE_RELAXED);
@@ -1465,8 +1497,16 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_end(void **graph_exec) {
   }
   run.active = false;
   ScopedContext ctx("finishing a model run");
-  if (!ctx.ok())
+  if (!ctx.ok()) {
+    if (run.capturing) { // leave the stream usable
+      CUgraph graph = nullptr;
+      if (cuStreamEndCapture(run.stream, &graph) == CUDA_SUCCESS && graph)
+        cuGraphDestroy(graph);
+      run.capturing = false;
+    }
+    dropTimings();
     return fp8rt_cuda_status();
+  }
   if (run.capturing) {
     run.capturing = false;
     CUgraph graph = nullptr;
@@ -1486,15 +1526,20 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_end(void **graph_exec) {
       fail(r, "cuGraphInstantiate");
       return fp8rt_cuda_status();
     }
-    if (graph_exec)
+    if (graph_exec) {
       *graph_exec = exec;
-    else
+      std::lock_guard<std::mutex> lock(P().mutex);
+      ++P().liveGraphs;
+    } else {
       cuGraphExecDestroy(exec);
+    }
     return fp8rt_cuda_status();
   }
   CUresult r = cuStreamSynchronize(run.stream);
-  if (r == CUDA_SUCCESS)
+  if (r == CUDA_SUCCESS && !tls.pending)
     collectTimings();
+  else
+    dropTimings();
   if (r != CUDA_SUCCESS)
     fail(r, "running the model%s%s",
          tls.lastKernel.empty() ? "" : " (last kernel launched: ",
@@ -1504,13 +1549,12 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_end(void **graph_exec) {
 
 FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_graph_launch(void *graph_exec) {
   fp8rt_cuda_clear_error();
-  if (!graph_exec || !run.stream) {
-    failMsg(CUDA_ERROR_INVALID_VALUE,
-            "fp8rt_cuda_graph_launch: no graph captured on this thread");
+  if (!graph_exec) {
+    failMsg(CUDA_ERROR_INVALID_VALUE, "fp8rt_cuda_graph_launch: no graph");
     return fp8rt_cuda_status();
   }
   ScopedContext ctx("replaying the model's CUDA graph");
-  if (!ctx.ok())
+  if (!ctx.ok() || !ensureRunStream())
     return fp8rt_cuda_status();
   CUresult r = cuGraphLaunch(static_cast<CUgraphExec>(graph_exec), run.stream);
   if (r == CUDA_SUCCESS)
@@ -1526,6 +1570,8 @@ FP8RT_CUDA_EXPORT void fp8rt_cuda_graph_destroy(void *graph_exec) {
   ScopedContext ctx("destroying a CUDA graph");
   if (ctx.ok())
     cuGraphExecDestroy(static_cast<CUgraphExec>(graph_exec));
+  std::lock_guard<std::mutex> lock(P().mutex);
+  --P().liveGraphs;
 }
 
 FP8RT_CUDA_EXPORT void *fp8rt_cuda_alloc(size_t bytes) {
@@ -1561,6 +1607,11 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_copy(void *dst, const void *src,
     return fp8rt_cuda_status();
   CUresult r = cuMemcpy(reinterpret_cast<CUdeviceptr>(dst),
                         reinterpret_cast<CUdeviceptr>(src), bytes);
+  // A copy from pageable memory may return before its DMA has landed, and
+  // the model stream does not wait for the legacy stream: wait here, so
+  // that the next run (or graph replay) reads the new bytes.
+  if (r == CUDA_SUCCESS)
+    r = cuStreamSynchronize(CU_STREAM_LEGACY);
   if (r != CUDA_SUCCESS)
     fail(r, "cuMemcpy(%p <- %p, %llu bytes)", dst, src,
          (unsigned long long)bytes);
