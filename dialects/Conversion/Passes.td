@@ -76,7 +76,8 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
     promotion for block and MX scales, bias/epilogue and the rounding to the
     result type in the epilogue. Functions the kernel cannot serve keep their
     reference body (lowered by the generic GPU loop mapping); a remark says
-    why.
+    why. Every function loses its `fp8.gemm` attribute: from here on it is
+    an ordinary function (the pipeline inlines it).
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"",

@@ -790,6 +790,10 @@ struct ConvertFP8GemmToGPUPass
         plan = failure();
         why = "the sm_89 mma.sync kernel is not implemented yet";
       }
+      // Served or not, the function is an ordinary one from here on (the
+      // description would otherwise reach the LLVM dialect, which has no
+      // translation for fp8 attributes).
+      func->removeAttr(kGemmAttrName);
       if (failed(plan)) {
         if (remarks)
           func.emitRemark() << "fp8 gemm: keeping the reference body: " << why;
