@@ -16,6 +16,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -382,7 +383,12 @@ LogicalResult fp8::redirectGlobalsToDevice(ModuleOp module) {
   auto i64 = IntegerType::get(ctx, 64);
   SmallVector<LLVM::GlobalOp> globals(module.getOps<LLVM::GlobalOp>());
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  SmallVector<std::pair<LLVM::GlobalOp, LLVM::GlobalOp>> pairs;
+  struct DeviceGlobal {
+    LLVM::GlobalOp host, slot;
+    uint64_t bytes;
+  };
+  SmallVector<DeviceGlobal> device;
+  llvm::StringMap<LLVM::GlobalOp> slotOf; // host global name -> its slot
   for (LLVM::GlobalOp g : globals) {
     std::optional<uint64_t> size = byteSize(g.getGlobalType());
     if (!size)
@@ -398,26 +404,27 @@ LogicalResult fp8::redirectGlobalsToDevice(ModuleOp module) {
       LLVM::ReturnOp::create(b, loc,
                              ValueRange{LLVM::ZeroOp::create(b, loc, ptr)});
     }
-    pairs.push_back({g, slot});
+    device.push_back({g, slot, *size});
+    slotOf[g.getSymName()] = slot;
   }
   // Host code reads the slot instead of taking the global's address.
   for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
     SmallVector<LLVM::AddressOfOp> uses;
     func.walk([&](LLVM::AddressOfOp a) { uses.push_back(a); });
-    for (LLVM::AddressOfOp a : uses)
-      for (auto &[g, slot] : pairs)
-        if (a.getGlobalName() == g.getSymName()) {
-          OpBuilder ub(a);
-          Value slotAddress = LLVM::AddressOfOp::create(ub, a.getLoc(), slot);
-          Value device = LLVM::LoadOp::create(ub, a.getLoc(), ptr, slotAddress);
-          a.replaceAllUsesWith(device);
-          a.erase();
-          break;
-        }
+    for (LLVM::AddressOfOp a : uses) {
+      auto it = slotOf.find(a.getGlobalName());
+      if (it == slotOf.end())
+        continue;
+      OpBuilder ub(a);
+      Value slotAddress = LLVM::AddressOfOp::create(ub, a.getLoc(), it->second);
+      Value device = LLVM::LoadOp::create(ub, a.getLoc(), ptr, slotAddress);
+      a.replaceAllUsesWith(device);
+      a.erase();
+    }
   }
   // The table the shim walks: {host, bytes, slot} per global, then nulls.
   auto entry = LLVM::LLVMStructType::getLiteral(ctx, {ptr, i64, ptr});
-  auto tableType = LLVM::LLVMArrayType::get(entry, pairs.size() + 1);
+  auto tableType = LLVM::LLVMArrayType::get(entry, device.size() + 1);
   auto table = LLVM::GlobalOp::create(b, loc, tableType, /*isConstant=*/true,
                                       LLVM::Linkage::External,
                                       "__fp8_model_device_globals",
@@ -432,14 +439,14 @@ LogicalResult fp8::redirectGlobalsToDevice(ModuleOp module) {
     e = LLVM::InsertValueOp::create(b, loc, e, slot, ArrayRef<int64_t>{2});
     array = LLVM::InsertValueOp::create(b, loc, array, e, ArrayRef<int64_t>{i});
   };
-  for (auto [i, p] : llvm::enumerate(pairs)) {
-    Value bytes = LLVM::ConstantOp::create(
-        b, loc, i64, b.getI64IntegerAttr(*byteSize(p.first.getGlobalType())));
-    fill(i, LLVM::AddressOfOp::create(b, loc, p.first), bytes,
-         LLVM::AddressOfOp::create(b, loc, p.second));
+  for (auto [i, p] : llvm::enumerate(device)) {
+    Value bytes =
+        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(p.bytes));
+    fill(i, LLVM::AddressOfOp::create(b, loc, p.host), bytes,
+         LLVM::AddressOfOp::create(b, loc, p.slot));
   }
   Value null = LLVM::ZeroOp::create(b, loc, ptr);
-  fill(pairs.size(), null,
+  fill(device.size(), null,
        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0)), null);
   LLVM::ReturnOp::create(b, loc, array);
   return success();
