@@ -67,9 +67,101 @@ def configs():
         add_pooling_layer=False), "encoder", True, None
     yield "llama_dynamic_dynamo", lambda: tf.LlamaForCausalLM(
         tf.LlamaConfig(num_key_value_heads=2, **common)), "lm_mask", True, "dynamic"
+    yield "llama_kv_dynamo", lambda: tf.LlamaForCausalLM(
+        tf.LlamaConfig(num_key_value_heads=2, **common)), "lm_cache", True, "dynamic"
+
+
+class CachedLM(torch.nn.Module):
+    """A decoder step with its KV cache as plain tensors, the way cached
+    decoders are deployed: inputs input_ids, attention_mask (past + new) and
+    past_key_values.<i>.key/value [batch, kv_heads, past, head_dim]; outputs
+    logits and present.<i>.key/value (past and new tokens)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model, self.layers = model, model.config.num_hidden_layers
+
+    def forward(self, input_ids, attention_mask, *past):
+        from transformers.cache_utils import DynamicCache
+        cache = DynamicCache()
+        for i in range(self.layers):
+            cache.update(past[2 * i], past[2 * i + 1], i)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                         past_key_values=cache, use_cache=True)
+        pkv, flat = out.past_key_values, []
+        for i in range(self.layers):
+            if hasattr(pkv, "layers"):
+                flat += [pkv.layers[i].keys, pkv.layers[i].values]
+            elif hasattr(pkv, "key_cache"):
+                flat += [pkv.key_cache[i], pkv.value_cache[i]]
+            else:
+                flat += list(pkv[i])
+        return (out.logits, *flat)
+
+
+def export_cached(name, make, outdir, prefill=12, new=4):
+    """Exports CachedLM with dynamic past/sequence axes and stores two
+    consecutive decode steps: test_data_set_0 (past = the prefill of
+    `prefill` tokens, `new` new tokens) and test_data_set_1 (past =
+    onnxruntime's present of step 0, one new token)."""
+    torch.manual_seed(0)
+    hf = make().eval()
+    model = CachedLM(hf)
+    layers = model.layers
+    gen = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, VOCAB, (1, prefill + new + 1), generator=gen)
+    with torch.no_grad():
+        pre = hf(input_ids=ids[:, :prefill], use_cache=True).past_key_values
+    past = []
+    for i in range(layers):
+        if hasattr(pre, "layers"):
+            past += [pre.layers[i].keys, pre.layers[i].values]
+        elif hasattr(pre, "key_cache"):
+            past += [pre.key_cache[i], pre.value_cache[i]]
+        else:
+            past += list(pre[i])
+    past = [t.detach().clone() for t in past]
+    step0 = (ids[:, prefill:prefill + new], torch.ones(1, prefill + new, dtype=torch.int64), *past)
+    names = ["input_ids", "attention_mask"] + [
+        f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    outs_names = ["logits"] + [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    path = os.path.join(outdir, name)
+    onnx_path = os.path.join(path, "model.onnx")
+    os.makedirs(path, exist_ok=True)
+    dyn = torch.export.Dim.DYNAMIC
+    # forward(input_ids, attention_mask, *past): the cache is one positional tuple.
+    shapes = ({1: dyn}, {1: dyn}, tuple({2: dyn} for _ in past))
+    torch.onnx.export(model, step0, onnx_path, dynamo=True, external_data=False,
+                      input_names=names, output_names=outs_names, dynamic_shapes=shapes)
+    sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    out0 = sess.run(None, {n: t.numpy() for n, t in zip(names, step0)})
+    step1 = [ids[:, prefill + new:].numpy(), np.ones((1, prefill + new + 1), np.int64)] + out0[1:]
+    out1 = sess.run(None, dict(zip(names, step1)))
+    with torch.no_grad():
+        ref0 = model(*step0)
+        ref1 = model(*[torch.from_numpy(np.ascontiguousarray(a)) for a in step1])
+    for k, (feeds, outs) in enumerate(((step0, out0), (step1, out1))):
+        d = os.path.join(path, f"test_data_set_{k}")
+        os.makedirs(d, exist_ok=True)
+        for i, (n, a) in enumerate(zip(names, feeds)):
+            a = a.numpy() if isinstance(a, torch.Tensor) else a
+            open(os.path.join(d, f"input_{i}.pb"), "wb").write(
+                numpy_helper.from_array(np.ascontiguousarray(a), n).SerializeToString())
+        for i, (n, o) in enumerate(zip(outs_names, outs)):
+            open(os.path.join(d, f"output_{i}.pb"), "wb").write(
+                numpy_helper.from_array(o, n).SerializeToString())
+    m = onnx.load(onnx_path)
+    rel = max(float(np.linalg.norm(o[0] - r[0].numpy()) / np.linalg.norm(r[0].numpy()))
+              for o, r in ((out0, ref0), (out1, ref1)))
+    print(f"{name}: opset {[o.version for o in m.opset_import if o.domain in ('', 'ai.onnx')]} "
+          f"IR {m.ir_version}, inputs {[(i.name, [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]) for i in m.graph.input]}, "
+          f"outputs {[o.name for o in m.graph.output]}, ort vs torch logits rel L2 {rel:.2e}, "
+          f"ops {sorted({n.op_type for n in m.graph.node})}", flush=True)
 
 
 def export(name, make, kind, dynamo, dynamic, outdir):
+    if kind == "lm_cache":
+        return export_cached(name, make, outdir)
     torch.manual_seed(0)
     model = LogitsOnly(make().eval(), kind)
     gen = torch.Generator().manual_seed(1)

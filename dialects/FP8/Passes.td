@@ -78,8 +78,15 @@ def FP8BlockLayout : Pass<"fp8-block-layout"> {
     product is sliced back to its true shape. Zeros add nothing to any sum,
     so the padding never shows in results (tested bit for bit).
 
-    Scale storage orders for particular kernels (e.g. M-major activation
-    scales for TMA) are chosen with those kernels (GPU backend).
+    `scale-storage=tma` then stores every product's lhs (activation) scales
+    M-major and 16-byte aligned, the order Hopper TMA loads them in
+    (DeepGEMM's layout): `[batch..., Mb, Kb]` becomes
+    `[batch..., Kb, align(Mb, 16 / scale bytes)]` through a
+    `linalg.transpose` and a `tensor.pad`, and the product is marked
+    `m_major(P)`. The GEMM kernel (`convert-fp8-gemm-to-gpu`) then reads
+    one K-block's row scales from consecutive addresses; the CPU lowering
+    turns them back (bit-identical results either way). `fp8-compile` uses
+    it for GPU targets.
 
     Before:
     ```mlir
@@ -96,10 +103,14 @@ def FP8BlockLayout : Pass<"fp8-block-layout"> {
   }];
   let options = [
     Option<"multiple", "multiple", "int64_t", "1",
-           "Also pad every padded dimension to a multiple of this">
+           "Also pad every padded dimension to a multiple of this">,
+    Option<"scaleStorage", "scale-storage", "std::string", "\"canonical\"",
+           "Order of the lhs scale tensors: canonical (the layout's own) or "
+           "tma (M-major, 16-byte aligned along M)">
   ];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
 }
 
 def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
@@ -335,6 +346,65 @@ def FP8ExposeQuantized : Pass<"fp8-expose-quantized", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];
+}
+
+def FP8KVCache : Pass<"fp8-kv-cache", "::mlir::ModuleOp"> {
+  let summary = "Store a decoder's KV cache inputs and outputs in FP8 with "
+                "per-tensor static scales";
+  let description = [{
+    For decoder graphs exported with a cache (inputs such as
+    `past_key_values.<i>.key`, outputs such as `present.<i>.key`): the
+    graph inputs whose `onnx.name` matches `inputs` and the results whose
+    name matches `outputs` change from f32/f16/bf16 to FP8 (`format`), one
+    static per-tensor dequantization scale each (`x ≈ q · s`, as vLLM's and
+    TensorRT-LLM's FP8 KV caches). A cache needs a static scale: the output
+    of one step is the input of the next, and re-scaling the whole cache at
+    every step would re-round tokens already stored.
+
+    Rewrites, in the function `entry`:
+    * a cache input becomes FP8; its uses read `fp8.dequantize(input, s)`;
+    * a cache output `v` becomes `q = fp8.quantize(v, s)`; every other use
+      of `v` in the graph (attention) reads `fp8.dequantize(q, s)`, so the
+      current step attends to exactly what the next step will read;
+    * the quantize is pushed through the concatenation that builds the
+      output (`tensor.insert_slice` chains, as the importer writes ONNX
+      `Concat`): the part that comes from a cache input with the same scale
+      is that input's bytes, verbatim (not re-rounded), and only the new
+      tokens are quantized.
+
+    Scales: `scale` for every cache tensor (default 1.0, vLLM's default),
+    or per tensor from `scales-file`, a JSON object mapping tensor names
+    (an input's or an output's) to a dequantization scale (a number) or to
+    `{"amax": A}` (calibrated: `s = 1 / (fp8_max / A)`, current scaling's
+    rule). An output and the input it is built from (found through the
+    concatenation) form a pair and must have one scale; a mismatch is an
+    error. Scales must be positive normal floats for which `q · s` cannot
+    overflow or underflow FP32, so the round trip is exact.
+
+    Errors name the tensor: no input or output matched, a non-float cache
+    tensor, a bad or conflicting scale, an unreadable file. With `remarks`
+    each pair is reported as a remark on the function.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"",
+           "The graph function">,
+    Option<"inputs", "inputs", "std::string", "\"^past\"",
+           "Regular expression on input names selecting the cache inputs">,
+    Option<"outputs", "outputs", "std::string", "\"^present\"",
+           "Regular expression on result names selecting the cache outputs">,
+    Option<"format", "format", "std::string", "\"e4m3\"",
+           "FP8 format of the cache: e4m3 or e5m2">,
+    Option<"scale", "scale", "double", "1.0",
+           "Dequantization scale of every cache tensor without an entry in "
+           "scales-file">,
+    Option<"scalesFile", "scales-file", "std::string", "\"\"",
+           "JSON object: tensor name -> scale, or -> {\"amax\": A}">,
+    Option<"remarks", "remarks", "bool", "false",
+           "Report each cache tensor, its pair and its scale as a remark">,
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // FP8_TRANSFORMS_PASSES_TD

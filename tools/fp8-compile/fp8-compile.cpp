@@ -7,6 +7,7 @@
 //       [--policy rules.json] [--report decisions.json] [--include-attention]
 //       [--emit=mlir|llvm|obj|so|ptx] [--input-shape name=2x48,...]
 //       [--cpu=native|generic|<llvm cpu>] [--runtime-lib libfp8rt_cpu.a]
+//       [--kv-cache=none|e4m3|e5m2 [--kv-cache-scale S | --kv-cache-scales F]]
 //
 // Imports the model, applies the FP8 recipe (fp8-quantize-pipeline),
 // lowers it with fp8-cpu-lowering-pipeline{model-abi=true} (or, for a GPU
@@ -24,6 +25,7 @@
 #include "fp8/Target/ModelLibrary.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -121,6 +123,35 @@ static cl::opt<bool> exposeQuantized(
     "expose-quantized",
     cl::desc("Also return every quantized activation and its scales "
              "(fp8-expose-quantized), to compare targets bit for bit"));
+static cl::opt<std::string> scaleStorage(
+    "scale-storage",
+    cl::desc("Order of activation scale tensors: canonical, or tma (M-major, "
+             "16-byte aligned along M, as TMA loads them). Default: tma for "
+             "GPU targets, canonical for the CPU"),
+    cl::init(""));
+static cl::opt<std::string> kvCache(
+    "kv-cache",
+    cl::desc("Store the KV cache inputs/outputs of a decoder graph in FP8 "
+             "(fp8-kv-cache): none (default), e4m3 or e5m2"),
+    cl::init("none"));
+static cl::opt<double> kvCacheScale(
+    "kv-cache-scale",
+    cl::desc("Static dequantization scale of every cache tensor without an "
+             "entry in --kv-cache-scales (default 1.0)"),
+    cl::init(1.0));
+static cl::opt<std::string> kvCacheScales(
+    "kv-cache-scales",
+    cl::desc("JSON file: cache tensor name -> scale or {\"amax\": A} "
+             "(scripts/kv_cache_scales.py writes one from FP32 runs)"));
+static cl::opt<std::string> kvCacheInputs(
+    "kv-cache-inputs",
+    cl::desc("Regular expression selecting the cache inputs (default ^past)"),
+    cl::init("^past"));
+static cl::opt<std::string> kvCacheOutputs(
+    "kv-cache-outputs",
+    cl::desc("Regular expression selecting the cache outputs (default "
+             "^present)"),
+    cl::init("^present"));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress output"));
 
 namespace {
@@ -176,6 +207,13 @@ int main(int argc, char **argv) {
       recipe != "block" && recipe != "mxfp8")
     return fail("--recipe=" + recipe +
                 ": expected none, delayed, current, block or mxfp8");
+  if (scaleStorage.empty())
+    scaleStorage = gpu ? "tma" : "canonical";
+  if (scaleStorage != "canonical" && scaleStorage != "tma")
+    return fail("--scale-storage=" + scaleStorage +
+                ": expected canonical or tma");
+  if (kvCache != "none" && kvCache != "e4m3" && kvCache != "e5m2")
+    return fail("--kv-cache=" + kvCache + ": expected none, e4m3 or e5m2");
   if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "so" &&
       emit != "ptx")
     return fail("--emit=" + emit + ": expected mlir, llvm, obj, so or ptx");
@@ -202,6 +240,33 @@ int main(int argc, char **argv) {
     module = std::move(*imported);
   }
 
+  if (kvCache != "none") {
+    std::string remarks;
+    {
+      Stage stage("FP8 KV cache (fp8-kv-cache)");
+      PassManager pm(&context);
+      fp8::FP8KVCacheOptions options;
+      options.format = kvCache;
+      options.scale = kvCacheScale;
+      options.scalesFile = kvCacheScales;
+      options.inputs = kvCacheInputs;
+      options.outputs = kvCacheOutputs;
+      options.remarks = true;
+      pm.addPass(fp8::createFP8KVCache(options));
+      // Each cache tensor's decision is a remark: print them after the stage.
+      ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+        if (diag.getSeverity() != DiagnosticSeverity::Remark)
+          return failure(); // errors go to the default handler
+        remarks += "  " + diag.str() + "\n";
+        return success();
+      });
+      if (failed(pm.run(*module)))
+        return fail("the FP8 KV-cache pass failed");
+    }
+    if (!quiet)
+      llvm::errs() << remarks;
+  }
+
   if (recipe != "none") {
     Stage stage("FP8 recipe (fp8-quantize-pipeline)");
     PassManager pm(&context);
@@ -214,6 +279,7 @@ int main(int argc, char **argv) {
     options.keepFirstLast = keepFirstLast;
     options.history = history;
     options.kMajorRhs = kMajorRhs;
+    options.scaleStorage = scaleStorage;
     options.analyze = analyze;
     options.calibrationFile = calibration;
     fp8::buildFP8QuantizePipeline(pm, options);
