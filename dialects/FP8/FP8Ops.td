@@ -171,6 +171,14 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
     and applies both blocks' scales to the partial sum (as DeepGEMM does for
     1x128 / 128x128 blocks) implements the same value.
 
+    `m_major(P)` stores the lhs scales M-major: the scale tensor its layout
+    defines, `[batch..., Mb, Kb]`, transposed over its two trailing
+    dimensions and padded along Mb to a multiple of `P`, i.e.
+    `[batch..., Kb, align(Mb, P)]` (the order Hopper TMA loads activation
+    scales in: one K-block's row scales contiguous, rows 16-byte aligned;
+    DeepGEMM's `get_mn_major_tma_aligned_tensor`). Padding entries are
+    never read. Made by `fp8-block-layout{scale-storage=tma}`.
+
     ```mlir
     %y = fp8.scaled_matmul %a, %sa layout<row>, %w, %sw layout<row>
         bias %b transpose_rhs epilogue(gelu_tanh)
@@ -185,10 +193,12 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
                        FP8_ScaleLayoutAttr:$rhs_layout,
                        UnitAttr:$transpose_rhs,
                        DefaultValuedAttr<FP8_Epilogue,
-                                         "::mlir::fp8::Epilogue::None">:$epilogue);
+                                         "::mlir::fp8::Epilogue::None">:$epilogue,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$lhs_scale_m_major);
   let results = (outs FP8_HighPrecisionTensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $lhs_scale `layout` `` $lhs_layout `,`
+    $lhs `,` $lhs_scale `layout` `` $lhs_layout
+    (`m_major` `(` $lhs_scale_m_major^ `)`)? `,`
     $rhs `,` $rhs_scale `layout` `` $rhs_layout
     (`bias` $bias^)? (`transpose_rhs` $transpose_rhs^)?
     (`epilogue` `(` $epilogue^ `)`)?
@@ -200,6 +210,9 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
     int64_t getM();
     int64_t getN();
     int64_t getK();
+    /// The lhs scale shape its layout defines ([batch..., Mb, Kb]), before
+    /// any M-major storage; failure if the layout does not fit lhs.
+    ::mlir::FailureOr<::llvm::SmallVector<int64_t>> getCanonicalLhsScaleShape();
   }];
 }
 

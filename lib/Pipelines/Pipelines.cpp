@@ -46,7 +46,9 @@ void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
     transpose.remarks = false;
     pm.addPass(createFP8TransposeRescale(transpose));
   }
-  pm.addPass(createFP8BlockLayout());
+  FP8BlockLayoutOptions layout;
+  layout.scaleStorage = options.scaleStorage;
+  pm.addPass(createFP8BlockLayout(layout));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -114,6 +114,30 @@ func.func private @__fp8_gemm_fold(%a: memref<3x40x256xf8E4M3FN>, %sa: memref<3x
 
 // -----
 
+// The same with M-major lhs scales [3, 2, 40] (m_major(4)): the batch no
+// longer folds into M (each batch has its own scale columns); grid.z = 3.
+// A scale is read at (b * 2 + k / 128) * 40 + row.
+// CHECK-LABEL: func.func private @__fp8_gemm_fold_mmajor
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c3{{.*}})
+// CHECK:         arith.constant 40 : index
+func.func private @__fp8_gemm_fold_mmajor(%a: memref<3x40x256xf8E4M3FN>, %sa: memref<3x2x40xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<3x40x128xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 4 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, CTA tile 64x128x128, promotion every 128 K, grid 1x1x3}}
+  return
+}
+
+// -----
+
+// M-major scales whose size does not match the layout are refused (the
+// reference body stays).
+func.func private @__fp8_gemm_mmajor_bad(%a: memref<40x256xf8E4M3FN>, %sa: memref<2x40xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<40x128xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 16 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: keeping the reference body: lhs scale shape does not match its layout}}
+  return
+}
+
+// -----
+
 // Fallbacks: the reference body stays and a remark says why.
 
 // CHECK-LABEL: func.func private @__fp8_gemm_col

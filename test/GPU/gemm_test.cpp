@@ -231,14 +231,22 @@ struct Product {
   bool positive = false;
   int64_t samples = 0; // 0: check every output; else that many samples
   int timedRuns = 0;
+  int64_t lhsMMajor = 0; // M-major lhs scales padded to this (0: canonical)
 };
 
+int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+/// The scale of element (batchIdx, r, kk); `mMajor` > 0: the scales are
+/// stored [batch, Kb, align(Mb, mMajor)] (scaled_matmul m_major).
 float scaleOf(const Buf &s, const Layout &l, int64_t batchIdx, int64_t rows,
-              int64_t k, int64_t r, int64_t kk) {
+              int64_t k, int64_t r, int64_t kk, int64_t mMajor = 0) {
   if (l.perTensor())
     return s.get(0);
   int64_t nrb = (rows + l.rowBlock - 1) / l.rowBlock;
   int64_t nkb = (k + l.kBlock - 1) / l.kBlock;
+  if (mMajor)
+    return s.get((batchIdx * nkb + kk / l.kBlock) * alignUp(nrb, mMajor) +
+                 r / l.rowBlock);
   return s.get((batchIdx * nrb + r / l.rowBlock) * nkb + kk / l.kBlock);
 }
 
@@ -254,19 +262,28 @@ void check(const Product &p, RunFn run) {
     if (p.rhsBatched)
       rhsShape.insert(rhsShape.begin(), p.batch);
   }
-  auto scaleShape = [&](const Layout &l, int64_t rows, bool batched) {
+  auto scaleShape = [&](const Layout &l, int64_t rows, bool batched,
+                        int64_t mMajor) {
     std::vector<int64_t> s;
     if (l.perTensor())
       return s;
     if (batched && p.batch > 1)
       s.push_back(p.batch);
-    s.push_back((rows + l.rowBlock - 1) / l.rowBlock);
-    s.push_back((p.k + l.kBlock - 1) / l.kBlock);
+    int64_t nrb = (rows + l.rowBlock - 1) / l.rowBlock;
+    int64_t nkb = (p.k + l.kBlock - 1) / l.kBlock;
+    if (mMajor) {
+      // The padding holds random scales too: reading it would show.
+      s.push_back(nkb);
+      s.push_back(alignUp(nrb, mMajor));
+    } else {
+      s.push_back(nrb);
+      s.push_back(nkb);
+    }
     return s;
   };
   Buf a{p.lhsTy, lhsShape}, b{p.rhsTy, rhsShape}, out{p.outTy, outShape};
-  Buf sa{p.scaleTy, scaleShape(p.lhsL, p.m, true)};
-  Buf sb{p.scaleTy, scaleShape(p.rhsL, p.n, p.rhsBatched)};
+  Buf sa{p.scaleTy, scaleShape(p.lhsL, p.m, true, p.lhsMMajor)};
+  Buf sb{p.scaleTy, scaleShape(p.rhsL, p.n, p.rhsBatched, 0)};
   Buf bias{p.biasTy, p.biasKind == 1 ? std::vector<int64_t>{p.n} : outShape};
   if (!alloc(a) || !alloc(b) || !alloc(out) || !alloc(sa) || !alloc(sb) ||
       (p.biasKind && !alloc(bias))) {
@@ -344,7 +361,7 @@ void check(const Product &p, RunFn run) {
     int64_t bb = o / (p.m * p.n), i = (o / p.n) % p.m, j = o % p.n;
     for (int64_t kk = 0; kk < p.k; ++kk) {
       int64_t ai = (bb * p.m + i) * p.k + kk;
-      rowA[kk] = a.get(ai) * scaleOf(sa, p.lhsL, bb, p.m, p.k, i, kk);
+      rowA[kk] = a.get(ai) * scaleOf(sa, p.lhsL, bb, p.m, p.k, i, kk, p.lhsMMajor);
     }
     const float *bj = &deqB[((p.rhsBatched ? bb : 0) * p.n + j) * p.k];
     double acc = 0, absSum = 0;
@@ -452,6 +469,9 @@ DECL6(batched_rhs, 3, 0, 3, 0, 3, 3)
 DECL5(batched_fold, 3, 3, 2, 2, 3)
 DECL5(long_k, 2, 0, 2, 0, 2)
 DECL5(perf_block_4k, 2, 2, 2, 2, 2)
+DECL5(block_mmajor, 2, 2, 2, 2, 2)
+DECL5(mx_mmajor, 2, 2, 2, 2, 2)
+DECL5(batched_mmajor, 3, 3, 2, 2, 3)
 
 int main(int argc, char **argv) {
   const Layout row = blockL(1, 1 << 30); // `row`: one scale per row
@@ -500,6 +520,19 @@ int main(int argc, char **argv) {
         Ty::E4M3, Ty::F32, Ty::BF16, blockL(1, 128), blockL(128, 128), 0,
         Ty::F32, Epi::None, false, 2048, 5},
        run_perf_block_4k},
+      // M-major lhs scales (fp8-block-layout scale-storage=tma).
+      {{"block_mmajor_m198_bf16", 1, 198, 256, 384, false, Ty::E4M3, Ty::E4M3,
+        Ty::F32, Ty::BF16, blockL(1, 128), blockL(128, 128), 0, Ty::F32,
+        Epi::None, false, 0, 0, 4},
+       run_block_mmajor},
+      {{"mxfp8_mmajor_m72", 1, 72, 128, 256, false, Ty::E4M3, Ty::E4M3,
+        Ty::E8M0, Ty::F32, blockL(1, 32), blockL(1, 32), 0, Ty::F32, Epi::None,
+        false, 0, 0, 16},
+       run_mx_mmajor},
+      {{"batched_lhs_block_mmajor", 3, 40, 128, 256, false, Ty::E4M3, Ty::E4M3,
+        Ty::F32, Ty::F32, blockL(1, 128), blockL(128, 128), 0, Ty::F32,
+        Epi::None, false, 0, 0, 4},
+       run_batched_mmajor},
   };
   if (argc > 1 && std::string(argv[1]) == "--no-run") {
     for (auto &e : all)

@@ -95,6 +95,11 @@ struct QuantizePipelineOptions
       llvm::cl::desc("Make right operands K-major (fp8-transpose-rescale), "
                      "as Hopper's FP8 tensor cores read them"),
       llvm::cl::init(true)};
+  Option<std::string> scaleStorage{
+      *this, "scale-storage",
+      llvm::cl::desc("Order of activation scale tensors (fp8-block-layout): "
+                     "canonical, or tma (M-major, 16-byte aligned)"),
+      llvm::cl::init("canonical")};
   Option<bool> analyze{
       *this, "analyze",
       llvm::cl::desc("Numerics analysis build (fp8-insert-scales analyze)"),

@@ -90,6 +90,10 @@ struct SideScale {
   int64_t rowBlock = 1, kBlock = 1;
   int64_t numRowBlocks = 1, numKBlocks = 1;
   bool batched = false;
+  /// M-major storage (scaled_matmul m_major): [batch..., Kb, mMajorStride],
+  /// the scale of (b, r, k) at ((b' * numKBlocks + k / kBlock) *
+  /// mMajorStride + r / rowBlock); 0 for the layout's own order.
+  int64_t mMajorStride = 0;
   Type elementType;
   /// The scale varies along K: applied at every promotion, not once.
   bool dependsOnK() const { return !perTensor && numKBlocks > 1; }
@@ -133,6 +137,7 @@ FailureOr<GemmPlan> planGemm(func::FuncOp func, std::string &why) {
   auto rhsLayout = info.getAs<ScaleLayoutAttr>("rhs_layout");
   auto epilogueAttr = info.getAs<EpilogueAttr>("epilogue");
   auto transposeRhs = info.getAs<BoolAttr>("transpose_rhs");
+  auto lhsMMajor = info.getAs<IntegerAttr>("lhs_scale_m_major");
   auto hasBias = info.getAs<BoolAttr>("has_bias");
   if (!lhsLayout || !rhsLayout || !epilogueAttr || !transposeRhs || !hasBias)
     return fail("malformed fp8.gemm attribute");
@@ -231,7 +236,12 @@ FailureOr<GemmPlan> planGemm(func::FuncOp func, std::string &why) {
     int64_t dataBatch = 1;
     for (int64_t d : data.getShape().drop_back(2))
       dataBatch *= d;
-    if (scale.getNumElements() != dataBatch * s.numRowBlocks * s.numKBlocks) {
+    int64_t rowEntries = s.numRowBlocks;
+    if (&s == &p.lhsScale && lhsMMajor) {
+      s.mMajorStride = llvm::alignTo(s.numRowBlocks, lhsMMajor.getInt());
+      rowEntries = s.mMajorStride;
+    }
+    if (scale.getNumElements() != dataBatch * rowEntries * s.numKBlocks) {
       why = (name + " scale shape does not match its layout").str();
       return failure();
     }
@@ -269,7 +279,7 @@ FailureOr<GemmPlan> planGemm(func::FuncOp func, std::string &why) {
   // Fold lhs batch dims into M when the rows stay contiguous for every
   // operand: rank-2 rhs, and lhs scale blocks that never straddle batches.
   const bool foldable =
-      !p.rhsBatched &&
+      !p.rhsBatched && !(p.lhsScale.mMajorStride && batch > 1) &&
       (p.lhsScale.perTensor || p.lhsScale.rowBlock == 1 ||
        m % p.lhsScale.rowBlock == 0);
   if (foldable) {
@@ -373,6 +383,14 @@ struct KernelBuilder {
     if (s.perTensor)
       return toF32(load(mem, Value()));
     Value rb = divC(row, s.rowBlock);
+    if (s.mMajorStride) {
+      Value kb = s.numKBlocks > 1 ? divC(kIdx, s.kBlock) : Value();
+      Value col = s.batched ? mulC(batch, s.numKBlocks) : Value();
+      if (kb)
+        col = col ? add(col, kb) : kb;
+      Value lin = col ? add(mulC(col, s.mMajorStride), rb) : rb;
+      return toF32(load(mem, lin));
+    }
     if (s.batched)
       rb = add(mulC(batch, s.numRowBlocks), rb);
     Value lin = mulC(rb, s.numKBlocks);

@@ -52,6 +52,8 @@ struct OutlineScaledMatmulsPass
           b.getNamedAttr("epilogue", op.getEpilogueAttr()),
           b.getNamedAttr("transpose_rhs", b.getBoolAttr(op.getTransposeRhs())),
           b.getNamedAttr("has_bias", b.getBoolAttr(bool(op.getBias())))};
+      if (IntegerAttr pad = op.getLhsScaleMMajorAttr())
+        entries.push_back(b.getNamedAttr("lhs_scale_m_major", pad));
       auto info = b.getDictionaryAttr(entries);
       auto type = FunctionType::get(ctx, op->getOperandTypes(),
                                     op->getResultTypes());

@@ -697,7 +697,30 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
       auto t = cast<RankedTensorType>(q.getType());
       return DequantizeOp::create(rewriter, loc, t.clone(f32), q, s, layout);
     };
-    Value lhs = dequant(op.getLhs(), op.getLhsScale(), op.getLhsLayout());
+    // M-major lhs scales: back to the layout's own order (drop the padding,
+    // transpose the two trailing dims); pure data movement.
+    Value lhsScale = op.getLhsScale();
+    if (op.getLhsScaleMMajor()) {
+      SmallVector<int64_t> canonical = *op.getCanonicalLhsScaleShape();
+      const int64_t r = canonical.size();
+      SmallVector<int64_t> stored(canonical);
+      std::swap(stored[r - 1], stored[r - 2]);
+      SmallVector<OpFoldResult> offsets(r, rewriter.getIndexAttr(0)), sizes,
+          strides(r, rewriter.getIndexAttr(1));
+      for (int64_t d : stored)
+        sizes.push_back(rewriter.getIndexAttr(d));
+      auto scaleType = cast<RankedTensorType>(lhsScale.getType());
+      Value slice = tensor::ExtractSliceOp::create(
+          rewriter, loc, scaleType.clone(stored), lhsScale, offsets, sizes,
+          strides);
+      SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, r));
+      std::swap(perm[r - 1], perm[r - 2]);
+      Value init = tensor::EmptyOp::create(rewriter, loc, canonical,
+                                           scaleType.getElementType());
+      lhsScale = linalg::TransposeOp::create(rewriter, loc, slice, init, perm)
+                     ->getResult(0);
+    }
+    Value lhs = dequant(op.getLhs(), lhsScale, op.getLhsLayout());
     Value rhs = dequant(op.getRhs(), op.getRhsScale(), op.getRhsLayout());
 
     auto resultType = op.getType();
@@ -858,6 +881,12 @@ LogicalResult checkLowerable(Operation *root) {
     else if (auto m = dyn_cast<ScaledMatmulOp>(op)) {
       check(op, m.getLhs(), m.getLhsLayout());
       check(op, m.getRhs(), m.getRhsLayout());
+      if (m.getLhsScaleMMajor() &&
+          !m.getLhsScale().getType().hasStaticShape()) {
+        op->emitOpError("cannot be lowered: m_major lhs scales must have a "
+                        "static shape (specialise the shape first)");
+        ok = false;
+      }
     } else if (auto t = dyn_cast<TransposeOp>(op)) {
       check(op, t.getInput(), t.getSrcLayout());
       check(op, t.getResult(), t.getDstLayout());

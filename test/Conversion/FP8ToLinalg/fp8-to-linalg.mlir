@@ -158,6 +158,21 @@ func.func @matmul(%a: tensor<2x8x64xf8E4M3FN>, %sa: tensor<2x8x1xf32>, %w: tenso
 
 // -----
 
+// M-major lhs scales (m_major(4): [batch, Kb, align(Mb, 4)]) are read back
+// in the layout's own order: the padding sliced off, the trailing dims
+// transposed; then the product as above.
+// CHECK-LABEL: func @matmul_m_major
+// CHECK: %[[S:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0] [2, 2, 6] [1, 1, 1] : tensor<2x2x8xf32> to tensor<2x2x6xf32>
+// CHECK: %[[T:.+]] = linalg.transpose ins(%[[S]] : tensor<2x2x6xf32>) outs(%{{.+}} : tensor<2x6x2xf32>) permutation = [0, 2, 1]
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[T]] : tensor<2x6x256xf8E4M3FN>, tensor<2x6x2xf32>)
+func.func @matmul_m_major(%a: tensor<2x6x256xf8E4M3FN>, %sa: tensor<2x2x8xf32>, %w: tensor<32x256xf8E4M3FN>, %sw: tensor<f32>) -> tensor<2x6x32xf32> {
+  %y = fp8.scaled_matmul %a, %sa layout<block 1x128> m_major(4), %w, %sw layout<tensor> transpose_rhs
+      : (tensor<2x6x256xf8E4M3FN>, tensor<2x2x8xf32>, tensor<32x256xf8E4M3FN>, tensor<f32>) -> tensor<2x6x32xf32>
+  return %y : tensor<2x6x32xf32>
+}
+
+// -----
+
 // A pass-through transpose moves data and scales.
 // CHECK-LABEL: func @transpose_pass_through
 // CHECK: linalg.transpose ins(%{{.+}} : tensor<4x8xf8E4M3FN>) outs(%{{.+}} : tensor<8x4xf8E4M3FN>) permutation = [1, 0]

@@ -398,6 +398,21 @@ int64_t ScaledMatmulOp::getN() {
   return getTransposeRhs() ? s[s.size() - 2] : s.back();
 }
 
+FailureOr<SmallVector<int64_t>> ScaledMatmulOp::getCanonicalLhsScaleShape() {
+  return getLhsLayout().getScaleShape(getLhs().getType().getShape());
+}
+
+SmallVector<int64_t> fp8::mMajorScaleShape(ArrayRef<int64_t> canonical,
+                                           int64_t pad) {
+  SmallVector<int64_t> shape(canonical);
+  if (shape.size() < 2)
+    return shape;
+  std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+  if (!ShapedType::isDynamic(shape.back()))
+    shape.back() = llvm::alignTo(shape.back(), pad);
+  return shape;
+}
+
 LogicalResult ScaledMatmulOp::verify() {
   ArrayRef<int64_t> lhs = getLhs().getType().getShape();
   ArrayRef<int64_t> rhs = getRhs().getType().getShape();
@@ -431,9 +446,28 @@ LogicalResult ScaledMatmulOp::verify() {
     return emitOpError() << "result shape " << formatShape(res)
                          << " does not match the product shape "
                          << formatShape(expected);
-  if (failed(verifyLayout(*this, getLhsLayout(), getLhs().getType(),
-                          getLhsScale().getType(), "lhs scale")) ||
-      failed(verifyLayout(*this, getRhsLayout(), getRhs().getType(),
+  if (std::optional<int64_t> pad = getLhsScaleMMajor()) {
+    if (getLhsLayout().isPerTensor())
+      return emitOpError("m_major needs lhs scales that vary along M (a row "
+                         "or block layout), not per-tensor");
+    FailureOr<SmallVector<int64_t>> canonical = getCanonicalLhsScaleShape();
+    if (failed(canonical))
+      return emitOpError("lhs layout does not fit lhs");
+    SmallVector<int64_t> expected = mMajorScaleShape(*canonical, *pad);
+    ArrayRef<int64_t> got = getLhsScale().getType().getShape();
+    if (got.size() != expected.size() ||
+        !llvm::all_of(llvm::zip_equal(got, expected), [](auto p) {
+          return dimsCompatible(std::get<0>(p), std::get<1>(p));
+        }))
+      return emitOpError() << "m_major(" << *pad << ") lhs scale must have shape "
+                           << formatShape(expected) << " (the layout's "
+                           << formatShape(*canonical)
+                           << " transposed, M padded), got " << formatShape(got);
+  } else if (failed(verifyLayout(*this, getLhsLayout(), getLhs().getType(),
+                                 getLhsScale().getType(), "lhs scale"))) {
+    return failure();
+  }
+  if (failed(verifyLayout(*this, getRhsLayout(), getRhs().getType(),
                           getRhsScale().getType(), "rhs scale")))
     return failure();
   if (Value bias = getBias()) {

@@ -7,6 +7,7 @@
 #include "fp8/Dialect/FP8/IR/FP8.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
@@ -49,6 +50,40 @@ Value padTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> target) {
   return tensor::PadOp::create(b, loc, type.clone(target), v, low, high, zero);
 }
 
+/// Stores the lhs scales of `op` M-major, 16-byte aligned along M (TMA's
+/// stride rule): linalg.transpose of the two trailing dims, then a pad
+/// (with scale 1, never read) to the aligned size; marks the op m_major.
+void storeLhsScalesMMajor(ScaledMatmulOp op) {
+  auto scaleType = cast<RankedTensorType>(op.getLhsScale().getType());
+  if (op.getLhsScaleMMajor() || op.getLhsLayout().isPerTensor() ||
+      !scaleType.hasStaticShape() || scaleType.getRank() < 2)
+    return;
+  Type elt = scaleType.getElementType();
+  const int64_t pad = 16 / std::max<int64_t>(1, elt.getIntOrFloatBitWidth() / 8);
+  SmallVector<int64_t> canonical(scaleType.getShape());
+  const int64_t r = canonical.size();
+  SmallVector<int64_t> swapped(canonical);
+  std::swap(swapped[r - 1], swapped[r - 2]);
+  SmallVector<int64_t> stored = mMajorScaleShape(canonical, pad);
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, r));
+  std::swap(perm[r - 1], perm[r - 2]);
+  Value init = tensor::EmptyOp::create(b, loc, swapped, elt);
+  Value t = linalg::TransposeOp::create(b, loc, op.getLhsScale(), init, perm)
+                ->getResult(0);
+  if (stored != swapped) {
+    SmallVector<OpFoldResult> low(r, b.getIndexAttr(0)), high;
+    for (auto [d, s] : llvm::zip_equal(swapped, stored))
+      high.push_back(b.getIndexAttr(s - d));
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, 1.0));
+    t = tensor::PadOp::create(b, loc, scaleType.clone(stored), t, low, high,
+                              one);
+  }
+  op.getLhsScaleMutable().assign(t);
+  op.setLhsScaleMMajor(pad);
+}
+
 struct FP8BlockLayoutPass : fp8::impl::FP8BlockLayoutBase<FP8BlockLayoutPass> {
   using Base::Base;
 
@@ -57,6 +92,19 @@ struct FP8BlockLayoutPass : fp8::impl::FP8BlockLayoutBase<FP8BlockLayoutPass> {
       getOperation()->emitError("fp8-block-layout: multiple must be >= 1");
       return signalPassFailure();
     }
+    if (scaleStorage != "canonical" && scaleStorage != "tma") {
+      getOperation()->emitError("fp8-block-layout: scale-storage must be "
+                                "canonical or tma, got '")
+          << scaleStorage << "'";
+      return signalPassFailure();
+    }
+    padProducts();
+    if (scaleStorage == "tma")
+      getOperation()->walk(
+          [&](ScaledMatmulOp op) { storeLhsScalesMMajor(op); });
+  }
+
+  void padProducts() {
     SmallVector<ScaledMatmulOp> products;
     getOperation()->walk([&](ScaledMatmulOp op) { products.push_back(op); });
     for (ScaledMatmulOp op : products) {
@@ -109,7 +157,7 @@ struct FP8BlockLayoutPass : fp8::impl::FP8BlockLayoutBase<FP8BlockLayoutPass> {
       auto padded = ScaledMatmulOp::create(
           b, loc, resultType.clone(oshape), lhs, op.getLhsScale(), rhs,
           op.getRhsScale(), bias, op.getLhsLayout(), op.getRhsLayout(), t,
-          op.getEpilogue());
+          op.getEpilogue(), op.getLhsScaleMMajorAttr());
       if (failed(mlir::verify(padded))) {
         padded.erase();
         continue;

@@ -456,7 +456,8 @@ struct FP8InsertScalesPass
       auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
       auto product = ScaledMatmulOp::create(
           b, loc, resultType, qa, sa, qb, sb, /*bias=*/Value(), p.lhsLayout,
-          p.rhsLayout, /*transpose_rhs=*/false, Epilogue::None);
+          p.rhsLayout, /*transpose_rhs=*/false, Epilogue::None,
+          /*lhs_scale_m_major=*/IntegerAttr());
       Value fp32 = op->getResult(0);
       fp32.replaceAllUsesWith(product.getResult());
       if (analyze) {

@@ -145,7 +145,7 @@ struct FP8TransposeRescalePass
       auto product = ScaledMatmulOp::create(
           b, loc, op.getType(), op.getLhs(), op.getLhsScale(), q, scale,
           op.getBias(), op.getLhsLayout(), dst, /*transpose_rhs=*/true,
-          op.getEpilogue());
+          op.getEpilogue(), op.getLhsScaleMMajorAttr());
       op.getResult().replaceAllUsesWith(product.getResult());
       op.erase();
     }

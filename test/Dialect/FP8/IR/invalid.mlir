@@ -294,3 +294,27 @@ func.func @transpose_recipe_scale_type(%q: tensor<64x64xf8E4M3FN>, %s: tensor<64
   %0:2 = fp8.transpose %q, %s layout<block 1x32> permutation = [1, 0] to layout<block 1x32> recipe(#fp8.block) : tensor<64x64xf8E4M3FN>, tensor<64x2xf8E8M0FNU> -> tensor<64x64xf8E4M3FN>, tensor<64x2xf8E8M0FNU>
   return
 }
+
+// -----
+
+func.func @matmul_m_major_shape(%a: tensor<200x256xf8E4M3FN>, %b: tensor<64x256xf8E4M3FN>, %s: tensor<f32>, %sa: tensor<2x200xf32>) {
+  // expected-error @+1 {{m_major(16) lhs scale must have shape 2x208 (the layout's 200x2 transposed, M padded), got 2x200}}
+  %0 = fp8.scaled_matmul %a, %sa layout<block 1x128> m_major(16), %b, %s layout<tensor> transpose_rhs : (tensor<200x256xf8E4M3FN>, tensor<2x200xf32>, tensor<64x256xf8E4M3FN>, tensor<f32>) -> tensor<200x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_m_major_tensor(%a: tensor<8x128xf8E4M3FN>, %b: tensor<64x128xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{m_major needs lhs scales that vary along M (a row or block layout), not per-tensor}}
+  %0 = fp8.scaled_matmul %a, %s layout<tensor> m_major(4), %b, %s layout<tensor> transpose_rhs : (tensor<8x128xf8E4M3FN>, tensor<f32>, tensor<64x128xf8E4M3FN>, tensor<f32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_m_major_zero(%a: tensor<8x128xf8E4M3FN>, %b: tensor<64x128xf8E4M3FN>, %s: tensor<f32>, %sa: tensor<1x8xf32>) {
+  // expected-error @+1 {{attribute 'lhs_scale_m_major' failed to satisfy constraint}}
+  %0 = fp8.scaled_matmul %a, %sa layout<row> m_major(0), %b, %s layout<tensor> transpose_rhs : (tensor<8x128xf8E4M3FN>, tensor<1x8xf32>, tensor<64x128xf8E4M3FN>, tensor<f32>) -> tensor<8x64xf32>
+  return
+}

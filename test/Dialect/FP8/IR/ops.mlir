@@ -68,6 +68,16 @@ func.func @matmuls(%a: tensor<2x32x128xf8E4M3FN>, %sa: tensor<f32>, %w: tensor<6
   return
 }
 
+// M-major lhs scales: [batch, Kb, align(Mb, 4)] for 1x64 blocks over 2x30x128.
+// CHECK-LABEL: func @matmul_m_major
+// CHECK: fp8.scaled_matmul %{{.*}}, %{{.*}} layout<block 1x64> m_major(4), %{{.*}}, %{{.*}} layout<tensor> transpose_rhs : (tensor<2x30x128xf8E4M3FN>, tensor<2x2x32xf32>,
+func.func @matmul_m_major(%a: tensor<2x30x128xf8E4M3FN>, %sa: tensor<2x2x32xf32>,
+                          %w: tensor<64x128xf8E4M3FN>, %sw: tensor<f32>) {
+  %0 = fp8.scaled_matmul %a, %sa layout<block 1x64> m_major(4), %w, %sw layout<tensor> transpose_rhs
+      : (tensor<2x30x128xf8E4M3FN>, tensor<2x2x32xf32>, tensor<64x128xf8E4M3FN>, tensor<f32>) -> tensor<2x30x64xf32>
+  return
+}
+
 // CHECK-LABEL: func @transposes
 func.func @transposes(%q: tensor<256x512xf8E4M3FN>, %t: tensor<f32>, %r: tensor<256x1xf32>, %b: tensor<256x4xf32>) {
   // Per-tensor scales pass through.

@@ -46,6 +46,10 @@ std::string formatShape(ArrayRef<int64_t> shape);
 /// The ONNX node a location names (the importer's NameLoc, also inside
 /// fused locations and call sites after inlining); "" if none.
 std::string getNodeName(Location loc);
+/// The shape of M-major lhs scales (scaled_matmul `m_major(pad)`): the
+/// canonical [batch..., Mb, Kb] with its two trailing dims swapped and Mb
+/// padded to a multiple of `pad`.
+SmallVector<int64_t> mMajorScaleShape(ArrayRef<int64_t> canonical, int64_t pad);
 
 } // namespace mlir::fp8
 
