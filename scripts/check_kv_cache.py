@@ -28,9 +28,10 @@ Checked per step:
   logits     against onnxruntime with an FP32 cache: cosine >= --min-cosine,
              relative L2 <= --max-rel-l2, same top-1 token.
 
---calibrate writes a scales file from the per-tensor amax of onnxruntime's
-step-0 present outputs (what scripts/kv_cache_scales.py does from fp8-run
---save folders) and compiles with --kv-cache-scales. Exits 1 on any failure.
+--calibrate runs an FP32-cache CPU build on step 0 (fp8-run --save), makes
+a scales file from it with scripts/kv_cache_scales.py and compiles with
+--kv-cache-scales; the check derives each scale from the file's amax with
+fp8ref.current_scale. Exits 1 on any failure.
 """
 import argparse
 import json
@@ -119,11 +120,21 @@ def main():
     extra = ["--kv-cache", fmt]
     names0 = [n for n, _ in steps[0][0] if is_past(n)]
     if args.calibrate:
-        amax = {n: float(np.max(np.abs(a))) for n, a in steps[0][1] if is_present(n)}
+        # The documented workflow: an FP32-cache CPU build run on the
+        # calibration data (here step 0's inputs), then kv_cache_scales.py.
         path = os.path.join(work, "scales.json")
-        with open(path + ".tmp", "w") as f:
-            json.dump({n: {"amax": a} for n, a in amax.items()}, f, indent=1)
-        os.replace(path + ".tmp", path)
+        if not args.prebuilt:
+            inputs0 = steps[0][0]
+            lib = compile_lib(argparse.Namespace(**{**vars(args), "target": "cpu",
+                                                    "recipe": "none", "flags": ""}),
+                              inputs0, os.path.join(work, "calib.so"), [])
+            run_dir = os.path.join(work, "calib-run")
+            subprocess.run([os.path.join(args.build, "bin", "fp8-run"), lib, "--data",
+                            os.path.join(args.model_dir, "test_data_set_0"), "--save", run_dir],
+                           check=True, capture_output=True)
+            subprocess.run([sys.executable, os.path.join(HERE, "kv_cache_scales.py"), run_dir,
+                            "-o", path], check=True, capture_output=True)
+        amax = {n: e["amax"] for n, e in json.load(open(path)).items()}
         extra += ["--kv-cache-scales", path]
         for n in names0:
             pres = "present" + n[len("past_key_values"):]
