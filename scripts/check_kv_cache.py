@@ -80,6 +80,87 @@ def stats(a, b):
     return cos, rel
 
 
+def prefill_inputs(steps, is_past, new, past_len):
+    """Inputs of a step with `new` tokens after `past_len` cached ones: the
+    4 + 1 stored token ids, and the stored cache shapes with another
+    length (0: the first step of a generation, an empty cache)."""
+    ids = np.concatenate([steps[0][0][0][1], steps[1][0][0][1]], axis=1)
+    first = past_len if past_len else 0
+    out = [("input_ids", ids[:, first:first + new]),
+           ("attention_mask", np.ones((1, past_len + new), np.int64))]
+    for name, arr in steps[0][0][2:]:
+        assert is_past(name)
+        shape = list(arr.shape)
+        shape[2] = past_len
+        out.append((name, np.zeros(shape, np.float32)))
+    return out
+
+
+PREFILL = {"p4": (4, 0), "d1": (1, 4), "p5": (5, 0)}
+
+
+def prefill_libs(args, work, steps, extra, is_past):
+    for tag, (new, past_len) in PREFILL.items():
+        inputs = prefill_inputs(steps, is_past, new, past_len)
+        compile_lib(args, inputs, os.path.join(work, f"{tag}_fp32.so"), [])
+        compile_lib(args, inputs, os.path.join(work, f"{tag}_kv.so"), extra)
+
+
+def prefill_check(args, work, steps, extra, scale, is_past, is_present):
+    """First steps from an empty cache: prefill 4 tokens (past length 0),
+    then decode 1 token on the returned cache, must give what prefilling
+    all 5 at once gives — for the FP32 cache (to 1e-5) and for the FP8
+    cache, whose attention already reads the quantized K/V of every token
+    (the same bytes either way, up to FP32 summation order)."""
+    failures = 0
+    for kind in ("fp32", "kv"):
+        libs = {t: fp8rt.Model(os.path.join(work, f"{t}_{kind}.so")) for t in PREFILL}
+        def feed(tag, cache=None):
+            arrs = []
+            for (name, arr), info in zip(prefill_inputs(steps, is_past, *PREFILL[tag]),
+                                         libs[tag].inputs):
+                if is_past(name):
+                    if cache is not None:
+                        arr = cache[name]
+                    elif kind == "kv":
+                        arr = np.zeros(arr.shape, np.uint8)
+                arrs.append(arr)
+            return libs[tag](*arrs)
+        p4 = feed("p4")
+        names = [i.name for i in libs["p4"].outputs]
+        cache = {"past_key_values" + n[len("present"):]: o
+                 for n, o in zip(names, p4) if is_present(n)}
+        d1 = feed("d1", cache)
+        p5 = feed("p5")
+        for name, a, b in zip(names, d1, p5):
+            if is_present(name):
+                if kind == "kv":
+                    diff = int(np.count_nonzero(a != b))
+                    fmt = args.format
+                    deq = lambda q: fp8ref.dequantize(q, scale(name), "tensor", fmt)
+                    _, rel = stats(deq(a), deq(b))
+                    ok = diff <= a.size // 100
+                    detail = (f"{diff}/{a.size} FP8 bytes differ (<= 1 %), "
+                              f"rel L2 {rel:.2e}")
+                else:
+                    _, rel = stats(a, b)
+                    ok = rel <= 1e-5
+                    detail = f"rel L2 {rel:.2e} (<= 1e-5)"
+            else:
+                a, b = a[:, -1], b[:, -1]
+                _, rel = stats(a, b)
+                top1 = np.array_equal(np.argmax(a, -1), np.argmax(b, -1))
+                bound = 1e-5 if kind == "fp32" else 1e-3
+                ok = rel <= bound and top1
+                detail = f"last token rel L2 {rel:.2e} (<= {bound:g}), top-1 {'same' if top1 else 'DIFFERS'}"
+            failures += not ok
+            print(f"  step p {name:17s} {kind} cache: prefill 4 from an empty cache + decode 1 "
+                  f"vs prefill 5: {detail}  {'ok' if ok else 'FAIL'}")
+        for m in libs.values():
+            m.close()
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -97,6 +178,9 @@ def main():
     ap.add_argument("--compile-only", action="store_true",
                     help="compile the libraries into --work and stop (e.g. for a GPU "
                          "machine without the compiler)")
+    ap.add_argument("--prefill", action="store_true",
+                    help="also check first steps from an empty cache (past length 0): "
+                         "prefill 4 + decode 1 = prefill 5")
     ap.add_argument("--prebuilt", action="store_true",
                     help="run the libraries a --compile-only call left in --work")
     ap.add_argument("--work", default=None)
@@ -151,6 +235,8 @@ def main():
     print(f"{os.path.basename(os.path.abspath(args.model_dir))}: FP8 KV cache "
           f"{fmt}, {'calibrated scales' if args.calibrate else f'scale {args.scale:g}'}, "
           f"recipe {args.recipe}{(' ' + args.flags) if args.flags else ''}, target {args.target}")
+    if args.prefill and not args.prebuilt:
+        prefill_libs(args, work, steps, extra, is_past)
     libs = []
     for k, (inputs, _) in enumerate(steps):
         pair = (os.path.join(work, f"kv{k}.so"), os.path.join(work, f"fp32_{k}.so"))
@@ -216,6 +302,8 @@ def main():
                       f"{'ok' if ok else 'FAIL'}")
         kv.close()
         fp32.close()
+    if args.prefill:
+        failures += prefill_check(args, work, steps, extra, scale, is_past, is_present)
     print("kv-cache:", "ok" if failures == 0 else f"{failures} FAILED")
     return 1 if failures else 0
 

@@ -7,6 +7,7 @@
 #include "fp8/Target/ModelLibrary.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -113,6 +114,39 @@ FailureOr<std::string> fp8::prepareModelFunction(ModuleOp module,
     if (failed(appendTensor(sig, func.getLoc(), type.getResult(i),
                             func.getResultAttrDict(i), "output", i)))
       return failure();
+  // Tensors without elements (e.g. the empty past of a cached decoder's
+  // first step) carry no data, but a memref like 1x2x0x16 has no bare-pointer
+  // form. The signature above keeps their shapes; inside, an input becomes a
+  // rank-1 tensor<0x...> whose uses read a tensor.empty of the real shape,
+  // and an output returns a tensor<0x...>.
+  if (!func.isExternal()) {
+    Block &body = func.getBody().front();
+    OpBuilder b = OpBuilder::atBlockBegin(&body);
+    auto flat = [](Type t) -> RankedTensorType {
+      auto tensor = dyn_cast<RankedTensorType>(t);
+      if (!tensor || !tensor.hasStaticShape() || tensor.getNumElements() != 0 ||
+          tensor.getRank() == 1)
+        return {};
+      return RankedTensorType::get({0}, tensor.getElementType());
+    };
+    for (BlockArgument arg : body.getArguments())
+      if (RankedTensorType t = flat(arg.getType())) {
+        auto type = cast<RankedTensorType>(arg.getType());
+        Value empty = tensor::EmptyOp::create(b, arg.getLoc(), type.getShape(),
+                                              type.getElementType());
+        arg.replaceAllUsesWith(empty);
+        arg.setType(t);
+      }
+    auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    b.setInsertionPoint(ret);
+    for (OpOperand &operand : ret->getOpOperands())
+      if (RankedTensorType t = flat(operand.get().getType()))
+        operand.set(tensor::EmptyOp::create(b, ret.getLoc(), t.getShape(),
+                                            t.getElementType()));
+    func.setType(FunctionType::get(module.getContext(),
+                                   body.getArgumentTypes(),
+                                   ret.getOperandTypes()));
+  }
   if (failed(SymbolTable::replaceAllSymbolUses(
           func, StringAttr::get(module.getContext(), kModelMainName), module)))
     return failure();

@@ -459,7 +459,8 @@ LogicalResult ScaledMatmulOp::verify() {
         !llvm::all_of(llvm::zip_equal(got, expected), [](auto p) {
           return dimsCompatible(std::get<0>(p), std::get<1>(p));
         }))
-      return emitOpError() << "m_major(" << *pad << ") lhs scale must have shape "
+      return emitOpError() << "m_major(" << *pad
+                           << ") lhs scale must have shape "
                            << formatShape(expected) << " (the layout's "
                            << formatShape(*canonical)
                            << " transposed, M padded), got " << formatShape(got);

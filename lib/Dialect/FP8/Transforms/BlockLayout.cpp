@@ -59,7 +59,8 @@ void storeLhsScalesMMajor(ScaledMatmulOp op) {
       !scaleType.hasStaticShape() || scaleType.getRank() < 2)
     return;
   Type elt = scaleType.getElementType();
-  const int64_t pad = 16 / std::max<int64_t>(1, elt.getIntOrFloatBitWidth() / 8);
+  const int64_t bytes = std::max<int64_t>(1, elt.getIntOrFloatBitWidth() / 8);
+  const int64_t pad = 16 / bytes;
   SmallVector<int64_t> canonical(scaleType.getShape());
   const int64_t r = canonical.size();
   SmallVector<int64_t> swapped(canonical);

@@ -36,7 +36,9 @@ using namespace mlir::fp8;
 
 namespace {
 
-bool isHighPrecision(Type t) { return isa<Float32Type, Float16Type, BFloat16Type>(t); }
+bool isHighPrecision(Type t) {
+  return isa<Float32Type, Float16Type, BFloat16Type>(t);
+}
 
 /// A scale as diagnostics print it (shortest round-tripping form).
 std::string text(double v) {
@@ -75,6 +77,7 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
     unsigned index;
     std::optional<float> scale;  // from the scales file
     int pair = -1;               // index into the other list
+    bool byName = false;         // paired by name, not through a Concat
   };
 
   LogicalResult readScales(func::FuncOp func, Format fmt,
@@ -211,6 +214,26 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
           }
     }
 
+    // An output whose Concat holds no cache input (the importer drops an
+    // empty past, e.g. on a first step with past length 0) pairs by name:
+    // "present" -> "past_key_values" or "past" (the exporters' convention),
+    // so that it gets the scale the next step reads it with.
+    for (auto [oi, o] : llvm::enumerate(outs)) {
+      size_t at = o.name.find("present");
+      if (o.pair >= 0 || at == std::string::npos)
+        continue;
+      for (StringRef past : {"past_key_values", "past"}) {
+        std::string candidate = o.name;
+        candidate.replace(at, strlen("present"), past.str());
+        for (auto [ii, in] : llvm::enumerate(ins))
+          if (o.pair < 0 && in.pair < 0 && in.name == candidate) {
+            o.pair = ii;
+            in.pair = oi;
+            o.byName = true;
+          }
+      }
+    }
+
     // Scales: per tensor from the file, else the default; pairs share one.
     auto lookup = [&](StringRef name) -> std::optional<float> {
       auto it = fileScales.find(name);
@@ -250,10 +273,12 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
     for (auto [oi, o] : llvm::enumerate(outs))
       if (failed(checkScale(func, o.name, outScale[oi], *fmt)))
         return signalPassFailure();
+    auto named = [](ArrayRef<Entry> entries, StringRef name) {
+      return llvm::any_of(entries,
+                          [&](const Entry &e) { return e.name == name; });
+    };
     for (const auto &kv : fileScales) {
-      bool used = llvm::any_of(ins, [&](const Entry &e) { return e.name == kv.first(); }) ||
-                  llvm::any_of(outs, [&](const Entry &e) { return e.name == kv.first(); });
-      if (!used) {
+      if (!named(ins, kv.first()) && !named(outs, kv.first())) {
         func.emitError() << "fp8-kv-cache: scales file " << scalesFile
                          << " names '" << kv.first()
                          << "', which is not a cache input or output";
@@ -324,13 +349,14 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
       }
       func.removeResultAttr(o.index, StringAttr::get(ctx, "onnx.dtype"));
       if (remarks) {
-        std::string pair = o.pair >= 0 ? ins[o.pair].name : "";
+        std::string how = ", quantized whole";
+        if (o.pair >= 0 && o.byName)
+          how += " (no cached part), the scale of '" + ins[o.pair].name + "'";
+        else if (o.pair >= 0)
+          how = ", cached part verbatim from '" + ins[o.pair].name + "'";
         emitRemark(v.getLoc()) << "fp8-kv-cache: '" << o.name << "' "
-                          << stringifyFormat(*fmt) << " scale "
-                          << text(outScale[oi])
-                          << (pair.empty() ? std::string(", quantized whole")
-                                           : ", cached part verbatim from '" +
-                                                 pair + "'");
+                               << stringifyFormat(*fmt) << " scale "
+                               << text(outScale[oi]) << how;
       }
     }
     if (remarks)
