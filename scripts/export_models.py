@@ -88,15 +88,21 @@ class CachedLM(torch.nn.Module):
             cache.update(past[2 * i], past[2 * i + 1], i)
         out = self.model(input_ids=input_ids, attention_mask=attention_mask,
                          past_key_values=cache, use_cache=True)
-        pkv, flat = out.past_key_values, []
-        for i in range(self.layers):
-            if hasattr(pkv, "layers"):
-                flat += [pkv.layers[i].keys, pkv.layers[i].values]
-            elif hasattr(pkv, "key_cache"):
-                flat += [pkv.key_cache[i], pkv.value_cache[i]]
-            else:
-                flat += list(pkv[i])
-        return (out.logits, *flat)
+        return (out.logits, *flatten_cache(out.past_key_values, self.layers))
+
+
+def flatten_cache(pkv, layers):
+    """[key_0, value_0, key_1, ...] of a transformers cache, whichever of its
+    layouts this transformers version uses."""
+    flat = []
+    for i in range(layers):
+        if hasattr(pkv, "layers"):
+            flat += [pkv.layers[i].keys, pkv.layers[i].values]
+        elif hasattr(pkv, "key_cache"):
+            flat += [pkv.key_cache[i], pkv.value_cache[i]]
+        else:
+            flat += list(pkv[i])
+    return flat
 
 
 def export_cached(name, make, outdir, prefill=12, new=4):
@@ -112,15 +118,7 @@ def export_cached(name, make, outdir, prefill=12, new=4):
     ids = torch.randint(0, VOCAB, (1, prefill + new + 1), generator=gen)
     with torch.no_grad():
         pre = hf(input_ids=ids[:, :prefill], use_cache=True).past_key_values
-    past = []
-    for i in range(layers):
-        if hasattr(pre, "layers"):
-            past += [pre.layers[i].keys, pre.layers[i].values]
-        elif hasattr(pre, "key_cache"):
-            past += [pre.key_cache[i], pre.value_cache[i]]
-        else:
-            past += list(pre[i])
-    past = [t.detach().clone() for t in past]
+    past = [t.detach().clone() for t in flatten_cache(pre, layers)]
     step0 = (ids[:, prefill:prefill + new], torch.ones(1, prefill + new, dtype=torch.int64), *past)
     names = ["input_ids", "attention_mask"] + [
         f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
