@@ -80,13 +80,33 @@ def stats(a, b):
     return cos, rel
 
 
+def _pasts(present):
+    """Cache input names a present output may feed (the exporters' names:
+    present... -> past_key_values... or past...)."""
+    return [present.replace("present", p, 1) for p in ("past_key_values", "past")]
+
+
+def past_of(present, inputs):
+    names = [getattr(i, "name", i) for i in inputs]
+    for cand in _pasts(present):
+        if cand in names:
+            return cand
+    sys.exit(f"error: no cache input matches output '{present}' (inputs: {names})")
+
+
+def present_of(past, outputs):
+    for name in outputs:
+        if name.startswith("present") and past in _pasts(name):
+            return name
+    sys.exit(f"error: no present output matches cache input '{past}'")
+
+
 def prefill_inputs(steps, is_past, new, past_len):
     """Inputs of a step with `new` tokens after `past_len` cached ones: the
     4 + 1 stored token ids, and the stored cache shapes with another
     length (0: the first step of a generation, an empty cache)."""
     ids = np.concatenate([steps[0][0][0][1], steps[1][0][0][1]], axis=1)
-    first = past_len if past_len else 0
-    out = [("input_ids", ids[:, first:first + new]),
+    out = [("input_ids", ids[:, past_len:past_len + new]),
            ("attention_mask", np.ones((1, past_len + new), np.int64))]
     for name, arr in steps[0][0][2:]:
         assert is_past(name)
@@ -128,7 +148,7 @@ def prefill_check(args, work, steps, extra, scale, is_past, is_present):
             return libs[tag](*arrs)
         p4 = feed("p4")
         names = [i.name for i in libs["p4"].outputs]
-        cache = {"past_key_values" + n[len("present"):]: o
+        cache = {past_of(n, libs["d1"].inputs): o
                  for n, o in zip(names, p4) if is_present(n)}
         d1 = feed("d1", cache)
         p5 = feed("p5")
@@ -154,8 +174,8 @@ def prefill_check(args, work, steps, extra, scale, is_past, is_present):
                 ok = rel <= bound and top1
                 detail = f"last token rel L2 {rel:.2e} (<= {bound:g}), top-1 {'same' if top1 else 'DIFFERS'}"
             failures += not ok
-            print(f"  step p {name:17s} {kind} cache: prefill 4 from an empty cache + decode 1 "
-                  f"vs prefill 5: {detail}  {'ok' if ok else 'FAIL'}")
+            print(f"  step p {kind + ':' + name:22s} {kind} cache: prefill 4 from an empty "
+                  f"cache + decode 1 vs prefill 5: {detail}  {'ok' if ok else 'FAIL'}")
         for m in libs.values():
             m.close()
     return failures
@@ -221,7 +241,7 @@ def main():
         amax = {n: e["amax"] for n, e in json.load(open(path)).items()}
         extra += ["--kv-cache-scales", path]
         for n in names0:
-            pres = "present" + n[len("past_key_values"):]
+            pres = present_of(n, [name for name, _ in steps[0][1]])
             scale_of[n] = scale_of[pres] = float(fp8ref.current_scale(
                 np.float32(amax[pres]), fmt))
     else:
@@ -268,7 +288,7 @@ def main():
         carried = {}
         for (name, ref), got, f32, info in zip(ref_outputs, out_kv, out_32, kv.outputs):
             if is_present(name):
-                past = "past_key_values" + name[len("present"):]
+                past = past_of(name, kv.inputs)
                 p = past_q[past].shape[2]
                 verbatim = np.array_equal(got[:, :, :p], past_q[past])
                 want = fp8ref.quantize(f32[:, :, p:], scale(name), "tensor", fmt)

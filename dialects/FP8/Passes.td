@@ -376,14 +376,18 @@ def FP8KVCache : Pass<"fp8-kv-cache", "::mlir::ModuleOp"> {
     or per tensor from `scales-file`, a JSON object mapping tensor names
     (an input's or an output's) to a dequantization scale (a number) or to
     `{"amax": A}` (calibrated: `s = 1 / (fp8_max / A)`, current scaling's
-    rule). An output and the input it is built from (found through the
-    concatenation) form a pair and must have one scale; a mismatch is an
-    error. Scales must be positive normal floats for which `q · s` cannot
-    overflow or underflow FP32, so the round trip is exact.
+    rule). An output and the cache input among the pieces of its
+    concatenation form a pair and must have one scale; a mismatch is an
+    error. An output whose concatenation holds no cache input (a first
+    step compiled with an empty past, whose empty piece the importer drops)
+    pairs by name: `present` replaced by `past_key_values` or `past`.
+    Scales must be positive normal floats for which `q · s` can neither
+    overflow nor underflow the cache's type (f32, f16 or bf16), so the
+    round trip is exact.
 
     Errors name the tensor: no input or output matched, a non-float cache
     tensor, a bad or conflicting scale, an unreadable file. With `remarks`
-    each pair is reported as a remark on the function.
+    each cache tensor's scale and pairing is a remark at its location.
   }];
   let options = [
     Option<"entry", "entry", "std::string", "\"main\"",

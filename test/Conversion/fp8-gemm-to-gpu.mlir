@@ -114,15 +114,25 @@ func.func private @__fp8_gemm_fold(%a: memref<3x40x256xf8E4M3FN>, %sa: memref<3x
 
 // -----
 
-// The same with M-major lhs scales [3, 2, 40] (m_major(4)): the batch no
-// longer folds into M (each batch has its own scale columns); grid.z = 3.
-// A scale is read at (b * 2 + k / 128) * 40 + row.
+// The same with M-major lhs scales, M = 38 padded to 40 ([3, 2, 40],
+// m_major(4)): the batch no longer folds into M (each batch has its own
+// scale columns); grid.z = 3. A scale is read at (b * 2 + k / 128) * 40 +
+// row: the stride is the padded 40, not M.
 // CHECK-LABEL: func.func private @__fp8_gemm_fold_mmajor
 // CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c3{{.*}})
 // CHECK:         arith.constant 40 : index
-func.func private @__fp8_gemm_fold_mmajor(%a: memref<3x40x256xf8E4M3FN>, %sa: memref<3x2x40xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<3x40x128xf32>)
+func.func private @__fp8_gemm_fold_mmajor(%a: memref<3x38x256xf8E4M3FN>, %sa: memref<3x2x40xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<3x38x128xf32>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 4 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
   // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, CTA tile 64x128x128, promotion every 128 K, grid 1x1x3}}
+  return
+}
+
+// -----
+
+// A zero padding in a hand-written description is malformed, not a crash.
+func.func private @__fp8_gemm_mmajor_zero(%a: memref<40x256xf8E4M3FN>, %sa: memref<2x40xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<40x128xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 0 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: keeping the reference body: malformed fp8.gemm attribute}}
   return
 }
 

@@ -114,12 +114,12 @@ module {
     call @__fp8_gemm_mx_mmajor(%a, %sa, %b, %sb, %out) : (memref<72x256xf8E4M3FN>, memref<8x80xf8E8M0FNU>, memref<128x256xf8E4M3FN>, memref<128x8xf8E8M0FNU>, memref<72x128xf32>) -> ()
     return
   }
-  func.func private @__fp8_gemm_batched_mmajor(%a: memref<3x40x256xf8E4M3FN>, %sa: memref<3x2x40xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<3x40x128xf32>)
+  func.func private @__fp8_gemm_batched_mmajor(%a: memref<3x38x256xf8E4M3FN>, %sa: memref<3x2x40xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<3x38x128xf32>)
       attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 4 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
     return
   }
-  func.func @run_batched_mmajor(%a: memref<3x40x256xf8E4M3FN>, %sa: memref<3x2x40xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<3x40x128xf32>) attributes {llvm.emit_c_interface} {
-    call @__fp8_gemm_batched_mmajor(%a, %sa, %b, %sb, %out) : (memref<3x40x256xf8E4M3FN>, memref<3x2x40xf32>, memref<128x256xf8E4M3FN>, memref<1x2xf32>, memref<3x40x128xf32>) -> ()
+  func.func @run_batched_mmajor(%a: memref<3x38x256xf8E4M3FN>, %sa: memref<3x2x40xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<3x38x128xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_batched_mmajor(%a, %sa, %b, %sb, %out) : (memref<3x38x256xf8E4M3FN>, memref<3x2x40xf32>, memref<128x256xf8E4M3FN>, memref<1x2xf32>, memref<3x38x128xf32>) -> ()
     return
   }
 }

@@ -529,7 +529,7 @@ int main(int argc, char **argv) {
         Ty::E8M0, Ty::F32, blockL(1, 32), blockL(1, 32), 0, Ty::F32, Epi::None,
         false, 0, 0, 16},
        run_mx_mmajor},
-      {{"batched_lhs_block_mmajor", 3, 40, 128, 256, false, Ty::E4M3, Ty::E4M3,
+      {{"batched_lhs_block_mmajor_m38", 3, 38, 128, 256, false, Ty::E4M3, Ty::E4M3,
         Ty::F32, Ty::F32, blockL(1, 128), blockL(128, 128), 0, Ty::F32,
         Epi::None, false, 0, 0, 4},
        run_batched_mmajor},

@@ -7,7 +7,7 @@
 //       [--policy rules.json] [--report decisions.json] [--include-attention]
 //       [--emit=mlir|llvm|obj|so|ptx] [--input-shape name=2x48,...]
 //       [--cpu=native|generic|<llvm cpu>] [--runtime-lib libfp8rt_cpu.a]
-//       [--kv-cache=none|e4m3|e5m2 [--kv-cache-scale S | --kv-cache-scales F]]
+//       [--kv-cache=none|e4m3|e5m2 [--kv-cache-scale S] [--kv-cache-scales F]]
 //
 // Imports the model, applies the FP8 recipe (fp8-quantize-pipeline),
 // lowers it with fp8-cpu-lowering-pipeline{model-abi=true} (or, for a GPU
@@ -38,6 +38,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <initializer_list>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -142,7 +143,8 @@ static cl::opt<double> kvCacheScale(
 static cl::opt<std::string> kvCacheScales(
     "kv-cache-scales",
     cl::desc("JSON file: cache tensor name -> scale or {\"amax\": A} "
-             "(scripts/kv_cache_scales.py writes one from FP32 runs)"));
+             "(scripts/kv_cache_scales.py writes one from FP32 runs); tensors "
+             "it does not name take --kv-cache-scale"));
 static cl::opt<std::string> kvCacheInputs(
     "kv-cache-inputs",
     cl::desc("Regular expression selecting the cache inputs (default ^past)"),
@@ -214,6 +216,13 @@ int main(int argc, char **argv) {
                 ": expected canonical or tma");
   if (kvCache != "none" && kvCache != "e4m3" && kvCache != "e5m2")
     return fail("--kv-cache=" + kvCache + ": expected none, e4m3 or e5m2");
+  if (kvCache == "none")
+    for (const cl::Option *o : std::initializer_list<const cl::Option *>{
+             &kvCacheScale, &kvCacheScales, &kvCacheInputs, &kvCacheOutputs})
+      if (o->getNumOccurrences())
+        return fail("--" + o->ArgStr.str() +
+                    " configures the FP8 KV cache: add --kv-cache=e4m3 (or "
+                    "e5m2)");
   if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "so" &&
       emit != "ptx")
     return fail("--emit=" + emit + ": expected mlir, llvm, obj, so or ptx");

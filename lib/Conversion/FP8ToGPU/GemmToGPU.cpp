@@ -139,7 +139,8 @@ FailureOr<GemmPlan> planGemm(func::FuncOp func, std::string &why) {
   auto transposeRhs = info.getAs<BoolAttr>("transpose_rhs");
   auto lhsMMajor = info.getAs<IntegerAttr>("lhs_scale_m_major");
   auto hasBias = info.getAs<BoolAttr>("has_bias");
-  if (!lhsLayout || !rhsLayout || !epilogueAttr || !transposeRhs || !hasBias)
+  if (!lhsLayout || !rhsLayout || !epilogueAttr || !transposeRhs || !hasBias ||
+      (lhsMMajor && lhsMMajor.getInt() < 1))
     return fail("malformed fp8.gemm attribute");
   if (func.isExternal())
     return fail("function has no body");

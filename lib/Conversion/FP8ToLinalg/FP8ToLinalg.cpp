@@ -882,9 +882,10 @@ LogicalResult checkLowerable(Operation *root) {
       check(op, m.getLhs(), m.getLhsLayout());
       check(op, m.getRhs(), m.getRhsLayout());
       if (m.getLhsScaleMMajor() &&
-          !m.getLhsScale().getType().hasStaticShape()) {
-        op->emitOpError("cannot be lowered: m_major lhs scales must have a "
-                        "static shape (specialise the shape first)");
+          (!m.getLhsScale().getType().hasStaticShape() ||
+           !m.getLhs().getType().hasStaticShape())) {
+        op->emitOpError("cannot be lowered: m_major lhs scales need static "
+                        "lhs and scale shapes (specialise the shape first)");
         ok = false;
       }
     } else if (auto t = dyn_cast<TransposeOp>(op)) {

@@ -14,3 +14,13 @@ func.func @dynamic_history(%h: tensor<?xf32>, %a: tensor<f32>) -> tensor<?xf32> 
   %n = fp8.history_update %h, %a : tensor<?xf32>, tensor<f32>
   return %n : tensor<?xf32>
 }
+
+// -----
+
+// M-major lhs scales are read back with static slices: a dynamic M (which
+// the verifier accepts) is refused here rather than miscompiled.
+func.func @m_major_dynamic(%a: tensor<?x256xf8E4M3FN>, %sa: tensor<2x8xf32>, %w: tensor<64x256xf8E4M3FN>, %s: tensor<f32>) -> tensor<?x64xf32> {
+  // expected-error @+1 {{cannot be lowered: m_major lhs scales need static lhs and scale shapes (specialise the shape first)}}
+  %y = fp8.scaled_matmul %a, %sa layout<block 1x128> m_major(4), %w, %s layout<tensor> transpose_rhs : (tensor<?x256xf8E4M3FN>, tensor<2x8xf32>, tensor<64x256xf8E4M3FN>, tensor<f32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}

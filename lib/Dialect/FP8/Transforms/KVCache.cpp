@@ -75,9 +75,9 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
   struct Entry {
     std::string name;
     unsigned index;
-    std::optional<float> scale;  // from the scales file
     int pair = -1;               // index into the other list
     bool byName = false;         // paired by name, not through a Concat
+    bool hasCachePiece = false;  // (outputs) its Concat holds a cache input
   };
 
   LogicalResult readScales(func::FuncOp func, Format fmt,
@@ -123,19 +123,27 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
     return success();
   }
 
+  /// The round trip through the cache is exact only if every FP8 value
+  /// times s is a normal number of the cache's own type (f32, f16, bf16).
   LogicalResult checkScale(func::FuncOp func, StringRef name, float s,
-                           Format fmt) {
-    const float maxValue = getMaxFinite(fmt);
-    const float minSubnormal = fmt == Format::E4M3 ? 0x1p-9f : 0x1p-16f;
-    if (!std::isnormal(s) || s < 0 || maxValue * s > FLT_MAX / 2 ||
-        minSubnormal * s < FLT_MIN)
+                           Format fmt, Type cacheType) {
+    const llvm::fltSemantics &sem =
+        cast<FloatType>(getElementTypeOrSelf(cacheType)).getFloatSemantics();
+    const double largest =
+        llvm::APFloat::getLargest(sem).convertToDouble();
+    const double smallestNormal =
+        llvm::APFloat::getSmallestNormalized(sem).convertToDouble();
+    const double maxValue = getMaxFinite(fmt);
+    const double minSubnormal = fmt == Format::E4M3 ? 0x1p-9 : 0x1p-16;
+    if (!std::isnormal(s) || s < 0 || maxValue * s > largest / 2 ||
+        minSubnormal * s < smallestNormal)
       return func.emitError()
-             << "fp8-kv-cache: scale " << text(s) << " of '"
-             << name
+             << "fp8-kv-cache: scale " << text(s) << " of '" << name
              << "' is not usable: a cache scale must be a positive normal "
                 "float with "
-             << text(maxValue) << "*s and the smallest "
-             << "subnormal times s in FP32's normal range";
+             << text(maxValue) << "*s and the smallest subnormal times s "
+             << "in the normal range of the cache's type ("
+             << getElementTypeOrSelf(cacheType) << ")";
     return success();
   }
 
@@ -207,11 +215,15 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
       SmallVector<BlockArgument> pieces;
       collectPieces(ret.getOperand(o.index), pieces);
       for (BlockArgument arg : pieces)
-        for (auto [ii, in] : llvm::enumerate(ins))
-          if (in.index == arg.getArgNumber() && o.pair < 0 && in.pair < 0) {
+        for (auto [ii, in] : llvm::enumerate(ins)) {
+          if (in.index != arg.getArgNumber())
+            continue;
+          o.hasCachePiece = true;
+          if (o.pair < 0 && in.pair < 0) {
             o.pair = ii;
             in.pair = oi;
           }
+        }
     }
 
     // An output whose Concat holds no cache input (the importer drops an
@@ -220,7 +232,7 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
     // so that it gets the scale the next step reads it with.
     for (auto [oi, o] : llvm::enumerate(outs)) {
       size_t at = o.name.find("present");
-      if (o.pair >= 0 || at == std::string::npos)
+      if (o.pair >= 0 || o.hasCachePiece || at == std::string::npos)
         continue;
       for (StringRef past : {"past_key_values", "past"}) {
         std::string candidate = o.name;
@@ -248,9 +260,11 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
         std::optional<float> t = lookup(outs[in.pair].name);
         if (s && t && *s != *t) {
           func.emitError() << "fp8-kv-cache: '" << in.name << "' and '"
-                           << outs[in.pair].name
-                           << "' are one cache (the output is built from the "
-                              "input) but the scales file gives them scales "
+                           << outs[in.pair].name << "' are one cache ("
+                           << (outs[in.pair].byName
+                                   ? "paired by name"
+                                   : "the output is built from the input")
+                           << ") but the scales file gives them scales "
                            << text(*s) << " and "
                            << text(*t) << "; give one of them";
           return signalPassFailure();
@@ -268,10 +282,12 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
         outScale[oi] = s ? *s : static_cast<float>(scale);
       }
     for (auto [ii, in] : llvm::enumerate(ins))
-      if (failed(checkScale(func, in.name, inScale[ii], *fmt)))
+      if (failed(checkScale(func, in.name, inScale[ii], *fmt,
+                            func.getArgument(in.index).getType())))
         return signalPassFailure();
     for (auto [oi, o] : llvm::enumerate(outs))
-      if (failed(checkScale(func, o.name, outScale[oi], *fmt)))
+      if (failed(checkScale(func, o.name, outScale[oi], *fmt,
+                            ret.getOperand(o.index).getType())))
         return signalPassFailure();
     auto named = [](ArrayRef<Entry> entries, StringRef name) {
       return llvm::any_of(entries,
@@ -395,7 +411,11 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
     auto it = dequantized.find(v);
     if (it != dequantized.end() && it->second.second == s)
       return it->second.first;
-    if (v.hasOneUse()) {
+    // An empty tensor has no data: a new FP8 one, whoever else uses it.
+    if (auto empty = v.getDefiningOp<tensor::EmptyOp>())
+      return tensor::EmptyOp::create(b, empty.getLoc(), type.getShape(),
+                                     fp8Type, empty.getDynamicSizes());
+    if (v.hasOneUse())
       if (auto ins = v.getDefiningOp<tensor::InsertSliceOp>()) {
         Value src = push(b, ins.getSource(), s, fp8Type, layout, dequantized);
         Value dst = push(b, ins.getDest(), s, fp8Type, layout, dequantized);
@@ -403,10 +423,6 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
             b, ins.getLoc(), src, dst, ins.getMixedOffsets(),
             ins.getMixedSizes(), ins.getMixedStrides());
       }
-      if (auto empty = v.getDefiningOp<tensor::EmptyOp>())
-        return tensor::EmptyOp::create(b, empty.getLoc(), type.getShape(),
-                                       fp8Type, empty.getDynamicSizes());
-    }
     return QuantizeOp::create(b, v.getLoc(), type.clone(fp8Type), v, s,
                               layout);
   }
