@@ -429,12 +429,14 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
     m->args[num_inputs + i] = outputs[i].data;
   }
 #ifdef FP8RT_TARGET_CUDA
-  for (int32_t i = 0; i < num_inputs; ++i) {
-    if (fp8rt_cuda_copy(m->staging[i], inputs[i].data, m->bytes[i]) != 0) {
-      set_error(m, "copying input '%s' to the GPU: %s", m->tensors[i].name,
-                fp8rt_cuda_last_error());
-      return FP8RT_INTERNAL;
-    }
+  /* All inputs, then one synchronize (m->args holds their host data). */
+  int32_t failed = 0;
+  if (fp8rt_cuda_copy_many(m->staging, (const void *const *)m->args, m->bytes,
+                           num_inputs, &failed) != 0) {
+    set_error(m, "copying input '%s' to the GPU: %s",
+              failed < num_inputs ? m->tensors[failed].name : "(all)",
+              fp8rt_cuda_last_error());
+    return FP8RT_INTERNAL;
   }
   pthread_mutex_lock(&cuda_lock);
   int32_t status;
@@ -466,13 +468,14 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
     return FP8RT_INTERNAL;
   }
   ++m->runs;
-  for (int32_t i = 0; i < num_outputs; ++i) {
-    int32_t k = num_inputs + i;
-    if (fp8rt_cuda_copy(outputs[i].data, m->staging[k], m->bytes[k]) != 0) {
-      set_error(m, "copying output '%s' from the GPU: %s", m->tensors[k].name,
-                fp8rt_cuda_last_error());
-      return FP8RT_INTERNAL;
-    }
+  if (fp8rt_cuda_copy_many(m->args + num_inputs,
+                           (const void *const *)(m->staging + num_inputs),
+                           m->bytes + num_inputs, num_outputs, &failed) != 0) {
+    set_error(m, "copying output '%s' from the GPU: %s",
+              failed < num_outputs ? m->tensors[num_inputs + failed].name
+                                   : "(all)",
+              fp8rt_cuda_last_error());
+    return FP8RT_INTERNAL;
   }
 #else
   __fp8_model_entry(m->args);

@@ -1598,6 +1598,36 @@ FP8RT_CUDA_EXPORT void fp8rt_cuda_free(void *ptr) {
     fail(r, "cuMemFree(%p)", ptr);
 }
 
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_copy_many(void *const *dst,
+                                               const void *const *src,
+                                               const size_t *bytes, int32_t n,
+                                               int32_t *failed) {
+  ScopedContext ctx("copying memory");
+  if (!ctx.ok())
+    return fp8rt_cuda_status();
+  for (int32_t i = 0; i < n; ++i) {
+    if (bytes[i] == 0)
+      continue;
+    CUresult r = cuMemcpy(reinterpret_cast<CUdeviceptr>(dst[i]),
+                          reinterpret_cast<CUdeviceptr>(src[i]), bytes[i]);
+    if (r != CUDA_SUCCESS) {
+      if (failed)
+        *failed = i;
+      fail(r, "cuMemcpy(%p <- %p, %llu bytes)", dst[i], src[i],
+           (unsigned long long)bytes[i]);
+      return fp8rt_cuda_status();
+    }
+  }
+  // One wait for all of them (see fp8rt_cuda_copy).
+  CUresult r = cuStreamSynchronize(CU_STREAM_LEGACY);
+  if (r != CUDA_SUCCESS) {
+    if (failed)
+      *failed = n;
+    fail(r, "cuStreamSynchronize after %d copies", n);
+  }
+  return fp8rt_cuda_status();
+}
+
 FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_copy(void *dst, const void *src,
                                           size_t bytes) {
   if (bytes == 0)

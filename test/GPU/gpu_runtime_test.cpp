@@ -345,6 +345,34 @@ void checkModules(const std::string &dir) {
     runIota(ff, "ptx_fallback", false);
 }
 
+/// fp8rt_cuda_copy_many: three host->device copies (one empty), back, one
+/// synchronize each way. (A failing copy cannot be provoked safely here:
+/// with unified addressing a bad pointer is taken for host memory; the
+/// error path is checked without a driver, copy_many_error.)
+void checkCopyMany() {
+  fp8rt_cuda_clear_error();
+  std::vector<float> a(1000), b(37), back(1000), back2(37);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = float(i) * 0.5f;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = -float(i);
+  void *da = fp8rt_cuda_alloc(a.size() * 4), *db = fp8rt_cuda_alloc(b.size() * 4);
+  void *dst[3] = {da, nullptr, db};
+  const void *src[3] = {a.data(), nullptr, b.data()};
+  size_t bytes[3] = {a.size() * 4, 0, b.size() * 4};
+  int32_t failed = -1;
+  int32_t s1 = fp8rt_cuda_copy_many(dst, src, bytes, 3, &failed);
+  void *hdst[3] = {back.data(), nullptr, back2.data()};
+  const void *hsrc[3] = {da, nullptr, db};
+  int32_t s2 = fp8rt_cuda_copy_many(hdst, hsrc, bytes, 3, &failed);
+  bool same = back == a && back2 == b;
+  report(s1 == 0 && s2 == 0 && same, "copy_many",
+         s1 || s2 ? lastError() : "3 copies (one empty) there and back, same bytes");
+  fp8rt_cuda_clear_error();
+  fp8rt_cuda_free(da);
+  fp8rt_cuda_free(db);
+}
+
 void checkEventsAndTma() {
   fp8rt_cuda_clear_error();
   fp8rt_cu_stream a = mgpuStreamCreate(), b = mgpuStreamCreate();
@@ -440,6 +468,17 @@ void checkUnavailable(const char *mode, const char *expect) {
          "tma_strided_error", lastError());
 
   fp8rt_cuda_clear_error();
+  {
+    float h = 1.0f;
+    void *dst[1] = {&h};
+    const void *src[1] = {&h};
+    size_t bytes[1] = {4};
+    int32_t sc = fp8rt_cuda_copy_many(dst, src, bytes, 1, nullptr);
+    report(sc != 0 && contains(lastError(), expect), "copy_many_error",
+           lastError());
+  }
+
+  fp8rt_cuda_clear_error();
   mgpuMemFree(nullptr, nullptr);
   mgpuStreamDestroy(nullptr);
   mgpuModuleUnload(nullptr);
@@ -490,6 +529,7 @@ int main(int argc, char **argv) {
       checkReverse();
       checkModules(dir);
       checkEventsAndTma();
+      checkCopyMany();
       int32_t fs = fp8rt_cuda_synchronize();
       report(fs == 0, "final_synchronize", fs ? lastError() : "ok");
     }

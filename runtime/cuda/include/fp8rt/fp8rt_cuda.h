@@ -109,6 +109,11 @@ void fp8rt_cuda_graph_destroy(void *graph_exec);
 void *fp8rt_cuda_alloc(size_t bytes);
 void fp8rt_cuda_free(void *ptr);
 int32_t fp8rt_cuda_copy(void *dst, const void *src, size_t bytes);
+/* n copies dst[i] <- src[i] of bytes[i] (UVA), then one synchronize: what a
+ * run does with its inputs or outputs. On failure *failed is the index of
+ * the copy that failed (or n if the final synchronize did). */
+int32_t fp8rt_cuda_copy_many(void *const *dst, const void *const *src,
+                             const size_t *bytes, int32_t n, int32_t *failed);
 /* Bytes the pool holds, hands out now, and the most it handed out. */
 void fp8rt_cuda_pool_stats(uint64_t *cached, uint64_t *in_use,
                            uint64_t *peak);
