@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
 sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 import fp8ref  # noqa: E402
 import fp8rt  # noqa: E402
-from onnx_tensor import read_tensor  # noqa: E402
+from onnx_tensor import input_shape_args, read_tensor  # noqa: E402
 
 
 def read_set(folder):
@@ -63,10 +63,10 @@ def read_set(folder):
 
 
 def compile_lib(args, inputs, out, extra):
-    shapes = ",".join(f"{n}={'x'.join(map(str, a.shape))}" for n, a in inputs)
     cmd = [os.path.join(args.build, "bin", "fp8-compile"), args.model, "-o", out,
-           "--target", args.target, "--input-shape", shapes, "--quiet",
-           "--recipe", args.recipe] + args.flags.split() + extra
+           "--target", args.target, "--quiet", "--recipe", args.recipe]
+    cmd += input_shape_args((n, a, None) for n, a in inputs)
+    cmd += args.flags.split() + extra
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"error: {' '.join(cmd)} failed:\n{r.stderr}")

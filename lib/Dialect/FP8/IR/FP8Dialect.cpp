@@ -6,6 +6,8 @@
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::fp8;
 
@@ -52,4 +54,15 @@ numerics::Fmt mlir::fp8::toNumericsFormat(Format format) {
 
 float mlir::fp8::getMaxFinite(Format format) {
   return numerics::maxFinite(toNumericsFormat(format));
+}
+
+bool mlir::fp8::isExactRoundTripScale(float s, Format format, FloatType type) {
+  const llvm::fltSemantics &sem = type.getFloatSemantics();
+  // The bounds of f32, f16 and bf16 are all exact in float.
+  const float largest = llvm::APFloat::getLargest(sem).convertToFloat();
+  const float smallestNormal =
+      llvm::APFloat::getSmallestNormalized(sem).convertToFloat();
+  const float minSubnormal = format == Format::E4M3 ? 0x1p-9f : 0x1p-16f;
+  return std::isnormal(s) && s > 0 && getMaxFinite(format) * s <= largest / 2 &&
+         minSubnormal * s >= smallestNormal;
 }

@@ -14,7 +14,6 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
-#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -191,11 +190,8 @@ struct FoldQuantizeOfDequantize : OpRewritePattern<QuantizeOp> {
     if (!scales)
       return failure();
     Format fmt = *getFormat(op.getType().getElementType());
-    const float maxValue = getMaxFinite(fmt);
-    const float minSubnormal = fmt == Format::E4M3 ? 0x1p-9f : 0x1p-16f;
     for (float s : *scales)
-      if (!std::isnormal(s) || s < 0 || maxValue * s > FLT_MAX / 2 ||
-          minSubnormal * s < FLT_MIN)
+      if (!isExactRoundTripScale(s, fmt, rewriter.getF32Type()))
         return rewriter.notifyMatchFailure(op, "scale outside the safe range");
     rewriter.replaceOp(op, deq.getInput());
     return success();

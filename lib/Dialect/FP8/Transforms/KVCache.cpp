@@ -21,7 +21,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
 
-#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -127,21 +126,14 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
   /// times s is a normal number of the cache's own type (f32, f16, bf16).
   LogicalResult checkScale(func::FuncOp func, StringRef name, float s,
                            Format fmt, Type cacheType) {
-    const llvm::fltSemantics &sem =
-        cast<FloatType>(getElementTypeOrSelf(cacheType)).getFloatSemantics();
-    const double largest =
-        llvm::APFloat::getLargest(sem).convertToDouble();
-    const double smallestNormal =
-        llvm::APFloat::getSmallestNormalized(sem).convertToDouble();
-    const double maxValue = getMaxFinite(fmt);
-    const double minSubnormal = fmt == Format::E4M3 ? 0x1p-9 : 0x1p-16;
-    if (!std::isnormal(s) || s < 0 || maxValue * s > largest / 2 ||
-        minSubnormal * s < smallestNormal)
+    auto type = cast<FloatType>(getElementTypeOrSelf(cacheType));
+    if (!isExactRoundTripScale(s, fmt, type))
       return func.emitError()
              << "fp8-kv-cache: scale " << text(s) << " of '" << name
              << "' is not usable: a cache scale must be a positive normal "
                 "float with "
-             << text(maxValue) << "*s and the smallest subnormal times s "
+             << text(getMaxFinite(fmt)) << "*s and the smallest subnormal "
+             << "times s "
              << "in the normal range of the cache's type ("
              << getElementTypeOrSelf(cacheType) << ")";
     return success();
@@ -384,17 +376,13 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
                             << text(inScale[ii])
                             << ", read only (no output is built from it)";
 
-    // Erase what the push left without users (old Concat pieces).
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-        if (op.use_empty() &&
-            isa<tensor::InsertSliceOp, tensor::EmptyOp, DequantizeOp>(op)) {
-          op.erase();
-          changed = true;
-        }
-    }
+    // Erase what the push left without users (old Concat pieces). Users
+    // follow their operands in the block, so one backward sweep frees a
+    // whole chain.
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+      if (op.use_empty() &&
+          isa<tensor::InsertSliceOp, tensor::EmptyOp, DequantizeOp>(op))
+        op.erase();
     func.setType(FunctionType::get(ctx, body.getArgumentTypes(),
                                    ret.getOperandTypes()));
   }

@@ -40,6 +40,11 @@ std::optional<Format> getFormat(Type elementType);
 numerics::Fmt toNumericsFormat(Format format);
 /// Largest finite value of a concrete format (448 or 57344).
 float getMaxFinite(Format format);
+/// Whether `s` is a positive normal float such that every finite value of
+/// `format` times `s` (largest and smallest subnormal included) is a normal
+/// number of `type` with headroom: dequantize then quantize with `s` then
+/// gives every FP8 value back exactly.
+bool isExactRoundTripScale(float s, Format format, FloatType type);
 /// A shape as diagnostics and reports write it: "4x?x128", or
 /// "scalar (rank 0)".
 std::string formatShape(ArrayRef<int64_t> shape);
