@@ -1618,7 +1618,10 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_copy_many(void *const *dst,
       return fp8rt_cuda_status();
     }
   }
-  // One wait for all of them (see fp8rt_cuda_copy).
+  // A copy from pageable memory may return before its DMA has landed, and
+  // the model stream does not wait for the legacy stream: wait here (once
+  // for all of them), so that the next run (or graph replay) reads the new
+  // bytes.
   CUresult r = cuStreamSynchronize(CU_STREAM_LEGACY);
   if (r != CUDA_SUCCESS) {
     if (failed)
@@ -1632,18 +1635,5 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_copy(void *dst, const void *src,
                                           size_t bytes) {
   if (bytes == 0)
     return 0;
-  ScopedContext ctx("copying memory");
-  if (!ctx.ok())
-    return fp8rt_cuda_status();
-  CUresult r = cuMemcpy(reinterpret_cast<CUdeviceptr>(dst),
-                        reinterpret_cast<CUdeviceptr>(src), bytes);
-  // A copy from pageable memory may return before its DMA has landed, and
-  // the model stream does not wait for the legacy stream: wait here, so
-  // that the next run (or graph replay) reads the new bytes.
-  if (r == CUDA_SUCCESS)
-    r = cuStreamSynchronize(CU_STREAM_LEGACY);
-  if (r != CUDA_SUCCESS)
-    fail(r, "cuMemcpy(%p <- %p, %llu bytes)", dst, src,
-         (unsigned long long)bytes);
-  return fp8rt_cuda_status();
+  return fp8rt_cuda_copy_many(&dst, &src, &bytes, 1, nullptr);
 }
