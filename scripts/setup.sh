@@ -10,7 +10,7 @@ PKGS=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata
   libgtest-dev
-  python3
+  python3 python3-numpy python3-onnx
 )
 
 missing=()

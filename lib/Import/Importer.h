@@ -27,6 +27,20 @@ namespace mlir::fp8::onnx_import {
 
 class Importer;
 
+/// No tensor of a real model holds more elements than this (2^40: 4 TiB of
+/// f32); a shape beyond it is a malformed or hostile model.
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
+/// Number of elements of `shape`, saturating at INT64_MAX instead of
+/// overflowing (shapes come from untrusted files).
+inline int64_t numElementsSat(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      return INT64_MAX;
+  return n;
+}
+
 /// Element-wise operations, shared by the IR builder (linalg.generic bodies)
 /// and the constant folder so that both agree on semantics.
 enum class EwKind {
@@ -37,6 +51,16 @@ enum class EwKind {
   And, Or, Xor, Not,
   Where, Cast, Identity,
 };
+
+/// An index into a dimension of `dim` entries, inside a linalg body:
+/// negative values wrap once (ONNX), then the result is clamped into
+/// [0, dim) so that it never addresses memory out of bounds. Whether the
+/// value was in range is checked separately (Importer::addIndexCheck).
+Value safeIndex(OpBuilder &bb, Location l, Value idx, int64_t dim,
+                bool isUnsigned);
+
+/// "shape [AxBxC] (N elements)", for size diagnostics.
+std::string formatShapeSat(ArrayRef<int64_t> shape);
 
 /// What a handler sees of one ONNX node.
 class NodeContext {
@@ -110,6 +134,8 @@ public:
   const ImportOptions &opts;
   std::string fileName;
   int64_t opset = 0;
+  /// Where the real paths of the external-data files read go (or null).
+  SmallVectorImpl<std::string> *externalFiles = nullptr;
 
   /// Values whose ONNX type is unsigned (uint8/16/32/64); MLIR tensors use
   /// signless integers, so signedness is carried on the side.
@@ -132,7 +158,17 @@ public:
   Value scalarConst(Location loc, Type elemType, double v);
   /// The DenseElementsAttr behind `v`, if it is an arith.constant of one.
   DenseElementsAttr getConst(Value v);
-  std::optional<Lit> getLit(Value v);
+  /// `v` as a Lit when it is a constant of at most `maxElements` elements
+  /// (the folder never expands large constants, such as weights).
+  std::optional<Lit> getLit(Value v, int64_t maxElements = kFoldLimit);
+  /// Constant inputs with at most this many result elements are folded in
+  /// the importer instead of emitting IR.
+  static constexpr int64_t kFoldLimit = 4096;
+  /// Checks a shape about to be given to a tensor that `nc`'s node creates
+  /// from data (ConstantOfShape, Range, ...): an error naming the node when
+  /// it exceeds the constant budget (ImportOptions::maxConstantElements).
+  LogicalResult checkConstantSize(NodeContext &nc, ArrayRef<int64_t> shape,
+                                  Type elemType);
   Value litConstant(Location loc, const Lit &lit);
 
   // Shape helpers.
@@ -174,6 +210,19 @@ public:
                        ReduceKind kind);
   Value matmul(NodeContext &nc, Value a, Value b);
 
+  //===--- Run-time index checks (BoundsChecks.cpp) ---------------------===//
+
+  /// Records a run-time check that every element of `indices` lies in
+  /// [-dim, dim): `dims` holds one size, or with `perComponent` one per
+  /// position of the last axis (GatherND's tuples). Constant indices are
+  /// checked at import time instead; nothing is recorded for them.
+  void addIndexCheck(NodeContext &nc, Value indices, ArrayRef<int64_t> dims,
+                     bool perComponent);
+  /// The tensor<2xi64> status of every check recorded, or null if none.
+  Value finishChecks(Location loc);
+  /// Messages of the recorded checks, by site (status[0] - 1).
+  SmallVector<std::string> checkMessages;
+
   /// Scalar body of an element-wise op, inside a linalg.generic.
   Value buildScalar(OpBuilder &bb, Location loc, EwKind kind, ValueRange args,
                     Type outType, ArrayRef<bool> argUnsigned);
@@ -185,9 +234,14 @@ private:
                                         Location loc);
   FailureOr<std::string> readExternalData(const onnx::TensorProto &t,
                                           Location loc);
+  FailureOr<std::string> resolveExternalPath(const onnx::TensorProto &t,
+                                             StringRef location, Location loc);
+  LogicalResult checkResultSize(NodeContext &nc, int result);
   Location graphLoc(StringRef what);
 
   llvm::StringMap<Value> values;
+  /// The check status so far: first failing site + 1 (0: none), its value.
+  Value checkFlag, checkValue;
   llvm::StringMap<Handler> handlers;
   unsigned resourceCounter = 0;
 };

@@ -28,6 +28,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -38,9 +39,7 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::onnx_import;
 
-/// Constant inputs with at most this many result elements are folded in the
-/// importer instead of emitting IR.
-static constexpr int64_t kFoldLimit = 4096;
+static constexpr int64_t kFoldLimit = Importer::kFoldLimit;
 
 // ONNX 1.12's onnx.proto predates the FP8 types (ONNX 1.14, IR 9); the
 // field is a plain int32, so the values parse and are matched here.
@@ -50,8 +49,7 @@ static constexpr int kFLOAT8E5M2 = 19;
 static constexpr int kFLOAT8E5M2FNUZ = 20;
 
 static int64_t numElements(ArrayRef<int64_t> shape) {
-  return std::accumulate(shape.begin(), shape.end(), int64_t(1),
-                         std::multiplies<int64_t>());
+  return numElementsSat(shape);
 }
 
 //===----------------------------------------------------------------------===//
@@ -81,7 +79,10 @@ std::string fp8::parseInputShapeSpec(StringRef spec, ImportOptions &opts) {
         shape.push_back(d);
       }
     }
-    opts.inputShapes[name.trim()] = shape;
+    if (!opts.inputShapes.try_emplace(name.trim(), shape).second)
+      return ("--input-shape gives '" + name.trim() +
+              "' more than once; give each input one shape")
+          .str();
   }
   return {};
 }
@@ -112,7 +113,8 @@ static std::string stripSlashComments(StringRef text) {
 
 FailureOr<OwningOpRef<ModuleOp>>
 fp8::importONNXBuffer(StringRef bytes, bool isText, StringRef bufferName,
-                      MLIRContext &ctx, const ImportOptions &opts) {
+                      MLIRContext &ctx, const ImportOptions &opts,
+                      SmallVectorImpl<std::string> *externalFiles) {
   DialectRegistry registry;
   registerONNXImportDialects(registry);
   ctx.appendDialectRegistry(registry);
@@ -127,12 +129,14 @@ fp8::importONNXBuffer(StringRef bytes, bool isText, StringRef bufferName,
     return emitError(fileLoc) << "cannot read ONNX model: " << err;
 
   Importer importer(ctx, opts, bufferName);
+  importer.externalFiles = externalFiles;
   return importer.importModel(model);
 }
 
 FailureOr<OwningOpRef<ModuleOp>>
 fp8::importONNXFile(StringRef path, MLIRContext &ctx,
-                    const ImportOptions &opts) {
+                    const ImportOptions &opts,
+                    SmallVectorImpl<std::string> *externalFiles) {
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
                                                    /*RequiresNullTerminator=*/false);
   if (std::error_code ec = buffer.getError())
@@ -143,7 +147,7 @@ fp8::importONNXFile(StringRef path, MLIRContext &ctx,
   if (fileOpts.externalDataDir.empty())
     fileOpts.externalDataDir = llvm::sys::path::parent_path(path).str();
   return importONNXBuffer((*buffer)->getBuffer(), isText, path, ctx,
-                          fileOpts);
+                          fileOpts, externalFiles);
 }
 
 //===----------------------------------------------------------------------===//
@@ -285,6 +289,49 @@ StringRef Importer::onnxTypeName(int t) {
   }
 }
 
+/// Resolves an external-data location as onnxruntime does: a relative path
+/// to a regular file inside the model's directory, after symbolic links and
+/// `..` are resolved. A crafted model must not make the compiler read (and
+/// embed in a library) any other file of the machine.
+FailureOr<std::string>
+Importer::resolveExternalPath(const onnx::TensorProto &t, StringRef location,
+                              Location loc) {
+  auto refuse = [&]() {
+    return emitError(loc) << "tensor '" << t.name()
+                          << "': external data location '" << location << "' ";
+  };
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::sys::path::is_absolute(location, llvm::sys::path::Style::windows))
+    return refuse() << "is an absolute path; ONNX external data must be a "
+                       "path relative to the model's directory";
+  StringRef dirName =
+      opts.externalDataDir.empty() ? StringRef(".") : opts.externalDataDir;
+  SmallString<256> dir, path(dirName), real;
+  if (std::error_code ec = llvm::sys::fs::real_path(dirName, dir))
+    return refuse() << "cannot be resolved: the model's directory '" << dirName
+                    << "': " << ec.message();
+  llvm::sys::path::append(path, location);
+  if (std::error_code ec = llvm::sys::fs::real_path(path, real))
+    return emitError(loc) << "tensor '" << t.name()
+                          << "': cannot open external data file '" << path
+                          << "': " << ec.message();
+  SmallString<256> prefix(dir);
+  if (!prefix.ends_with(llvm::sys::path::get_separator()))
+    prefix += llvm::sys::path::get_separator();
+  if (!StringRef(real).starts_with(prefix))
+    return refuse() << "resolves to '" << real
+                    << "', outside the model's directory '" << dir
+                    << "'; external data must be a file inside it";
+  llvm::sys::fs::file_status st;
+  if (std::error_code ec = llvm::sys::fs::status(real, st))
+    return refuse() << "cannot be read: " << ec.message();
+  if (st.type() != llvm::sys::fs::file_type::regular_file)
+    return refuse() << "is not a regular file";
+  if (externalFiles && !llvm::is_contained(*externalFiles, real.str()))
+    externalFiles->push_back(real.str().str());
+  return real.str().str();
+}
+
 FailureOr<std::string> Importer::readExternalData(const onnx::TensorProto &t,
                                                   Location loc) {
   std::string location;
@@ -305,8 +352,10 @@ FailureOr<std::string> Importer::readExternalData(const onnx::TensorProto &t,
   if (location.empty())
     return emitError(loc) << "tensor '" << t.name()
                           << "': external data without a location";
-  SmallString<256> path(opts.externalDataDir);
-  llvm::sys::path::append(path, location);
+  FailureOr<std::string> resolved = resolveExternalPath(t, location, loc);
+  if (failed(resolved))
+    return failure();
+  std::string path = std::move(*resolved);
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (std::error_code ec = buffer.getError())
@@ -315,7 +364,7 @@ FailureOr<std::string> Importer::readExternalData(const onnx::TensorProto &t,
                           << "': " << ec.message();
   StringRef data = (*buffer)->getBuffer();
   if (offset > data.size() ||
-      (length >= 0 && offset + static_cast<uint64_t>(length) > data.size()))
+      (length >= 0 && static_cast<uint64_t>(length) > data.size() - offset))
     return emitError(loc) << "tensor '" << t.name()
                           << "': external data range past the end of '" << path
                           << "'";
@@ -344,8 +393,12 @@ FailureOr<ElementsAttr> Importer::tensorToAttr(const onnx::TensorProto &t,
   if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
     return emitError(loc) << "tensor '" << t.name()
                           << "' has a negative dimension";
-  auto type = RankedTensorType::get(shape, et);
   int64_t n = numElements(shape);
+  if (n > kMaxTensorElements)
+    return emitError(loc) << "tensor '" << t.name() << "' declares "
+                          << formatShapeSat(shape)
+                          << ", more elements than any machine holds";
+  auto type = RankedTensorType::get(shape, et);
   unsigned width = et.getIntOrFloatBitWidth();
   unsigned bytes = width == 1 ? 1 : width / 8;
 
@@ -439,9 +492,9 @@ DenseElementsAttr Importer::getConst(Value v) {
   return dyn_cast<DenseElementsAttr>(cst.getValue());
 }
 
-std::optional<Lit> Importer::getLit(Value v) {
+std::optional<Lit> Importer::getLit(Value v, int64_t maxElements) {
   DenseElementsAttr attr = getConst(v);
-  if (!attr)
+  if (!attr || numElementsSat(attr.getType().getShape()) > maxElements)
     return std::nullopt;
   Lit lit;
   lit.shape = llvm::to_vector(attr.getType().getShape());
@@ -1305,6 +1358,51 @@ Value Importer::matmul(NodeContext &nc, Value a, Value bm) {
 }
 
 //===----------------------------------------------------------------------===//
+// Size budgets
+//===----------------------------------------------------------------------===//
+
+std::string fp8::onnx_import::formatShapeSat(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "shape [";
+  llvm::interleave(shape, os, "x");
+  os << "]";
+  int64_t n = numElementsSat(shape);
+  if (n == INT64_MAX)
+    os << " (over 2^63 elements)";
+  else
+    os << " (" << n << " elements)";
+  return s;
+}
+
+LogicalResult Importer::checkConstantSize(NodeContext &nc,
+                                          ArrayRef<int64_t> shape,
+                                          Type elemType) {
+  int64_t n = numElements(shape);
+  if (n <= opts.maxConstantElements)
+    return success();
+  return nc.error() << "would create a constant of " << formatShapeSat(shape)
+                    << " of " << elemType << ", over the importer's budget of "
+                    << opts.maxConstantElements
+                    << " elements for constants made from the model's data; "
+                       "check the node's shape inputs";
+}
+
+/// Every value a node produces: a type no machine can hold is refused.
+LogicalResult Importer::checkResultSize(NodeContext &nc, int i) {
+  Value v = nc.results[i];
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type)
+    return success();
+  int64_t n = numElements(type.getShape());
+  if (n > kMaxTensorElements)
+    return nc.error() << "output #" << i << " ('" << nc.node.output(i)
+                      << "') would have " << formatShapeSat(type.getShape())
+                      << ", more elements than any machine holds";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Graph walk
 //===----------------------------------------------------------------------===//
 
@@ -1363,6 +1461,10 @@ Importer::inputType(const onnx::ValueInfoProto &vi, Location loc) {
                               << " but the model fixes it to " << shape[i];
     shape.assign(g.begin(), g.end());
   }
+  if (numElements(shape) > kMaxTensorElements)
+    return emitError(loc) << "graph input '" << vi.name() << "' has "
+                          << formatShapeSat(shape)
+                          << ", more elements than any machine holds";
   return RankedTensorType::get(shape, et);
 }
 
@@ -1491,6 +1593,12 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph,
     results.push_back(v);
     resultTypes.push_back(v.getType());
   }
+  // The run-time checks' status, last (the model ABI reads it).
+  Value status = finishChecks(graphLoc(graphName));
+  if (status) {
+    results.push_back(status);
+    resultTypes.push_back(status.getType());
+  }
   func::ReturnOp::create(b, graphLoc(graphName), results);
   // Folding leaves the intermediate constants of shape subgraphs behind.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
@@ -1508,6 +1616,12 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph,
                          : onnx::TensorProto::UINT64;
       func.setResultAttr(i, "onnx.dtype", b.getI64IntegerAttr(dt));
     }
+  }
+  if (status) {
+    func.setResultAttr(results.size() - 1, kCheckStatusAttr, b.getUnitAttr());
+    func->setAttr(kChecksAttr,
+                  b.getStrArrayAttr(SmallVector<StringRef>(
+                      checkMessages.begin(), checkMessages.end())));
   }
   return success();
 }
@@ -1551,6 +1665,8 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, size_t index) {
     if (i >= static_cast<int>(nc.results.size()) || !nc.results[i])
       return nc.error() << "output #" << i << " ('" << node.output(i)
                         << "') is not supported";
+    if (failed(checkResultSize(nc, i)))
+      return failure();
     values[node.output(i)] = nc.results[i];
   }
   return success();

@@ -34,10 +34,7 @@ static std::string dims(ArrayRef<int64_t> xs) {
   return out;
 }
 
-static int64_t product(ArrayRef<int64_t> xs) {
-  return std::accumulate(xs.begin(), xs.end(), int64_t(1),
-                         std::multiplies<int64_t>());
-}
+static int64_t product(ArrayRef<int64_t> xs) { return numElementsSat(xs); }
 
 /// Checks the number of ONNX inputs given (omitted trailing optionals do not
 /// count).
@@ -201,6 +198,8 @@ static LogicalResult importConstantOfShape(NodeContext &nc) {
     elt = dense.getSplatValue<Attribute>();
     uns = Importer::isUnsignedONNXType(a->t().data_type());
   }
+  if (failed(imp.checkConstantSize(nc, *shape, cast<TypedAttr>(elt).getType())))
+    return failure();
   auto type = RankedTensorType::get(*shape, cast<TypedAttr>(elt).getType());
   Value v = imp.constant(
       nc.loc, cast<ElementsAttr>(DenseElementsAttr::get(type, elt)));
@@ -258,9 +257,15 @@ static LogicalResult importRange(NodeContext &nc) {
   out.elemType = start->elemType;
   if (start->isFloat()) {
     double s = start->floats[0], l = limit->floats[0], d = delta->floats[0];
-    if (d == 0)
-      return nc.error() << "delta must not be zero";
-    int64_t n = std::max<int64_t>(0, std::ceil((l - s) / d));
+    if (d == 0 || !std::isfinite(d) || !std::isfinite(s) || !std::isfinite(l))
+      return nc.error() << "start, limit and delta must be finite and delta "
+                           "non-zero";
+    double count = std::max(0.0, std::ceil((l - s) / d));
+    if (count > double(INT64_MAX / 2))
+      return nc.error() << "would create " << count << " elements";
+    int64_t n = int64_t(count);
+    if (failed(imp.checkConstantSize(nc, {n}, out.elemType)))
+      return failure();
     for (int64_t i = 0; i < n; ++i)
       out.floats.push_back(s + i * d);
     out.shape.push_back(n);
@@ -268,8 +273,13 @@ static LogicalResult importRange(NodeContext &nc) {
     int64_t s = start->ints[0], l = limit->ints[0], d = delta->ints[0];
     if (d == 0)
       return nc.error() << "delta must not be zero";
-    int64_t n = std::max<int64_t>(
-        0, static_cast<int64_t>(std::ceil(double(l - s) / double(d))));
+    // In doubles: l - s may overflow int64.
+    double count = std::max(0.0, std::ceil((double(l) - double(s)) / double(d)));
+    if (count > double(INT64_MAX / 2))
+      return nc.error() << "would create " << count << " elements";
+    int64_t n = int64_t(count);
+    if (failed(imp.checkConstantSize(nc, {n}, out.elemType)))
+      return failure();
     for (int64_t i = 0; i < n; ++i)
       out.ints.push_back(s + i * d);
     out.shape.push_back(n);
@@ -730,15 +740,6 @@ static LogicalResult importSlice(NodeContext &nc) {
   return success();
 }
 
-/// `idx` (any integer type) as an index, wrapped once if negative.
-static Value normIndex(OpBuilder &bb, Location l, Value idx, int64_t dim) {
-  Value i = arith::IndexCastOp::create(bb, l, bb.getIndexType(), idx);
-  Value zero = arith::ConstantIndexOp::create(bb, l, 0);
-  Value d = arith::ConstantIndexOp::create(bb, l, dim);
-  Value neg = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::slt, i, zero);
-  Value wrapped = arith::AddIOp::create(bb, l, i, d);
-  return arith::SelectOp::create(bb, l, neg, wrapped, i);
-}
 
 static LogicalResult importGather(NodeContext &nc) {
   if (failed(checkArity(nc, 2, 2)))
@@ -784,6 +785,11 @@ static LogicalResult importGather(NodeContext &nc) {
     return success();
   }
 
+  int64_t axisDim = s[*axis];
+  if (axisDim == 0 && product(is) != 0)
+    return nc.error() << "gathers from an empty dimension";
+  imp.addIndexCheck(nc, indices, {axisDim}, /*perComponent=*/false);
+  bool unsignedIdx = imp.isUnsigned(indices);
   int64_t outRank = outShape.size(), ir = is.size();
   SmallVector<AffineExpr> idxExprs;
   for (int64_t i = 0; i < ir; ++i)
@@ -792,7 +798,6 @@ static LogicalResult importGather(NodeContext &nc) {
                               imp.b.getMultiDimIdentityMap(outRank)};
   Value init = imp.emptyTensor(nc.loc, outShape, Importer::elemOf(data));
   SmallVector<utils::IteratorType> iters(outRank, utils::IteratorType::parallel);
-  int64_t axisDim = s[*axis];
   Value r = linalg::GenericOp::create(
                 imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{indices},
                 ValueRange{init}, maps, iters,
@@ -800,7 +805,8 @@ static LogicalResult importGather(NodeContext &nc) {
                   SmallVector<Value> coords;
                   for (int64_t dd = 0; dd < *axis; ++dd)
                     coords.push_back(linalg::IndexOp::create(bb, l, dd));
-                  coords.push_back(normIndex(bb, l, a[0], axisDim));
+                  coords.push_back(
+                      safeIndex(bb, l, a[0], axisDim, unsignedIdx));
                   for (int64_t dd = *axis + ir; dd < outRank; ++dd)
                     coords.push_back(linalg::IndexOp::create(bb, l, dd));
                   Value v = tensor::ExtractOp::create(bb, l, data, coords);
@@ -824,12 +830,28 @@ static LogicalResult importGatherElements(NodeContext &nc) {
   FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 0), s.size());
   if (failed(axis))
     return failure();
+  if (!isa<IntegerType>(Importer::elemOf(indices)) ||
+      Importer::elemOf(indices).isInteger(1))
+    return nc.error() << "indices must be integers, got " << indices.getType();
   int64_t rank = is.size();
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && is[d] > s[d])
+      return nc.error() << "indices dimension " << d << " (" << is[d]
+                        << ") exceeds data's (" << s[d] << ")";
+  int64_t axisDim = s[*axis];
+  if (axisDim == 0 && product(is) != 0)
+    return nc.error() << "gathers from an empty dimension";
+  if (std::optional<Lit> ix = imp.getLit(indices))
+    for (int64_t i : ix->ints)
+      if (i < -axisDim || i >= axisDim)
+        return nc.error() << "index " << i
+                          << " out of range for dimension of size " << axisDim;
+  imp.addIndexCheck(nc, indices, {axisDim}, /*perComponent=*/false);
+  bool unsignedIdx = imp.isUnsigned(indices);
   SmallVector<AffineMap> maps{imp.b.getMultiDimIdentityMap(rank),
                               imp.b.getMultiDimIdentityMap(rank)};
   Value init = imp.emptyTensor(nc.loc, is, Importer::elemOf(data));
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-  int64_t axisDim = s[*axis];
   Value r = linalg::GenericOp::create(
                 imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{indices},
                 ValueRange{init}, maps, iters,
@@ -837,7 +859,7 @@ static LogicalResult importGatherElements(NodeContext &nc) {
                   SmallVector<Value> coords;
                   for (int64_t dd = 0; dd < rank; ++dd)
                     coords.push_back(
-                        dd == *axis ? normIndex(bb, l, a[0], axisDim)
+                        dd == *axis ? safeIndex(bb, l, a[0], axisDim, unsignedIdx)
                                     : Value(linalg::IndexOp::create(bb, l, dd)));
                   Value v = tensor::ExtractOp::create(bb, l, data, coords);
                   linalg::YieldOp::create(bb, l, v);
@@ -931,6 +953,11 @@ static LogicalResult importGatherND(NodeContext &nc) {
     return success();
   }
 
+  SmallVector<int64_t> tupleDims(s.begin() + b, s.begin() + b + k);
+  if (llvm::is_contained(tupleDims, 0) && product(is.drop_back()) != 0)
+    return nc.error() << "gathers from an empty dimension";
+  imp.addIndexCheck(nc, indices, tupleDims, /*perComponent=*/true);
+  bool unsignedIdx = imp.isUnsigned(indices);
   Value init = imp.emptyTensor(nc.loc, outShape, Importer::elemOf(data));
   SmallVector<AffineMap> maps{imp.b.getMultiDimIdentityMap(outRank)};
   SmallVector<utils::IteratorType> iters(outRank, utils::IteratorType::parallel);
@@ -946,7 +973,8 @@ static LogicalResult importGatherND(NodeContext &nc) {
                      SmallVector<Value> at = tuple;
                      at.push_back(arith::ConstantIndexOp::create(bb, l, j));
                      Value i = tensor::ExtractOp::create(bb, l, indices, at);
-                     coords.push_back(normIndex(bb, l, i, s[b + j]));
+                     coords.push_back(
+                         safeIndex(bb, l, i, s[b + j], unsignedIdx));
                    }
                    for (int64_t dd = q - 1; dd < outRank; ++dd)
                      coords.push_back(linalg::IndexOp::create(bb, l, dd));

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Target/ModelLibrary.h"
+#include "fp8/Import/ONNXImporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -12,6 +13,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -26,7 +28,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
@@ -97,23 +101,118 @@ LogicalResult appendTensor(std::string &sig, Location loc, Type type,
 }
 } // namespace
 
+/// Mixes `v` into the running hash `h` (order-dependent, deterministic
+/// across processes, unlike llvm::hash_combine).
+static uint64_t mix(uint64_t h, uint64_t v) {
+  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+/// A hash of what the compiled code computes: every op's name, result
+/// types and attributes, constants (weights) by their bytes. Locations are
+/// left out, so moving the model file changes nothing.
+static uint64_t computeFingerprint(ModuleOp module) {
+  uint64_t h = 0;
+  auto mixText = [&](StringRef text) { h = mix(h, llvm::xxh3_64bits(text)); };
+  std::string text;
+  module.walk([&](Operation *op) {
+    mixText(op->getName().getStringRef());
+    for (Type t : op->getResultTypes()) {
+      text.clear();
+      llvm::raw_string_ostream(text) << t;
+      mixText(text);
+    }
+    for (NamedAttribute attr : op->getAttrs()) {
+      mixText(attr.getName().getValue());
+      Attribute value = attr.getValue();
+      if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+        h = mix(h, dense.isSplat());
+        mixText(StringRef(dense.getRawData().data(), dense.getRawData().size()));
+      } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+        AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+        ArrayRef<char> data = blob ? blob->getData() : ArrayRef<char>();
+        mixText(StringRef(data.data(), data.size()));
+      } else {
+        text.clear();
+        llvm::raw_string_ostream(text) << value;
+        mixText(text);
+      }
+      if (auto typed = dyn_cast<TypedAttr>(value)) {
+        text.clear();
+        llvm::raw_string_ostream(text) << typed.getType();
+        mixText(text);
+      }
+    }
+  });
+  return h;
+}
+
+/// Moves the run-time check status result (fp8::kCheckStatusAttr) of `func`
+/// to the end; returns whether it has one.
+static bool moveCheckStatusLast(func::FuncOp func) {
+  int status = -1;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (func.getResultAttr(i, fp8::kCheckStatusAttr))
+      status = i;
+  if (status < 0)
+    return false;
+  unsigned last = func.getNumResults() - 1;
+  if (unsigned(status) == last || func.isExternal())
+    return true;
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  SmallVector<Value> values(ret.getOperands());
+  SmallVector<DictionaryAttr> attrs;
+  func.getAllResultAttrs(attrs);
+  Value v = values[status];
+  DictionaryAttr a = attrs[status];
+  values.erase(values.begin() + status);
+  attrs.erase(attrs.begin() + status);
+  values.push_back(v);
+  attrs.push_back(a);
+  ret->setOperands(values);
+  func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                 ret.getOperandTypes()));
+  func.setAllResultAttrs(attrs);
+  return true;
+}
+
 FailureOr<std::string> fp8::prepareModelFunction(ModuleOp module,
                                                  StringRef entryName) {
   auto func = module.lookupSymbol<func::FuncOp>(entryName);
   if (!func)
     return module.emitError() << "no function @" << entryName
                               << " to compile as the model";
+  const bool checked = moveCheckStatusLast(func);
   FunctionType type = func.getFunctionType();
-  std::string sig = "fp8rt-signature 1 " + std::to_string(type.getNumInputs()) +
-                    " " + std::to_string(type.getNumResults()) + "\n";
+  const unsigned outputs = type.getNumResults() - (checked ? 1 : 0);
+  SmallVector<StringRef> checks;
+  if (checked) {
+    auto messages = func->getAttrOfType<ArrayAttr>(fp8::kChecksAttr);
+    if (!messages)
+      return func.emitError() << "a check status result without the "
+                              << fp8::kChecksAttr << " messages";
+    for (Attribute m : messages)
+      checks.push_back(cast<StringAttr>(m).getValue());
+  }
+  // Version 2: the header also counts the run-time checks, listed after the
+  // tensors, and a fingerprint of the compiled computation ends it (state
+  // files are tied to it).
+  std::string sig = "fp8rt-signature 2 " + std::to_string(type.getNumInputs()) +
+                    " " + std::to_string(outputs) + " " +
+                    std::to_string(checks.size()) + "\n";
   for (unsigned i = 0; i < type.getNumInputs(); ++i)
     if (failed(appendTensor(sig, func.getLoc(), type.getInput(i),
                             func.getArgAttrDict(i), "input", i)))
       return failure();
-  for (unsigned i = 0; i < type.getNumResults(); ++i)
+  for (unsigned i = 0; i < outputs; ++i)
     if (failed(appendTensor(sig, func.getLoc(), type.getResult(i),
                             func.getResultAttrDict(i), "output", i)))
       return failure();
+  for (StringRef message : checks) {
+    if (message.contains('\n') || message.contains('\0'))
+      return func.emitError() << "a check message contains a newline";
+    sig += std::to_string(message.size()) + " " + message.str() + "\n";
+  }
+  sig += llvm::formatv("fingerprint {0:x-16}\n", computeFingerprint(module));
   // Tensors without elements (e.g. the empty past of a cached decoder's
   // first step) carry no data, but a memref like 1x2x0x16 has no bare-pointer
   // form. The signature above keeps their shapes; inside, an input becomes a

@@ -9,9 +9,18 @@
  *   const char __fp8_model_state_names[];  "<bytes> <name>" per line
  *   void *const __fp8_model_state_table[]; the state tensors' addresses
  *
- * Signature text: a header line "fp8rt-signature 1 <inputs> <outputs>", then
- * one line per tensor, inputs first: "<dtype> <rank> <dims...> <len> <name>",
- * where <name> is the <len> bytes after the single space that follows <len>.
+ * Signature text: a header line "fp8rt-signature 2 <inputs> <outputs>
+ * <checks>", then one line per tensor, inputs first: "<dtype> <rank>
+ * <dims...> <len> <name>", where <name> is the <len> bytes after the single
+ * space that follows <len>; then one line per run-time check, "<len>
+ * <message>"; finally "fingerprint <hex>" (a hash of the compiled
+ * computation, weights included).
+ *
+ * A model with run-time checks (data-dependent indices: Gather and kin)
+ * takes one more pointer after its outputs: an int64[2] status the compiled
+ * code fills with {failing check + 1 (0: none), offending value}. Indices
+ * out of range are clamped, so nothing is read out of bounds; the run then
+ * fails with FP8RT_INVALID_ARGUMENT and the check's message.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -69,6 +78,15 @@ typedef struct state_entry {
 
 struct fp8rt_model {
   int32_t num_inputs, num_outputs;
+  int32_t num_checks;
+  char **checks;     /* the run-time checks' messages */
+  int64_t status[2]; /* this run's check status */
+  /* Copies of the state taken before a run with checks, so that a run the
+   * checks refuse leaves the state as it was (NULL without checks or
+   * state); the state tensors' addresses and sizes, for copy_many. */
+  void **undo;
+  void **state_data;
+  size_t *state_bytes;
   int32_t num_state;
   state_entry *state;
   tensor_sig *tensors; /* inputs then outputs */
@@ -116,13 +134,28 @@ static void free_model(fp8rt_model *m) {
   }
   free(m->tensors);
   free(m->args);
+  if (m->checks)
+    for (int32_t i = 0; i < m->num_checks; ++i)
+      free(m->checks[i]);
+  free(m->checks);
+  if (m->undo)
+    for (int32_t i = 0; i < m->num_state; ++i) {
+#ifdef FP8RT_TARGET_CUDA
+      fp8rt_cuda_free(m->undo[i]);
+#else
+      free(m->undo[i]);
+#endif
+    }
+  free(m->undo);
+  free(m->state_data);
+  free(m->state_bytes);
   if (m->state)
     for (int32_t i = 0; i < m->num_state; ++i)
       free(m->state[i].name);
   free(m->state);
 #ifdef FP8RT_TARGET_CUDA
   if (m->staging)
-    for (int32_t i = 0; i < m->num_inputs + m->num_outputs; ++i)
+    for (int32_t i = 0; i < m->num_inputs + m->num_outputs + 1; ++i)
       fp8rt_cuda_free(m->staging[i]);
   free(m->staging);
   free(m->bytes);
@@ -199,13 +232,26 @@ static int cuda_prepare(fp8rt_model *m, const char **error) {
     m->state[i].data = *g->slot;
   }
   int32_t n = m->num_inputs + m->num_outputs;
-  m->staging = calloc((size_t)n + 1, sizeof(void *));
-  m->bytes = calloc((size_t)n + 1, sizeof(size_t));
+  /* inputs, outputs, then the check status (when the model has checks) */
+  m->staging = calloc((size_t)n + 2, sizeof(void *));
+  m->bytes = calloc((size_t)n + 2, sizeof(size_t));
   if (!m->staging || !m->bytes) {
     *error = "fp8rt: out of memory";
     return 0;
   }
-  for (int32_t i = 0; i < n; ++i) {
+  for (int32_t i = 0; i < n + (m->num_checks > 0); ++i) {
+    if (i == n) { /* the status */
+      m->bytes[i] = sizeof(m->status);
+      m->staging[i] = fp8rt_cuda_alloc(sizeof(m->status));
+      if (!m->staging[i]) {
+        snprintf(cuda_create_error, sizeof(cuda_create_error),
+                 "fp8rt: allocating device memory for the run-time checks: %s",
+                 fp8rt_cuda_last_error());
+        *error = cuda_create_error;
+        return 0;
+      }
+      continue;
+    }
     size_t bytes = fp8rt_dtype_size_inline(m->tensors[i].dtype);
     for (int32_t d = 0; d < m->tensors[i].rank; ++d)
       bytes *= (size_t)m->tensors[i].shape[d];
@@ -224,6 +270,46 @@ static int cuda_prepare(fp8rt_model *m, const char **error) {
 }
 #endif
 
+/* Allocates the undo copies of the state (models with checks and state). */
+static int prepare_undo(fp8rt_model *m) {
+  if (m->num_checks == 0 || m->num_state == 0)
+    return 1;
+  m->undo = calloc((size_t)m->num_state, sizeof(void *));
+  m->state_data = calloc((size_t)m->num_state, sizeof(void *));
+  m->state_bytes = calloc((size_t)m->num_state, sizeof(size_t));
+  if (!m->undo || !m->state_data || !m->state_bytes)
+    return 0;
+  for (int32_t i = 0; i < m->num_state; ++i) {
+    m->state_data[i] = m->state[i].data;
+    m->state_bytes[i] = (size_t)m->state[i].bytes;
+#ifdef FP8RT_TARGET_CUDA
+    m->undo[i] = fp8rt_cuda_alloc(m->state_bytes[i] + 1);
+#else
+    m->undo[i] = malloc(m->state_bytes[i] + 1);
+#endif
+    if (!m->undo[i])
+      return 0;
+  }
+  return 1;
+}
+
+/* Copies the state into the undo buffers, or (restore) back. */
+static int copy_undo(fp8rt_model *m, int restore) {
+  if (!m->undo)
+    return 1;
+  void **dst = restore ? m->state_data : m->undo;
+  void **src = restore ? m->undo : m->state_data;
+#ifdef FP8RT_TARGET_CUDA
+  int32_t failed = 0;
+  return fp8rt_cuda_copy_many(dst, (const void *const *)src, m->state_bytes,
+                              m->num_state, &failed) == 0;
+#else
+  for (int32_t i = 0; i < m->num_state; ++i)
+    memcpy(dst[i], src[i], m->state_bytes[i]);
+  return 1;
+#endif
+}
+
 FP8RT_EXPORT fp8rt_model *fp8rt_model_create(const char **error) {
   static const char *bad = "fp8rt: the model's signature is malformed";
   static const char *oom = "fp8rt: out of memory";
@@ -234,19 +320,23 @@ FP8RT_EXPORT fp8rt_model *fp8rt_model_create(const char **error) {
     return NULL;
   }
   const char *p = __fp8_model_signature;
-  const char *header = "fp8rt-signature 1 ";
-  long long nin, nout;
+  const char *header = "fp8rt-signature 2 ";
+  long long nin, nout, nchecks;
   if (strncmp(p, header, strlen(header)) != 0)
     goto malformed;
   p += strlen(header);
-  if (!parse_int(&p, &nin) || !parse_int(&p, &nout) || nin < 0 || nout < 0 ||
-      nin + nout > 100000)
+  if (!parse_int(&p, &nin) || !parse_int(&p, &nout) ||
+      !parse_int(&p, &nchecks) || nin < 0 || nout < 0 || nchecks < 0 ||
+      nin + nout > 100000 || nchecks > 100000)
     goto malformed;
   m->num_inputs = (int32_t)nin;
   m->num_outputs = (int32_t)nout;
+  m->num_checks = (int32_t)nchecks;
   m->tensors = calloc((size_t)(nin + nout) + 1, sizeof(tensor_sig));
-  m->args = calloc((size_t)(nin + nout) + 1, sizeof(void *));
-  if (!m->tensors || !m->args)
+  /* inputs, outputs, and the check status when there are checks */
+  m->args = calloc((size_t)(nin + nout) + 2, sizeof(void *));
+  m->checks = calloc((size_t)nchecks + 1, sizeof(char *));
+  if (!m->tensors || !m->args || !m->checks)
     goto out_of_memory;
   for (long long i = 0; i < nin + nout; ++i) {
     long long dtype, rank, len;
@@ -272,6 +362,19 @@ FP8RT_EXPORT fp8rt_model *fp8rt_model_create(const char **error) {
       goto out_of_memory;
     memcpy(t->name, p, (size_t)len);
     t->name[len] = '\0';
+    p += len;
+    if (*p == '\n')
+      ++p;
+  }
+  for (long long i = 0; i < nchecks; ++i) {
+    long long len;
+    if (!parse_int(&p, &len) || len < 0 || (long long)strlen(p) < len)
+      goto malformed;
+    m->checks[i] = malloc((size_t)len + 1);
+    if (!m->checks[i])
+      goto out_of_memory;
+    memcpy(m->checks[i], p, (size_t)len);
+    m->checks[i][len] = '\0';
     p += len;
     if (*p == '\n')
       ++p;
@@ -316,6 +419,8 @@ FP8RT_EXPORT fp8rt_model *fp8rt_model_create(const char **error) {
     }
   }
 #endif
+  if (!prepare_undo(m))
+    goto out_of_memory;
   return m;
 malformed:
   free_model(m);
@@ -428,6 +533,12 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
       return FP8RT_INVALID_ARGUMENT;
     m->args[num_inputs + i] = outputs[i].data;
   }
+  /* The compiled code writes the whole status (it is an output). */
+  const int checked = m->num_checks > 0;
+  if (!copy_undo(m, 0)) {
+    set_error(m, "saving the model's state before the run failed");
+    return FP8RT_INTERNAL;
+  }
 #ifdef FP8RT_TARGET_CUDA
   /* All inputs, then one synchronize (m->args holds their host data). */
   int32_t failed = 0;
@@ -468,18 +579,33 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
     return FP8RT_INTERNAL;
   }
   ++m->runs;
+  /* Outputs and the status (staged right after them), one synchronize. */
+  m->args[num_inputs + num_outputs] = m->status;
   if (fp8rt_cuda_copy_many(m->args + num_inputs,
                            (const void *const *)(m->staging + num_inputs),
-                           m->bytes + num_inputs, num_outputs, &failed) != 0) {
+                           m->bytes + num_inputs, num_outputs + checked,
+                           &failed) != 0) {
     set_error(m, "copying output '%s' from the GPU: %s",
               failed < num_outputs ? m->tensors[num_inputs + failed].name
-                                   : "(all)",
+                                   : "(status)",
               fp8rt_cuda_last_error());
     return FP8RT_INTERNAL;
   }
 #else
+  m->args[num_inputs + num_outputs] = m->status;
   __fp8_model_entry(m->args);
 #endif
+  if (checked && m->status[0] != 0) {
+    int64_t site = m->status[0] - 1;
+    /* The run is refused: its state updates (amax histories) are undone. */
+    int restored = copy_undo(m, 1);
+    set_error(m, "%s; got %lld%s",
+              site >= 0 && site < m->num_checks ? m->checks[site]
+                                                : "a run-time check failed",
+              (long long)m->status[1],
+              restored ? "" : " (and restoring the model's state failed)");
+    return FP8RT_INVALID_ARGUMENT;
+  }
   return FP8RT_OK;
 }
 

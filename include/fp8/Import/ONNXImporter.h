@@ -36,25 +36,52 @@ struct ImportOptions {
   int64_t maxDenseElements = 64;
 
   /// Directory that external-data locations are relative to. Defaults to
-  /// the model file's directory for importONNXFile.
+  /// the model file's directory for importONNXFile. A location must name a
+  /// regular file inside it (after resolving symbolic links and `..`).
   std::string externalDataDir;
+
+  /// Budget for the constants the importer itself creates from a model's
+  /// data (ConstantOfShape, Range, folded shape computations): a node whose
+  /// result would hold more elements is refused, naming the node. 2^28
+  /// elements (1 GiB of f32) admits a 16384x16384 attention mask.
+  int64_t maxConstantElements = int64_t(1) << 28;
+
+  /// Data-dependent addressing (Gather, GatherElements, GatherND indices
+  /// that are not constants) is checked at run time: the function returns
+  /// one more result, a tensor<2xi64> status (see kCheckStatusAttr), and
+  /// out-of-range indices are clamped so that nothing is read out of
+  /// bounds. Without checks, out-of-range indices are clamped silently.
+  bool boundsChecks = true;
 };
 
+/// Result attribute of the run-time check status result of an imported
+/// function: {failing check + 1 (0: none), offending value}.
+inline constexpr llvm::StringLiteral kCheckStatusAttr = "fp8.check_status";
+/// Function attribute: the checks' messages (an array of strings), indexed
+/// by the status's first element minus one.
+inline constexpr llvm::StringLiteral kChecksAttr = "fp8.checks";
+
 /// Parses `spec` ("name=2x48", or several joined by ',') into `opts`.
-/// Returns an error message, or an empty string on success.
+/// Returns an error message, or an empty string on success. Naming an input
+/// that `opts` already has a shape for is an error.
 std::string parseInputShapeSpec(llvm::StringRef spec, ImportOptions &opts);
 
 /// Imports a model file. Files ending in `.onnxtext` (or `.onnxtxt`) are read
 /// as ONNX's text format, anything else as a binary ModelProto.
-FailureOr<OwningOpRef<ModuleOp>> importONNXFile(llvm::StringRef path,
-                                                MLIRContext &ctx,
-                                                const ImportOptions &opts);
+/// `externalFiles`, when given, receives the absolute real path of every
+/// external-data file the model read (so that a tool never writes over
+/// them).
+FailureOr<OwningOpRef<ModuleOp>>
+importONNXFile(llvm::StringRef path, MLIRContext &ctx,
+               const ImportOptions &opts,
+               llvm::SmallVectorImpl<std::string> *externalFiles = nullptr);
 
 /// Imports a model from memory. `bufferName` names the source in locations
 /// and diagnostics.
 FailureOr<OwningOpRef<ModuleOp>>
 importONNXBuffer(llvm::StringRef bytes, bool isText, llvm::StringRef bufferName,
-                 MLIRContext &ctx, const ImportOptions &opts);
+                 MLIRContext &ctx, const ImportOptions &opts,
+                 llvm::SmallVectorImpl<std::string> *externalFiles = nullptr);
 
 /// Registers the dialects that imported modules use.
 void registerONNXImportDialects(DialectRegistry &registry);
