@@ -649,7 +649,12 @@ static int64_t castToInt(double d, Type t) {
     return d != 0;
   if (std::isnan(d))
     return 0;
-  return static_cast<int64_t>(std::trunc(d));
+  // Infinities and values outside int64's range: converting them is
+  // undefined behaviour in C++; give what x86's cvttsd2si gives.
+  double whole = std::trunc(d);
+  if (!(whole >= -0x1p63 && whole < 0x1p63))
+    return INT64_MIN;
+  return static_cast<int64_t>(whole);
 }
 
 //===----------------------------------------------------------------------===//
