@@ -1451,8 +1451,20 @@ static LogicalResult importConv(NodeContext &nc) {
   SmallVector<int64_t> pads = nc.attrInts("pads").value_or(SmallVector<int64_t>{0, 0, 0, 0});
   if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
     return nc.error() << "strides/dilations/pads have the wrong length";
-  if (auto ks = nc.attrInts("kernel_shape"); ks && (*ks)[0] != ws[2] && (*ks)[1] != ws[3])
+  // A zero stride divided by zero below; a zero dilation built a convolution
+  // that does not verify; negative dilations or pads made the generated code
+  // address the input out of bounds (found by fuzzing).
+  if (llvm::any_of(strides, [](int64_t v) { return v < 1; }) ||
+      llvm::any_of(dil, [](int64_t v) { return v < 1; }) ||
+      llvm::any_of(pads, [](int64_t v) { return v < 0; }))
+    return nc.error() << "strides and dilations must be positive and pads "
+                         "non-negative";
+  if (auto ks = nc.attrInts("kernel_shape");
+      ks && (ks->size() != 2 || (*ks)[0] != ws[2] || (*ks)[1] != ws[3]))
     return nc.error() << "kernel_shape does not match the weights";
+  if (nc.in(2) && Importer::shapeOf(nc.in(2)) != ArrayRef<int64_t>{ws[0]})
+    return nc.error() << "bias has shape " << dims(Importer::shapeOf(nc.in(2)))
+                      << ", expected [" << ws[0] << "] (one per output channel)";
   std::string autoPad = nc.attrString("auto_pad", "NOTSET");
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     for (int i = 0; i < 2; ++i) {
