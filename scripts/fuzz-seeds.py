@@ -6,6 +6,9 @@ usage: scripts/fuzz-seeds.py OUT_DIR [--dict FILE] [--max-len BYTES]
 Seeds (nothing large is committed; this script rebuilds them):
   node-*.onnx     ONNX's backend node tests (Debian's libonnx-testdata,
                   /usr/share/libonnx-testdata/data/node/*/model.onnx)
+  node13-*.onnx   those pinned to an opset below 13 (which the importer
+                  refuses at once), with the opset raised to 13 so that
+                  their nodes reach the op handlers
   import-*.onnxtext
                   test/Import/*.onnxtext, and every `#--- x.onnxtext` part of
                   the split-file tests under test/ ('//' lines dropped)
@@ -210,9 +213,23 @@ def main():
         with open(os.path.join(args.out, name), "wb") as f:
             f.write(data)
 
+    try:
+        import onnx  # noqa: F401
+        have_onnx = True
+    except ImportError:
+        have_onnx = False
+        print("fuzz-seeds: no python3-onnx: model skeletons, external-data "
+              "and opset-13 seeds skipped", file=sys.stderr)
+
     for p in sorted(glob.glob(os.path.join(NODE_TESTS, "*", "model.onnx"))):
-        put("node-%s.onnx" % os.path.basename(os.path.dirname(p)),
-            open(p, "rb").read())
+        test = os.path.basename(os.path.dirname(p))
+        put("node-%s.onnx" % test, open(p, "rb").read())
+        if have_onnx:
+            m = onnx.load(p)
+            old = [o for o in m.opset_import if o.domain in ("", "ai.onnx")]
+            if old and old[0].version < 13:
+                old[0].version = 13
+                put("node13-%s.onnx" % test, m.SerializeToString())
 
     for p in sorted(glob.glob(os.path.join(ROOT, "test/Import/*.onnxtext"))):
         put("import-%s" % os.path.basename(p),
@@ -224,13 +241,6 @@ def main():
                 stem = os.path.splitext(os.path.basename(p))[0]
                 put("import-%s-%s" % (stem, name), strip_slash_comments(text))
 
-    try:
-        import onnx  # noqa: F401
-        have_onnx = True
-    except ImportError:
-        have_onnx = False
-        print("fuzz-seeds: no python3-onnx: model skeletons and external-data "
-              "seeds skipped", file=sys.stderr)
     if have_onnx:
         models = sorted(glob.glob(os.path.join(ROOT, "models/*/model.onnx")) +
                         glob.glob(os.path.join(ROOT, "test/models/*/model.onnx")))
