@@ -208,7 +208,9 @@ FailureOr<SmallVector<int64_t>> NodeContext::constInts(size_t i,
 }
 
 FailureOr<int64_t> NodeContext::normAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+  // No axis of a rank-0 tensor is valid: callers index the shape with the
+  // result (fuzzing: Concat of a scalar read shape[0] of an empty shape).
+  if (axis < -rank || axis >= rank)
     return error() << "axis " << axis << " out of range for rank " << rank;
   return axis < 0 ? axis + rank : axis;
 }
