@@ -600,24 +600,35 @@ static double foldFloat(EwKind k, ArrayRef<double> a) {
   }
 }
 
+/// Integer folding wraps around as the generated arith.addi/subi/muli do:
+/// overflow in the folder itself is undefined behaviour (fuzzing: Abs of
+/// INT64_MIN in a constant, UBSan "negation ... cannot be represented").
+static int64_t wrapped(uint64_t v) { return static_cast<int64_t>(v); }
+
 static int64_t foldInt(EwKind k, ArrayRef<int64_t> a) {
   switch (k) {
-  case EwKind::Add: return a[0] + a[1];
-  case EwKind::Sub: return a[0] - a[1];
-  case EwKind::Mul: return a[0] * a[1];
-  case EwKind::Div: return a[1] == 0 ? 0 : a[0] / a[1];
-  case EwKind::Pow: return static_cast<int64_t>(std::pow(double(a[0]), double(a[1])));
-  case EwKind::Mod: {
+  case EwKind::Add: return wrapped(uint64_t(a[0]) + uint64_t(a[1]));
+  case EwKind::Sub: return wrapped(uint64_t(a[0]) - uint64_t(a[1]));
+  case EwKind::Mul: return wrapped(uint64_t(a[0]) * uint64_t(a[1]));
+  case EwKind::Div:
     if (a[1] == 0)
+      return 0;
+    return a[1] == -1 ? wrapped(0 - uint64_t(a[0])) : a[0] / a[1];
+  case EwKind::Pow: {
+    double p = std::pow(double(a[0]), double(a[1]));
+    return p >= -0x1p63 && p < 0x1p63 ? static_cast<int64_t>(p) : INT64_MIN;
+  }
+  case EwKind::Mod: {
+    if (a[1] == 0 || a[1] == -1)
       return 0;
     int64_t r = a[0] % a[1];
     return (r != 0 && ((r < 0) != (a[1] < 0))) ? r + a[1] : r;
   }
-  case EwKind::FMod: return a[1] == 0 ? 0 : a[0] % a[1];
+  case EwKind::FMod: return a[1] == 0 || a[1] == -1 ? 0 : a[0] % a[1];
   case EwKind::Max: return std::max(a[0], a[1]);
   case EwKind::Min: return std::min(a[0], a[1]);
-  case EwKind::Neg: return -a[0];
-  case EwKind::Abs: return a[0] < 0 ? -a[0] : a[0];
+  case EwKind::Neg: return wrapped(0 - uint64_t(a[0]));
+  case EwKind::Abs: return a[0] < 0 ? wrapped(0 - uint64_t(a[0])) : a[0];
   case EwKind::Relu: return a[0] > 0 ? a[0] : 0;
   case EwKind::And: return a[0] && a[1];
   case EwKind::Or: return a[0] || a[1];

@@ -280,8 +280,8 @@ static LogicalResult importRange(NodeContext &nc) {
     int64_t n = int64_t(count);
     if (failed(imp.checkConstantSize(nc, {n}, out.elemType)))
       return failure();
-    for (int64_t i = 0; i < n; ++i)
-      out.ints.push_back(s + i * d);
+    for (int64_t i = 0; i < n; ++i) // wraps (no UB) past int64's ends
+      out.ints.push_back(int64_t(uint64_t(s) + uint64_t(i) * uint64_t(d)));
     out.shape.push_back(n);
   }
   nc.results.push_back(imp.litConstant(nc.loc, out));
