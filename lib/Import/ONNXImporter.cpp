@@ -1346,7 +1346,8 @@ Value Importer::matmul(NodeContext &nc, Value a, Value bm) {
                    << a.getType() << " x " << bm.getType();
         return {};
       }
-      batch.push_back(std::max(da, db));
+      // Not max: a 1 broadcasts to 0 (fuzzing: batch 0 x 1 gave 1).
+      batch.push_back(da == 1 ? db : da);
     }
     int64_t nb = numElements(batch);
     SmallVector<int64_t> fullA = batch, fullB = batch;
