@@ -55,8 +55,13 @@ static LogicalResult checkArity(NodeContext &nc, size_t min, size_t max) {
 
 /// A rank-0 constant of `et`.
 static Value scalarTensor(NodeContext &nc, Type et, double v) {
-  return nc.imp.splat(nc.loc, RankedTensorType::get({}, et), v,
-                      static_cast<int64_t>(v));
+  // Saturated: converting a double outside int64 is undefined behaviour
+  // (fuzzing: LayerNormalization's epsilon = 3.4e26, for a float splat).
+  int64_t iv = v >= 0x1p63    ? INT64_MAX
+               : v < -0x1p63  ? INT64_MIN
+               : std::isnan(v) ? 0
+                               : static_cast<int64_t>(v);
+  return nc.imp.splat(nc.loc, RankedTensorType::get({}, et), v, iv);
 }
 
 static bool isFloat8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
