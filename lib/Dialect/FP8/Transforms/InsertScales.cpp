@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
+#include "fp8/Dialect/FP8/Transforms/InputFiles.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -66,18 +67,8 @@ struct FP8InsertScalesPass
 
   /// Reads and parses a JSON file; `what` names it in diagnostics.
   FailureOr<llvm::json::Value> readJSON(StringRef path, StringRef what) {
-    auto buffer = llvm::MemoryBuffer::getFile(path);
-    if (!buffer)
-      return getOperation().emitError()
-             << "cannot read " << what << " file " << path << ": "
-             << buffer.getError().message();
-    llvm::Expected<llvm::json::Value> json =
-        llvm::json::parse((*buffer)->getBuffer());
-    if (!json)
-      return getOperation().emitError()
-             << what << " file " << path
-             << " is not valid JSON: " << llvm::toString(json.takeError());
-    return std::move(*json);
+    return readJSONFile(path, what,
+                        [&] { return getOperation().emitError(); });
   }
 
   LogicalResult loadPolicy(std::vector<Rule> &rules) {
@@ -241,11 +232,19 @@ struct FP8InsertScalesPass
     for (auto *list : {&actBlock, &weightBlock})
       if (!list->empty() && (list->size() > 2 ||
                              llvm::any_of(*list, [](int64_t b) {
-                               return b < 1;
+                               return b < 1 || b > kMaxBlockSize;
                              })))
         return getOperation().emitError()
-               << "fp8-insert-scales: block shapes take 1 or 2 positive "
-                  "sizes";
+               << "fp8-insert-scales: block shapes take 1 or 2 sizes in [1, "
+               << kMaxBlockSize << "]";
+    // The numeric options are the delayed recipe's parameters: its
+    // attribute's verifier is the one rule for them.
+    auto emit = [&] {
+      return getOperation().emitError() << "fp8-insert-scales: ";
+    };
+    if (failed(DelayedScalingAttr::verify(emit, history, AmaxAlgo::Max,
+                                          margin, pow2)))
+      return failure();
     return success();
   }
 
