@@ -37,6 +37,7 @@ void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
   insert.keepFirstLast = options.keepFirstLast;
   insert.policyFile = options.policyFile;
   insert.reportFile = options.reportFile;
+  insert.strict = options.strict;
   insert.analyze = options.analyze;
   insert.calibrationFile = options.calibrationFile;
   pm.addPass(createFP8InsertScales(insert));

@@ -111,6 +111,10 @@ struct QuantizePipelineOptions
   Option<std::string> reportFile{*this, "report-file",
                                  llvm::cl::desc("Write decisions as JSON"),
                                  llvm::cl::init("")};
+  Option<bool> strict{
+      *this, "strict",
+      llvm::cl::desc("A policy rule that decides no product is an error"),
+      llvm::cl::init(false)};
 };
 
 /// The FP8 recipe passes: fp8-insert-scales with the options, then
