@@ -23,3 +23,17 @@ void mlir::fp8::setVersionPrinter(const char *tool) {
   llvm::cl::SetVersionPrinter(
       [tool](llvm::raw_ostream &os) { printVersion(os, tool); });
 }
+
+void mlir::fp8::hideOptionsOutside(llvm::cl::OptionCategory &category) {
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *o = entry.second;
+    llvm::StringRef name = o->ArgStr;
+    // LLVM's generic options (--help*, --version, --print-*options).
+    bool generic = name.starts_with("help") || name == "h" ||
+                   name == "version" || name.ends_with("print-options") ||
+                   name == "print-all-options";
+    if (!generic && !llvm::is_contained(o->Categories, &category) &&
+        o->getOptionHiddenFlag() == llvm::cl::NotHidden)
+      o->setHiddenFlag(llvm::cl::Hidden);
+  }
+}

@@ -213,6 +213,13 @@ FailureOr<std::string> fp8::prepareModelFunction(ModuleOp module,
     sig += std::to_string(message.size()) + " " + message.str() + "\n";
   }
   sig += llvm::formatv("fingerprint {0:x-16}\n", computeFingerprint(module));
+  // Recorded in the signature: the attributes have no meaning in LLVM IR.
+  if (checked) {
+    func.removeResultAttr(type.getNumResults() - 1,
+                          StringAttr::get(module.getContext(),
+                                          fp8::kCheckStatusAttr));
+    func->removeAttr(fp8::kChecksAttr);
+  }
   // Tensors without elements (e.g. the empty past of a cached decoder's
   // first step) carry no data, but a memref like 1x2x0x16 has no bare-pointer
   // form. The signature above keeps their shapes; inside, an input becomes a

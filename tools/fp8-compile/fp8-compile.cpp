@@ -35,6 +35,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -222,7 +223,7 @@ int checkDependentOptions() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  fp8::hideOptionsOutside(category);
   fp8::setVersionPrinter("fp8-compile");
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -276,6 +277,11 @@ int main(int argc, char **argv) {
   fp8::registerAllFP8Dialects(registry);
   fp8::registerONNXImportDialects(registry);
   MLIRContext context(registry);
+  // Errors, warnings and notes on stderr, located at the ONNX node (MLIR's
+  // default handler prints errors only).
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
   // Nothing the tool reads may be overwritten by what it writes.
   fp8::OutputGuard guard;

@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
-  cl::HideUnrelatedOptions(category);
+  fp8::hideOptionsOutside(category);
   fp8::setVersionPrinter("fp8-translate");
   cl::ParseCommandLineOptions(argc, argv, "fp8-opt translation tool\n");
 

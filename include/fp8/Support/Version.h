@@ -1,12 +1,14 @@
 //===- Version.h - fp8-opt's version ----------------------------*- C++ -*-===//
 //
-// Part of fp8-opt. What --version prints (bug reports need it).
+// Part of fp8-opt. What --version prints (bug reports need it), and the
+// command-line conventions every tool shares.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FP8_SUPPORT_VERSION_H
 #define FP8_SUPPORT_VERSION_H
 
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::fp8 {
@@ -21,6 +23,10 @@ const char *getGitRevision();
 void printVersion(llvm::raw_ostream &os, const char *tool);
 /// cl::SetVersionPrinter for `tool` (call before ParseCommandLineOptions).
 void setVersionPrinter(const char *tool);
+/// Hides every registered option outside `category` (and LLVM's generic
+/// --help/--version) from --help; unlike cl::HideUnrelatedOptions they stay
+/// listed by --help-hidden (the backends' hundreds of flags).
+void hideOptionsOutside(llvm::cl::OptionCategory &category);
 
 } // namespace mlir::fp8
 
