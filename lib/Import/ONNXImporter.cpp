@@ -598,24 +598,45 @@ static double foldFloat(EwKind k, ArrayRef<double> a) {
   }
 }
 
+/// Two's-complement wrapping, as the generated code computes (C++ signed
+/// overflow would be undefined behaviour in the compiler itself).
+static int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
+
+/// A double as int64, saturating (the C++ conversion of an out-of-range
+/// double is undefined).
+static int64_t toInt64Sat(double d) {
+  if (std::isnan(d))
+    return 0;
+  if (d >= 9223372036854775807.0)
+    return INT64_MAX;
+  if (d <= -9223372036854775808.0)
+    return INT64_MIN;
+  return static_cast<int64_t>(d);
+}
+
 static int64_t foldInt(EwKind k, ArrayRef<int64_t> a) {
+  const uint64_t x = a[0], y = a.size() > 1 ? a[1] : 0;
   switch (k) {
-  case EwKind::Add: return a[0] + a[1];
-  case EwKind::Sub: return a[0] - a[1];
-  case EwKind::Mul: return a[0] * a[1];
-  case EwKind::Div: return a[1] == 0 ? 0 : a[0] / a[1];
-  case EwKind::Pow: return static_cast<int64_t>(std::pow(double(a[0]), double(a[1])));
+  case EwKind::Add: return wrap(x + y);
+  case EwKind::Sub: return wrap(x - y);
+  case EwKind::Mul: return wrap(x * y);
+  // Integer division by zero gives 0 (numpy's result; ONNX leaves it
+  // undefined) and INT_MIN / -1 wraps, at compile time as at run time
+  // (Importer::buildScalar).
+  case EwKind::Div:
+    return a[1] == 0 ? 0 : a[1] == -1 ? wrap(0 - x) : a[0] / a[1];
+  case EwKind::Pow: return toInt64Sat(std::pow(double(a[0]), double(a[1])));
   case EwKind::Mod: {
-    if (a[1] == 0)
+    if (a[1] == 0 || a[1] == -1)
       return 0;
     int64_t r = a[0] % a[1];
     return (r != 0 && ((r < 0) != (a[1] < 0))) ? r + a[1] : r;
   }
-  case EwKind::FMod: return a[1] == 0 ? 0 : a[0] % a[1];
+  case EwKind::FMod: return a[1] == 0 || a[1] == -1 ? 0 : a[0] % a[1];
   case EwKind::Max: return std::max(a[0], a[1]);
   case EwKind::Min: return std::min(a[0], a[1]);
-  case EwKind::Neg: return -a[0];
-  case EwKind::Abs: return a[0] < 0 ? -a[0] : a[0];
+  case EwKind::Neg: return wrap(0 - x);
+  case EwKind::Abs: return a[0] < 0 ? wrap(0 - x) : a[0];
   case EwKind::Relu: return a[0] > 0 ? a[0] : 0;
   case EwKind::And: return a[0] && a[1];
   case EwKind::Or: return a[0] || a[1];
@@ -647,9 +668,7 @@ static bool foldCompare(EwKind k, T x, T y) {
 static int64_t castToInt(double d, Type t) {
   if (t.isInteger(1))
     return d != 0;
-  if (std::isnan(d))
-    return 0;
-  return static_cast<int64_t>(std::trunc(d));
+  return toInt64Sat(std::trunc(d));
 }
 
 //===----------------------------------------------------------------------===//
@@ -760,6 +779,41 @@ Value Importer::castScalar(OpBuilder &bb, Location loc, Value x, bool inUns,
   return x;
 }
 
+/// Integer x / y or x % y that never traps: a zero divisor gives 0 (as
+/// numpy; ONNX leaves it undefined, x86's idiv raises SIGFPE), and for
+/// signed types INT_MIN / -1 wraps to INT_MIN (remainder 0) instead of
+/// trapping. The divisor the hardware sees is never 0 or -1.
+static Value intDivRem(OpBuilder &bb, Location loc, Value x, Value y,
+                       bool isUnsigned, bool rem) {
+  Type t = y.getType();
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(bb, loc, bb.getIntegerAttr(t, v));
+  };
+  Value zero = cst(0), one = cst(1);
+  Value isZero =
+      arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::eq, y, zero);
+  Value special = isZero, isNegOne;
+  if (!isUnsigned) {
+    isNegOne =
+        arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::eq, y, cst(-1));
+    special = arith::OrIOp::create(bb, loc, isZero, isNegOne);
+  }
+  Value safe = arith::SelectOp::create(bb, loc, special, one, y);
+  Value r;
+  if (rem)
+    r = isUnsigned ? Value(arith::RemUIOp::create(bb, loc, x, safe))
+                   : Value(arith::RemSIOp::create(bb, loc, x, safe));
+  else
+    r = isUnsigned ? Value(arith::DivUIOp::create(bb, loc, x, safe))
+                   : Value(arith::DivSIOp::create(bb, loc, x, safe));
+  // x / -1 = -x (wrapping); x % -1 = 0.
+  if (!isUnsigned)
+    r = arith::SelectOp::create(
+        bb, loc, isNegOne,
+        rem ? zero : Value(arith::SubIOp::create(bb, loc, zero, x)), r);
+  return arith::SelectOp::create(bb, loc, isZero, zero, r);
+}
+
 Value Importer::buildScalar(OpBuilder &bb, Location loc, EwKind kind,
                             ValueRange a, Type outType,
                             ArrayRef<bool> uns) {
@@ -785,20 +839,18 @@ Value Importer::buildScalar(OpBuilder &bb, Location loc, EwKind kind,
   case EwKind::Div:
     if (f)
       return arith::DivFOp::create(bb, loc, a[0], a[1]);
-    return u ? Value(arith::DivUIOp::create(bb, loc, a[0], a[1]))
-             : Value(arith::DivSIOp::create(bb, loc, a[0], a[1]));
+    return intDivRem(bb, loc, a[0], a[1], u, /*rem=*/false);
   case EwKind::FMod:
     if (f)
       return arith::RemFOp::create(bb, loc, a[0], a[1]);
-    return u ? Value(arith::RemUIOp::create(bb, loc, a[0], a[1]))
-             : Value(arith::RemSIOp::create(bb, loc, a[0], a[1]));
+    return intDivRem(bb, loc, a[0], a[1], u, /*rem=*/true);
   case EwKind::Mod: {
     if (f)
       return arith::RemFOp::create(bb, loc, a[0], a[1]);
     if (u)
-      return arith::RemUIOp::create(bb, loc, a[0], a[1]);
+      return intDivRem(bb, loc, a[0], a[1], u, /*rem=*/true);
     // ONNX integer Mod (fmod=0) takes the divisor's sign, like Python.
-    Value r = arith::RemSIOp::create(bb, loc, a[0], a[1]);
+    Value r = intDivRem(bb, loc, a[0], a[1], u, /*rem=*/true);
     Value zero = iconst(0);
     Value rNeg = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::slt, r, zero);
     Value dNeg = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::slt, a[1], zero);

@@ -129,7 +129,10 @@ class Model:
     def _check(self, status, what):
         if status != 0:
             msg = self._lib.fp8rt_model_last_error(self._m).decode()
-            raise Error(f"{what}: {msg}" if msg else f"{what}: status {status}")
+            if not msg:
+                msg = f"status {status}"
+            # The library's state messages already say which call failed.
+            raise Error(msg if msg.startswith(f"{what}:") else f"{what}: {msg}")
 
     @staticmethod
     def _describe(array, info, keep):
