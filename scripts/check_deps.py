@@ -315,12 +315,30 @@ def shell_words(command):
     return list(lexer)
 
 
+# Shell grammar words: a command follows the first group, none is one.
+SHELL_BEFORE_COMMAND = {"do", "then", "else", "elif", "!", "{", "if", "while",
+                        "until"}
+SHELL_KEYWORDS = SHELL_BEFORE_COMMAND | {"done", "fi", "}", "for", "in", "case",
+                                         "esac"}
+
+
 def command_words(command):
     """The programs a shell command line runs: the first word of each
-    pipeline element, and what `not` and `env` run."""
-    words, expect = [], True
+    pipeline element (also inside loops, conditionals and $(...)), and what
+    `not` and `env` run."""
+    words, expect, in_for = [], True, False
     for word in shell_words(command):
-        if word in SEPARATORS:
+        if in_for:  # for NAME in WORDS; do ...: no command until `do`
+            in_for = word not in (";", "do")
+            expect = not in_for
+            continue
+        if word == "for" and expect:
+            in_for = True
+        elif word in SHELL_KEYWORDS and expect:
+            expect = word in SHELL_BEFORE_COMMAND
+        elif word == ")":
+            expect = False  # the end of a subshell or of $(...)
+        elif word in SEPARATORS:
             expect = True
         elif expect:
             after = words[-1] if words else ""

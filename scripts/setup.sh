@@ -8,7 +8,7 @@
 set -euo pipefail
 
 PKGS=(
-  build-essential cmake ninja-build ccache git
+  build-essential gcc-12 cmake ninja-build ccache git
   llvm-22 llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libzstd-dev
   libonnx-dev libprotobuf-dev protobuf-compiler

@@ -17,6 +17,7 @@
 #include "TensorProto.h"
 
 #include "fp8rt/fp8rt.h"
+#include "fp8/Support/VersionInfo.inc"
 
 #include <algorithm>
 #include <cctype>
@@ -82,6 +83,7 @@ const char kHelp[] =
     "the\n"
     "                     runs. Default: none\n"
     "  -h, --help         print this help and exit 0\n"
+    "  --version          print fp8-opt's version and git revision\n"
     "\n"
     "Options taking a value accept both --opt VALUE and --opt=VALUE; R and A\n"
     "are finite numbers >= 0.\n"
@@ -190,6 +192,10 @@ Options parse(int argc, char **argv) {
       o.top1 = true;
     else if (a == "-h" || a == "--help") {
       std::fputs(kHelp, stdout);
+      std::exit(std::fflush(stdout) == 0 ? 0 : 1);
+    } else if (a == "--version") {
+      std::printf("fp8-run (fp8-opt) %s, git %s\n", FP8_VERSION,
+                  FP8_GIT_REVISION);
       std::exit(std::fflush(stdout) == 0 ? 0 : 1);
     } else if (!a.empty() && a[0] == '-')
       usageError("unknown option " + a);
