@@ -97,13 +97,13 @@ cases = [("I", (0,), 4, "4"), ("I", (1,), -5, "-5"),
          ("N", (1, 0), 3, "(3,0)"), ("T", (1, 6), 11, "11"),
          ("T", (0, 0), 10**12, "1000000000000"),
          ("T", (1, 2), -2**63, "-9223372036854775808")]
-for name, at, value, label in cases:
+for k, (name, at, value, label) in enumerate(cases):
     x = {k: v.copy() for k, v in good.items()}
     if name == "N" and label == "(0,4)":
         x["N"][4] = [0, 4]
     else:
         x[name][at] = value
-    folder = os.path.join(tmp, f"bad_{name}_{abs(hash(label))}")
+    folder = os.path.join(tmp, f"bad_{k}_{name}")
     write(folder, x)
     rc, msg = fp8_run(os.path.join(tmp, "gathers.so"), "--data", folder)
     print(f"{name}={label}: fp8-run exit {rc}: {msg}")
