@@ -614,8 +614,20 @@ static int64_t toInt64Sat(double d) {
   return static_cast<int64_t>(d);
 }
 
-static int64_t foldInt(EwKind k, ArrayRef<int64_t> a) {
+/// `isUnsigned`: the int64s hold uint64 bit patterns (Div, Mod, Max, Min
+/// and comparisons differ from the signed ones above 2^63).
+static int64_t foldInt(EwKind k, ArrayRef<int64_t> a, bool isUnsigned) {
   const uint64_t x = a[0], y = a.size() > 1 ? a[1] : 0;
+  if (isUnsigned) {
+    switch (k) {
+    case EwKind::Div: return y == 0 ? 0 : wrap(x / y);
+    case EwKind::Mod:
+    case EwKind::FMod: return y == 0 ? 0 : wrap(x % y);
+    case EwKind::Max: return wrap(std::max(x, y));
+    case EwKind::Min: return wrap(std::min(x, y));
+    default: break; // the same bits as the signed operation
+    }
+  }
   switch (k) {
   case EwKind::Add: return wrap(x + y);
   case EwKind::Sub: return wrap(x - y);
@@ -1028,7 +1040,9 @@ FailureOr<Value> Importer::elementwise(NodeContext &nc, EwKind kind,
       SmallVector<int64_t> ia;
       for (auto [l, s] : llvm::zip(lits, inStrides)) {
         int64_t j = broadcastIndex(idx, l.shape, s);
-        fa.push_back(l.isFloat() ? l.floats[j] : double(l.ints[j]));
+        fa.push_back(l.isFloat()      ? l.floats[j]
+                     : l.isUnsigned ? double(uint64_t(l.ints[j]))
+                                    : double(l.ints[j]));
         ia.push_back(l.isFloat() ? castToInt(l.floats[j], b.getI64Type())
                                  : l.ints[j]);
       }
@@ -1038,8 +1052,10 @@ FailureOr<Value> Importer::elementwise(NodeContext &nc, EwKind kind,
         else
           out.ints.push_back(ia[0] ? ia[1] : ia[2]);
       } else if (isCompare(kind)) {
-        out.ints.push_back(isFloat ? foldCompare(kind, fa[0], fa[1])
-                                   : foldCompare(kind, ia[0], ia[1]));
+        out.ints.push_back(
+            isFloat ? foldCompare(kind, fa[0], fa[1])
+            : uns[0] ? foldCompare(kind, uint64_t(ia[0]), uint64_t(ia[1]))
+                     : foldCompare(kind, ia[0], ia[1]));
       } else if (kind == EwKind::Cast) {
         if (outFloat)
           out.floats.push_back(fa[0]);
@@ -1048,7 +1064,7 @@ FailureOr<Value> Importer::elementwise(NodeContext &nc, EwKind kind,
       } else if (isFloat) {
         out.floats.push_back(foldFloat(kind, fa));
       } else {
-        out.ints.push_back(foldInt(kind, ia));
+        out.ints.push_back(foldInt(kind, ia, outUnsigned));
       }
     }
     if (outT.isInteger(1))

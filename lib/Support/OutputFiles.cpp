@@ -12,6 +12,12 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 using namespace mlir;
 namespace fs = llvm::sys::fs;
 
@@ -56,23 +62,46 @@ std::string fp8::OutputGuard::checkOutput(StringRef path, StringRef what) {
   return {};
 }
 
-/// Whether `path` exists and is (or links to) something other than a
-/// regular file: such outputs are written into, so their temporary file
-/// belongs in the system's temporary directory, not beside them (/dev).
-static bool isSpecial(StringRef path) {
-  if (path == "-")
+/// Paths that are the process's own streams: /dev/stdout and friends,
+/// /proc/<pid>/fd/<n>. Written into directly: renaming over what they
+/// resolve to (a shell's redirection target) would detach the stream.
+static bool isStreamPath(StringRef path) {
+  return path == "-" || path.starts_with("/dev/") ||
+         path.starts_with("/proc/");
+}
+
+/// What an output path stands for: the target of a symbolic link (written
+/// in place of the link, which stays), or the path itself.
+static std::string resolvedTarget(StringRef path) {
+  fs::file_status link;
+  SmallString<256> real;
+  if (!fs::status(path, link, /*follow=*/false) &&
+      link.type() == fs::file_type::symlink_file &&
+      !fs::real_path(path, real))
+    return std::string(real);
+  return path.str();
+}
+
+/// Whether `path` is written into rather than replaced: a stream, or an
+/// existing file (through links) that is not regular (a device, a FIFO).
+/// Its temporary file then belongs in the system's temporary directory.
+static bool isWrittenInto(StringRef path) {
+  if (isStreamPath(path))
     return true;
   fs::file_status st;
-  return !fs::status(path, st) && st.type() != fs::file_type::regular_file;
+  return !fs::status(path, st) && st.type() != fs::file_type::regular_file &&
+         st.type() != fs::file_type::directory_file;
 }
 
 std::string fp8::temporaryPathFor(StringRef path, std::string &error) {
-  SmallString<256> model(path);
+  // Beside the file that will be replaced (a link's target), so that the
+  // final rename stays on one file system.
+  SmallString<256> model(resolvedTarget(path));
   model += ".tmp-%%%%%%%%";
   SmallString<256> tmp;
   int fd = -1;
   std::error_code ec =
-      isSpecial(path)
+      isWrittenInto(path)
           ? fs::createTemporaryFile("fp8-output", "tmp", fd, tmp)
           : fs::createUniqueFile(model, fd, tmp);
   if (ec) {
@@ -85,16 +114,31 @@ std::string fp8::temporaryPathFor(StringRef path, std::string &error) {
   return std::string(tmp);
 }
 
-/// Copies the bytes of `from` into the existing non-regular file `to`.
+/// Copies the bytes of `from` into the existing non-regular file `to`. A
+/// FIFO is opened without blocking: one that no process reads is an error,
+/// not a hang.
 static std::string copyInto(StringRef from, StringRef to) {
   auto data = llvm::MemoryBuffer::getFile(from, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!data)
     return ("cannot read '" + from + "': " + data.getError().message()).str();
-  std::error_code ec;
-  llvm::raw_fd_ostream os(to, ec, fs::OF_None);
-  if (ec)
-    return ("cannot write '" + to + "': " + ec.message()).str();
+  SmallString<256> target(to);
+  int fd = ::open(target.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENXIO)
+      return ("cannot write '" + to +
+              "': it is a FIFO that no process is reading")
+          .str();
+    return ("cannot write '" + to + "': " + std::strerror(errno)).str();
+  }
+  // Blocking writes from here on (a reader may be slower than we are).
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  // A regular file behind a stream path (/dev/stdout redirected to a file)
+  // is overwritten, as the shell's `>` would.
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    (void)::ftruncate(fd, 0);
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
   os << (*data)->getBuffer();
   os.close();
   if (os.has_error())
@@ -103,7 +147,7 @@ static std::string copyInto(StringRef from, StringRef to) {
 }
 
 std::string fp8::commitOutput(StringRef tmp, StringRef path) {
-  std::string target = path.str(), error;
+  std::string error;
   if (path == "-") {
     auto data = llvm::MemoryBuffer::getFile(tmp, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
@@ -115,19 +159,18 @@ std::string fp8::commitOutput(StringRef tmp, StringRef path) {
     fs::remove(tmp);
     return error;
   }
-  // A symbolic link: write its target (the link stays a link).
-  SmallString<256> real;
-  fs::file_status link;
+  std::string target = resolvedTarget(path);
+  fs::file_status link, st;
   if (!fs::status(path, link, /*follow=*/false) &&
-      link.type() == fs::file_type::symlink_file &&
-      !fs::real_path(path, real))
-    target = std::string(real);
-  fs::file_status st;
-  std::error_code missing = fs::status(target, st);
-  if (!missing && st.type() == fs::file_type::directory_file)
+      link.type() == fs::file_type::symlink_file && fs::status(path, st))
+    error = ("cannot write '" + path +
+             "': it is a symbolic link whose target does not exist")
+                .str();
+  else if (isWrittenInto(path))
+    error = copyInto(tmp, path);
+  else if (!fs::status(target, st) &&
+           st.type() == fs::file_type::directory_file)
     error = ("cannot write '" + path + "': it is a directory").str();
-  else if (!missing && st.type() != fs::file_type::regular_file)
-    error = copyInto(tmp, target);
   else if (std::error_code ec = fs::rename(tmp, target))
     error = ("cannot write '" + path + "': " + ec.message()).str();
   fs::remove(tmp);

@@ -107,15 +107,28 @@ static uint64_t mix(uint64_t h, uint64_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
 }
 
-/// A hash of what the compiled code computes: every op's name, result
-/// types and attributes, constants (weights) by their bytes. Locations are
-/// left out, so moving the model file changes nothing.
+/// A hash of what the compiled code computes: every op's name, how it is
+/// wired (its operands, numbered in walk order), result types and
+/// attributes, constants (weights) by their bytes. Locations are left out,
+/// so moving the model file changes nothing.
 static uint64_t computeFingerprint(ModuleOp module) {
   uint64_t h = 0;
   auto mixText = [&](StringRef text) { h = mix(h, llvm::xxh3_64bits(text)); };
   std::string text;
-  module.walk([&](Operation *op) {
+  DenseMap<Value, uint64_t> numbers;
+  auto number = [&](Value v) {
+    return numbers.try_emplace(v, numbers.size()).first->second;
+  };
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
     mixText(op->getName().getStringRef());
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          h = mix(h, number(arg));
+    for (Value operand : op->getOperands())
+      h = mix(h, number(operand));
+    for (Value result : op->getResults())
+      h = mix(h, number(result));
     for (Type t : op->getResultTypes()) {
       text.clear();
       llvm::raw_string_ostream(text) << t;

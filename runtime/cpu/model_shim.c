@@ -27,8 +27,8 @@
 #include "fp8rt/fp8rt.h"
 #ifdef FP8RT_TARGET_CUDA
 #include "fp8rt/fp8rt_cuda.h"
-#include <pthread.h>
 #endif
+#include <pthread.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +65,12 @@ static __thread char cuda_create_error[1024];
 #endif
 
 #define FP8RT_EXPORT __attribute__((visibility("default")))
+
+#ifndef FP8RT_TARGET_CUDA
+/* CPU: serializes the runs of models with run-time checks and persistent
+ * state (see fp8rt_model_run); the CUDA build uses cuda_lock. */
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+#endif
 
 typedef struct tensor_sig {
   char *name;
@@ -542,10 +548,10 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
   }
   /* The compiled code writes the whole status (it is an output). */
   const int checked = m->num_checks > 0;
-  if (!copy_undo(m, 0)) {
-    set_error(m, "saving the model's state before the run failed");
-    return FP8RT_INTERNAL;
-  }
+  /* With checks and persistent state, the snapshot, the run and a restore
+   * are one critical section: no other handle's run may update the shared
+   * state in between (a restore would undo it, a snapshot could be torn). */
+  const int guard_state = m->undo != NULL;
 #ifdef FP8RT_TARGET_CUDA
   /* All inputs, then one synchronize (m->args holds their host data). */
   int32_t failed = 0;
@@ -557,7 +563,13 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
     return FP8RT_INTERNAL;
   }
   pthread_mutex_lock(&cuda_lock);
-  int32_t status;
+  int32_t status = copy_undo(m, 0) ? 0 : -1;
+  if (status != 0) {
+    pthread_mutex_unlock(&cuda_lock);
+    set_error(m, "saving the model's state before the run: %s",
+              fp8rt_cuda_last_error());
+    return FP8RT_INTERNAL;
+  }
   if (m->graph) {
     status = fp8rt_cuda_graph_launch(m->graph);
   } else if (m->use_graph && m->runs > 0) {
@@ -580,7 +592,8 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
       status = fp8rt_cuda_run_end(NULL);
     }
   }
-  pthread_mutex_unlock(&cuda_lock);
+  if (!guard_state || status != 0)
+    pthread_mutex_unlock(&cuda_lock);
   if (status != 0) {
     set_error(m, "CUDA: %s", fp8rt_cuda_last_error());
     return FP8RT_INTERNAL;
@@ -592,16 +605,24 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
                            (const void *const *)(m->staging + num_inputs),
                            m->bytes + num_inputs, num_outputs + checked,
                            &failed) != 0) {
+    if (guard_state)
+      pthread_mutex_unlock(&cuda_lock);
     set_error(m, "copying output '%s' from the GPU: %s",
               failed < num_outputs ? m->tensors[num_inputs + failed].name
                                    : "(status)",
               fp8rt_cuda_last_error());
     return FP8RT_INTERNAL;
   }
+  pthread_mutex_t *held = guard_state ? &cuda_lock : NULL;
 #else
+  pthread_mutex_t *held = guard_state ? &state_lock : NULL;
+  if (held)
+    pthread_mutex_lock(held);
+  copy_undo(m, 0); /* host memcpy: cannot fail */
   m->args[num_inputs + num_outputs] = m->status;
   __fp8_model_entry(m->args);
 #endif
+  fp8rt_status result = FP8RT_OK;
   if (checked && m->status[0] != 0) {
     int64_t site = m->status[0] - 1;
     /* The run is refused: its state updates (amax histories) are undone. */
@@ -611,9 +632,11 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
                                                 : "a run-time check failed",
               (long long)m->status[1],
               restored ? "" : " (and restoring the model's state failed)");
-    return FP8RT_INVALID_ARGUMENT;
+    result = FP8RT_INVALID_ARGUMENT;
   }
-  return FP8RT_OK;
+  if (held)
+    pthread_mutex_unlock(held);
+  return result;
 }
 
 FP8RT_EXPORT const char *fp8rt_model_last_error(const fp8rt_model *m) {
@@ -735,7 +758,18 @@ static fp8rt_status open_save_target(fp8rt_model *m, const char *path,
     free_save_target(t);
     return FP8RT_IO_ERROR;
   }
-  fchmod(fd, 0644);
+  /* The mode of the file it replaces, else what a plain fopen would give
+   * (0666 less the umask); mkstemp's 0600 is neither. */
+  struct stat old;
+  mode_t mode;
+  if (stat(t->final, &old) == 0) {
+    mode = old.st_mode & 07777;
+  } else {
+    mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
+  }
+  fchmod(fd, mode);
   return FP8RT_OK;
 }
 

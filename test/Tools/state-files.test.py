@@ -2,7 +2,6 @@
 import os
 import stat
 import sys
-import threading
 
 import numpy as np
 
@@ -52,14 +51,17 @@ os.mkdir(path("dir"))
 attempt("save to a directory", lambda: m.save_state(path("dir")))
 os.mkfifo(path("fifo"))
 attempt("save to a FIFO nobody reads", lambda: m.save_state(path("fifo")))
-received = []
-reader = threading.Thread(target=lambda: received.append(open(path("fifo"), "rb").read()))
-reader.start()
-import time  # noqa: E402
-time.sleep(0.2)
+# The read end is open before the save (non-blocking open, then blocking
+# reads): no race with a reader thread. The state is far smaller than a
+# pipe's buffer, so the writer never waits for the reads.
+fd = os.open(path("fifo"), os.O_RDONLY | os.O_NONBLOCK)
+os.set_blocking(fd, True)
 m.save_state(path("fifo"))
-reader.join()
-print(f"save to a FIFO with a reader: ok, read back {len(received[0])} bytes")
+received = b""
+while chunk := os.read(fd, 65536):
+    received += chunk
+os.close(fd)
+print(f"save to a FIFO with a reader: ok, read back {len(received)} bytes")
 
 # The old code wrote <path>.tmpXXX literally: a file planted there (or a
 # link to another file) was truncated.

@@ -32,11 +32,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -422,13 +424,22 @@ int main(int argc, char **argv) {
   tmp = fp8::temporaryPathFor(outputFile, tmpError);
   if (tmp.empty())
     return fail(tmpError);
+  // Temporary files go on every path out: errors, and signals (Ctrl-C).
+  SmallString<128> object;
+  llvm::sys::RemoveFileOnSignal(tmp);
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(tmp);
+    llvm::sys::DontRemoveFileOnSignal(tmp);
+    if (!object.empty()) {
+      llvm::sys::fs::remove(object);
+      llvm::sys::DontRemoveFileOnSignal(object);
+    }
+  });
   if (emit == "llvm" || emit == "obj") {
     Stage stage("codegen");
     if (failed(fp8::translateAndEmit(*module, tmp, codegen,
-                                     /*emitLLVMIR=*/emit == "llvm"))) {
-      llvm::sys::fs::remove(tmp);
+                                     /*emitLLVMIR=*/emit == "llvm")))
       return 1;
-    }
     return commit();
   }
 
@@ -442,16 +453,16 @@ int main(int argc, char **argv) {
   std::string runtime = runtimeLib;
   if (runtime.empty())
     runtime = libPath(gpu ? "libfp8rt_cuda.a" : "libfp8rt_cpu.a");
-  SmallString<128> object;
   if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("fp8-model", "o", object))
+          llvm::sys::fs::createTemporaryFile("fp8-model", "o", object)) {
+    object.clear();
     return fail("cannot create a temporary object file: " + ec.message());
+  }
+  llvm::sys::RemoveFileOnSignal(object);
   {
     Stage stage("codegen");
-    if (failed(fp8::translateAndEmit(*module, object, codegen, false))) {
-      llvm::sys::fs::remove(object);
+    if (failed(fp8::translateAndEmit(*module, object, codegen, false)))
       return 1;
-    }
   }
   {
     Stage stage("link");
@@ -465,11 +476,8 @@ int main(int argc, char **argv) {
                                         libPath("libfp8rt_cuda_model.a"),
                                         runtime, stubs, tmp, error)
             : fp8::linkModelLibrary(object, runtime, tmp, error);
-    llvm::sys::fs::remove(object);
-    if (failed(linked)) {
-      llvm::sys::fs::remove(tmp);
+    if (failed(linked))
       return fail(error);
-    }
     return commit();
   }
 }
