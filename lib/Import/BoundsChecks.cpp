@@ -79,7 +79,7 @@ static std::string describeSource(Value v) {
       if (!func)
         return {};
       if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                         "onnx.name"))
+                                                        "onnx.name"))
         return ("graph input '" + name.getValue() + "'").str();
       return "graph input #" + std::to_string(arg.getArgNumber());
     }
@@ -124,10 +124,10 @@ static LogicalResult checkConstantIndices(NodeContext &nc,
     int64_t c = perComponent ? n % k : 0;
     ++n;
     int64_t dim = dims[c];
-    bool bad = isUnsigned ? raw.getActiveBits() > 63 ||
-                                int64_t(raw.getZExtValue()) >= dim
-                          : raw.getSExtValue() < -dim ||
-                                raw.getSExtValue() >= dim;
+    bool bad =
+        isUnsigned
+            ? raw.getActiveBits() > 63 || int64_t(raw.getZExtValue()) >= dim
+            : raw.getSExtValue() < -dim || raw.getSExtValue() >= dim;
     if (!bad)
       continue;
     auto diag = nc.error() << "index ";
@@ -135,8 +135,8 @@ static LogicalResult checkConstantIndices(NodeContext &nc,
       diag << raw.getZExtValue();
     else
       diag << raw.getSExtValue();
-    return diag << " out of range for dimension " << firstDim + c
-                << " of size " << dim;
+    return diag << " out of range for dimension " << firstDim + c << " of size "
+                << dim;
   }
   return success();
 }
@@ -203,9 +203,9 @@ LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
           for (auto [c, dim] : llvm::enumerate(dims)) {
             if (c == 0)
               continue;
-            Value isC = arith::CmpIOp::create(
-                bb, l, arith::CmpIPredicate::eq, j,
-                arith::ConstantIndexOp::create(bb, l, c));
+            Value isC =
+                arith::CmpIOp::create(bb, l, arith::CmpIPredicate::eq, j,
+                                      arith::ConstantIndexOp::create(bb, l, c));
             bound = arith::SelectOp::create(bb, l, isC, cst(dim), bound);
           }
         }
@@ -253,10 +253,9 @@ Value Importer::finishChecks(Location loc) {
                Value isFlag = arith::CmpIOp::create(
                    bb, l, arith::CmpIPredicate::eq, i,
                    arith::ConstantIndexOp::create(bb, l, 0));
-               linalg::YieldOp::create(
-                   bb, l,
-                   ValueRange{arith::SelectOp::create(bb, l, isFlag, args[0],
-                                                      args[1])});
+               linalg::YieldOp::create(bb, l,
+                                       ValueRange{arith::SelectOp::create(
+                                           bb, l, isFlag, args[0], args[1])});
              })
       .getResult(0);
 }

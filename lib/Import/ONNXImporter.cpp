@@ -134,8 +134,7 @@ fp8::importONNXBuffer(StringRef bytes, bool isText, StringRef bufferName,
 }
 
 FailureOr<OwningOpRef<ModuleOp>>
-fp8::importONNXFile(StringRef path, MLIRContext &ctx,
-                    const ImportOptions &opts,
+fp8::importONNXFile(StringRef path, MLIRContext &ctx, const ImportOptions &opts,
                     SmallVectorImpl<std::string> *externalFiles) {
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
                                                    /*RequiresNullTerminator=*/false);
@@ -146,8 +145,8 @@ fp8::importONNXFile(StringRef path, MLIRContext &ctx,
   ImportOptions fileOpts = opts;
   if (fileOpts.externalDataDir.empty())
     fileOpts.externalDataDir = llvm::sys::path::parent_path(path).str();
-  return importONNXBuffer((*buffer)->getBuffer(), isText, path, ctx,
-                          fileOpts, externalFiles);
+  return importONNXBuffer((*buffer)->getBuffer(), isText, path, ctx, fileOpts,
+                          externalFiles);
 }
 
 //===----------------------------------------------------------------------===//
@@ -293,9 +292,9 @@ StringRef Importer::onnxTypeName(int t) {
 /// to a regular file inside the model's directory, after symbolic links and
 /// `..` are resolved. A crafted model must not make the compiler read (and
 /// embed in a library) any other file of the machine.
-FailureOr<std::string>
-Importer::resolveExternalPath(const onnx::TensorProto &t, StringRef location,
-                              Location loc) {
+FailureOr<std::string> Importer::resolveExternalPath(const onnx::TensorProto &t,
+                                                     StringRef location,
+                                                     Location loc) {
   auto refuse = [&]() {
     return emitError(loc) << "tensor '" << t.name()
                           << "': external data location '" << location << "' ";
@@ -620,35 +619,47 @@ static int64_t foldInt(EwKind k, ArrayRef<int64_t> a, bool isUnsigned) {
   const uint64_t x = a[0], y = a.size() > 1 ? a[1] : 0;
   if (isUnsigned) {
     switch (k) {
-    case EwKind::Div: return y == 0 ? 0 : wrap(x / y);
+    case EwKind::Div:
+      return y == 0 ? 0 : wrap(x / y);
     case EwKind::Mod:
-    case EwKind::FMod: return y == 0 ? 0 : wrap(x % y);
-    case EwKind::Max: return wrap(std::max(x, y));
-    case EwKind::Min: return wrap(std::min(x, y));
-    default: break; // the same bits as the signed operation
+    case EwKind::FMod:
+      return y == 0 ? 0 : wrap(x % y);
+    case EwKind::Max:
+      return wrap(std::max(x, y));
+    case EwKind::Min:
+      return wrap(std::min(x, y));
+    default:
+      break; // the same bits as the signed operation
     }
   }
   switch (k) {
-  case EwKind::Add: return wrap(x + y);
-  case EwKind::Sub: return wrap(x - y);
-  case EwKind::Mul: return wrap(x * y);
+  case EwKind::Add:
+    return wrap(x + y);
+  case EwKind::Sub:
+    return wrap(x - y);
+  case EwKind::Mul:
+    return wrap(x * y);
   // Integer division by zero gives 0 (numpy's result; ONNX leaves it
   // undefined) and INT_MIN / -1 wraps, at compile time as at run time
   // (Importer::buildScalar).
   case EwKind::Div:
     return a[1] == 0 ? 0 : a[1] == -1 ? wrap(0 - x) : a[0] / a[1];
-  case EwKind::Pow: return toInt64Sat(std::pow(double(a[0]), double(a[1])));
+  case EwKind::Pow:
+    return toInt64Sat(std::pow(double(a[0]), double(a[1])));
   case EwKind::Mod: {
     if (a[1] == 0 || a[1] == -1)
       return 0;
     int64_t r = a[0] % a[1];
     return (r != 0 && ((r < 0) != (a[1] < 0))) ? r + a[1] : r;
   }
-  case EwKind::FMod: return a[1] == 0 || a[1] == -1 ? 0 : a[0] % a[1];
+  case EwKind::FMod:
+    return a[1] == 0 || a[1] == -1 ? 0 : a[0] % a[1];
   case EwKind::Max: return std::max(a[0], a[1]);
   case EwKind::Min: return std::min(a[0], a[1]);
-  case EwKind::Neg: return wrap(0 - x);
-  case EwKind::Abs: return a[0] < 0 ? wrap(0 - x) : a[0];
+  case EwKind::Neg:
+    return wrap(0 - x);
+  case EwKind::Abs:
+    return a[0] < 0 ? wrap(0 - x) : a[0];
   case EwKind::Relu: return a[0] > 0 ? a[0] : 0;
   case EwKind::And: return a[0] && a[1];
   case EwKind::Or: return a[0] || a[1];
@@ -1040,7 +1051,7 @@ FailureOr<Value> Importer::elementwise(NodeContext &nc, EwKind kind,
       SmallVector<int64_t> ia;
       for (auto [l, s] : llvm::zip(lits, inStrides)) {
         int64_t j = broadcastIndex(idx, l.shape, s);
-        fa.push_back(l.isFloat()      ? l.floats[j]
+        fa.push_back(l.isFloat()    ? l.floats[j]
                      : l.isUnsigned ? double(uint64_t(l.ints[j]))
                                     : double(l.ints[j]));
         ia.push_back(l.isFloat() ? castToInt(l.floats[j], b.getI64Type())
@@ -1053,7 +1064,7 @@ FailureOr<Value> Importer::elementwise(NodeContext &nc, EwKind kind,
           out.ints.push_back(ia[0] ? ia[1] : ia[2]);
       } else if (isCompare(kind)) {
         out.ints.push_back(
-            isFloat ? foldCompare(kind, fa[0], fa[1])
+            isFloat  ? foldCompare(kind, fa[0], fa[1])
             : uns[0] ? foldCompare(kind, uint64_t(ia[0]), uint64_t(ia[1]))
                      : foldCompare(kind, ia[0], ia[1]));
       } else if (kind == EwKind::Cast) {

@@ -745,7 +745,6 @@ static LogicalResult importSlice(NodeContext &nc) {
   return success();
 }
 
-
 static LogicalResult importGather(NodeContext &nc) {
   if (failed(checkArity(nc, 2, 2)))
     return failure();
@@ -801,7 +800,8 @@ static LogicalResult importGather(NodeContext &nc) {
   SmallVector<AffineMap> maps{AffineMap::get(outRank, 0, idxExprs, imp.ctx),
                               imp.b.getMultiDimIdentityMap(outRank)};
   Value init = imp.emptyTensor(nc.loc, outShape, Importer::elemOf(data));
-  SmallVector<utils::IteratorType> iters(outRank, utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> iters(outRank,
+                                         utils::IteratorType::parallel);
   Value r = linalg::GenericOp::create(
                 imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{indices},
                 ValueRange{init}, maps, iters,
@@ -860,8 +860,9 @@ static LogicalResult importGatherElements(NodeContext &nc) {
                   SmallVector<Value> coords;
                   for (int64_t dd = 0; dd < rank; ++dd)
                     coords.push_back(
-                        dd == *axis ? safeIndex(bb, l, a[0], axisDim, unsignedIdx)
-                                    : Value(linalg::IndexOp::create(bb, l, dd)));
+                        dd == *axis
+                            ? safeIndex(bb, l, a[0], axisDim, unsignedIdx)
+                            : Value(linalg::IndexOp::create(bb, l, dd)));
                   Value v = tensor::ExtractOp::create(bb, l, data, coords);
                   linalg::YieldOp::create(bb, l, v);
                 })

@@ -66,8 +66,7 @@ std::string fp8::OutputGuard::checkOutput(StringRef path, StringRef what) {
 /// /proc/<pid>/fd/<n>. Written into directly: renaming over what they
 /// resolve to (a shell's redirection target) would detach the stream.
 static bool isStreamPath(StringRef path) {
-  return path == "-" || path.starts_with("/dev/") ||
-         path.starts_with("/proc/");
+  return path == "-" || path.starts_with("/dev/") || path.starts_with("/proc/");
 }
 
 /// What an output path stands for: the target of a symbolic link (written
@@ -76,8 +75,7 @@ static std::string resolvedTarget(StringRef path) {
   fs::file_status link;
   SmallString<256> real;
   if (!fs::status(path, link, /*follow=*/false) &&
-      link.type() == fs::file_type::symlink_file &&
-      !fs::real_path(path, real))
+      link.type() == fs::file_type::symlink_file && !fs::real_path(path, real))
     return std::string(real);
   return path.str();
 }

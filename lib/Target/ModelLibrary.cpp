@@ -8,9 +8,9 @@
 #include "fp8/Import/ONNXImporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -23,18 +23,18 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/xxhash.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 using namespace mlir;
 
@@ -139,7 +139,8 @@ static uint64_t computeFingerprint(ModuleOp module) {
       Attribute value = attr.getValue();
       if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
         h = mix(h, dense.isSplat());
-        mixText(StringRef(dense.getRawData().data(), dense.getRawData().size()));
+        mixText(
+            StringRef(dense.getRawData().data(), dense.getRawData().size()));
       } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
         AsmResourceBlob *blob = resource.getRawHandle().getBlob();
         ArrayRef<char> data = blob ? blob->getData() : ArrayRef<char>();
@@ -228,9 +229,9 @@ FailureOr<std::string> fp8::prepareModelFunction(ModuleOp module,
   sig += llvm::formatv("fingerprint {0:x-16}\n", computeFingerprint(module));
   // Recorded in the signature: the attributes have no meaning in LLVM IR.
   if (checked) {
-    func.removeResultAttr(type.getNumResults() - 1,
-                          StringAttr::get(module.getContext(),
-                                          fp8::kCheckStatusAttr));
+    func.removeResultAttr(
+        type.getNumResults() - 1,
+        StringAttr::get(module.getContext(), fp8::kCheckStatusAttr));
     func->removeAttr(fp8::kChecksAttr);
   }
   // Tensors without elements (e.g. the empty past of a cached decoder's

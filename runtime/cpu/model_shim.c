@@ -601,10 +601,9 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
   ++m->runs;
   /* Outputs and the status (staged right after them), one synchronize. */
   m->args[num_inputs + num_outputs] = m->status;
-  if (fp8rt_cuda_copy_many(m->args + num_inputs,
-                           (const void *const *)(m->staging + num_inputs),
-                           m->bytes + num_inputs, num_outputs + checked,
-                           &failed) != 0) {
+  if (fp8rt_cuda_copy_many(
+          m->args + num_inputs, (const void *const *)(m->staging + num_inputs),
+          m->bytes + num_inputs, num_outputs + checked, &failed) != 0) {
     if (guard_state)
       pthread_mutex_unlock(&cuda_lock);
     set_error(m, "copying output '%s' from the GPU: %s",
@@ -707,8 +706,10 @@ static fp8rt_status open_save_target(fp8rt_model *m, const char *path,
   struct stat st, lst;
   int fd = -1;
   if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) != 0) {
-    set_error(m, "save_state: %s is a symbolic link whose target does not "
-                 "exist", path);
+    set_error(m,
+              "save_state: %s is a symbolic link whose target does not "
+              "exist",
+              path);
     return FP8RT_IO_ERROR;
   }
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -896,8 +897,10 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_load_state(fp8rt_model *m,
   long size = (long)st.st_size;
   if ((uint64_t)st.st_size > limit) {
     close(fd);
-    set_error(m, "load_state: %s (%lld bytes) is larger than any state of "
-                 "this model", path, (long long)st.st_size);
+    set_error(m,
+              "load_state: %s (%lld bytes) is larger than any state of "
+              "this model",
+              path, (long long)st.st_size);
     return FP8RT_IO_ERROR;
   }
   /* Read everything first: the live state changes only when the whole file

@@ -52,7 +52,9 @@ void writeVarint(std::string &out, uint64_t v) {
   out.push_back(char(v));
 }
 
-template <typename T> void putLE(uint8_t *p, T v) { std::memcpy(p, &v, sizeof(T)); }
+template <typename T> void putLE(uint8_t *p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
 
 float halfToFloat(uint16_t h) {
   const int sign = h >> 15, exp = (h >> 10) & 0x1F, man = h & 0x3FF;
@@ -149,8 +151,9 @@ bool writeInto(const std::string &dest, const std::string &shown,
   int fd = ::open(dest.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     if (errno == ENXIO)
-      error = "cannot write " + shown + ": it is a FIFO that no process is "
-                                        "reading";
+      error = "cannot write " + shown +
+              ": it is a FIFO that no process is "
+              "reading";
     else
       error = "cannot write " + shown + ": " + errnoText();
     return false;
@@ -236,8 +239,8 @@ bool checkedElementCount(const int64_t *shape, size_t rank, int64_t &elements,
   for (size_t d = 0; d < rank && !overflow; ++d)
     overflow = __builtin_mul_overflow(elements, shape[d], &elements);
   if (overflow) {
-    error = "shape " + shapeString(shape, rank) +
-            " has more than 2^63 elements";
+    error =
+        "shape " + shapeString(shape, rank) + " has more than 2^63 elements";
     return false;
   }
   return true;
@@ -321,9 +324,9 @@ bool readRegularFile(const std::string &path, std::vector<uint8_t> &out,
     return false;
   }
   auto refuse = [&](mode_t mode) {
-    error = S_ISDIR(mode) ? path + " is a directory, not a file"
-                          : path + " is " + fileKind(mode) +
-                                ", not a regular file";
+    error = S_ISDIR(mode)
+                ? path + " is a directory, not a file"
+                : path + " is " + fileKind(mode) + ", not a regular file";
     return false;
   };
   if (!S_ISREG(st.st_mode))
@@ -414,8 +417,8 @@ bool readTensorProto(const std::string &path, HostTensor &out,
     if (wire == 0) {
       uint64_t v;
       if (!readVarint(b, n, i, v, why))
-        return fail(std::string(why) + (fname ? std::string(" in ") + fname
-                                              : std::string()));
+        return fail(std::string(why) +
+                    (fname ? std::string(" in ") + fname : std::string()));
       if (field == 1)
         dims.push_back(v);
       else if (field == 2)
@@ -513,8 +516,9 @@ bool readTensorProto(const std::string &path, HostTensor &out,
                    "(data_location EXTERNAL), which fp8-run does not read";
     return false;
   }
-  const size_t elemSize =
-      dtype <= uint64_t(INT32_MAX) ? fp8rt_dtype_size_inline(int32_t(dtype)) : 0;
+  const size_t elemSize = dtype <= uint64_t(INT32_MAX)
+                              ? fp8rt_dtype_size_inline(int32_t(dtype))
+                              : 0;
   if (!elemSize) {
     error = path + ": unsupported data type " + std::to_string(dtype) +
             " (fp8-run reads 1 float32, 2 uint8, 3 int8, 5 int16, 6 int32, "
@@ -558,9 +562,8 @@ bool readTensorProto(const std::string &path, HostTensor &out,
   for (uint64_t f : {4, 5, 7, 10, 11}) {
     if ((valueFields >> f & 1) && f != expected) {
       error = path + ": data_type is " + std::to_string(out.dtype) + " (" +
-              dtypeName(out.dtype) + ") but its values are in " +
-              fieldName(f) + " (expected raw_data or " + fieldName(expected) +
-              ")";
+              dtypeName(out.dtype) + ") but its values are in " + fieldName(f) +
+              " (expected raw_data or " + fieldName(expected) + ")";
       return false;
     }
   }

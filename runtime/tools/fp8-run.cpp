@@ -16,8 +16,8 @@
 
 #include "TensorProto.h"
 
-#include "fp8rt/fp8rt.h"
 #include "fp8/Support/VersionInfo.inc"
+#include "fp8rt/fp8rt.h"
 
 #include <algorithm>
 #include <cctype>
@@ -96,7 +96,8 @@ const char kHelp[] =
     "FP8 outputs must be. Outputs without a reference file are not "
     "compared.\n"
     "\n"
-    "--save replaces a regular output_N.pb atomically, follows a symbolic link\n"
+    "--save replaces a regular output_N.pb atomically, follows a symbolic "
+    "link\n"
     "(its target is written, the link stays), writes into a character device\n"
     "or FIFO, and never writes over a file fp8-run reads (inputs, references,\n"
     "the library, --load-state).\n"
@@ -114,7 +115,8 @@ struct Options {
 };
 
 [[noreturn]] void usageError(const std::string &msg) {
-  std::fprintf(stderr, "fp8-run: %s\n%s(fp8-run --help describes every option)\n",
+  std::fprintf(stderr,
+               "fp8-run: %s\n%s(fp8-run --help describes every option)\n",
                msg.c_str(), kUsage);
   std::exit(2);
 }
@@ -329,7 +331,8 @@ bool signatureOf(const char *kind, int index, const char *name, int32_t dtype,
     return false;
   }
   if (rank < 0 || (rank > 0 && !shape)) {
-    error = bad + "rank " + std::to_string(rank) + (shape ? "" : " without a shape");
+    error = bad + "rank " + std::to_string(rank) +
+            (shape ? "" : " without a shape");
     return false;
   }
   int64_t elements;
@@ -542,9 +545,9 @@ int run(int argc, char **argv) {
   const char *builtFor = fp8rt_model_device ? fp8rt_model_device() : "cpu";
   std::string built = builtFor ? builtFor : "?";
   if (built != o.device) {
-    fail(o.model + " was compiled for " + built + " (fp8-compile --target=" +
-         (built == "cuda" ? "sm_90a" : "cpu") + "); run it with --device=" +
-         built);
+    fail(o.model + " was compiled for " + built +
+         " (fp8-compile --target=" + (built == "cuda" ? "sm_90a" : "cpu") +
+         "); run it with --device=" + built);
     return 1;
   }
   if (!fp8rt_abi_version || !fp8rt_model_create || !fp8rt_model_destroy ||
@@ -553,9 +556,8 @@ int run(int argc, char **argv) {
       !fp8rt_model_input_dtype || !fp8rt_model_output_dtype ||
       !fp8rt_model_input_rank || !fp8rt_model_output_rank ||
       !fp8rt_model_input_shape || !fp8rt_model_output_shape ||
-      !fp8rt_model_run || !fp8rt_model_last_error ||
-      !fp8rt_model_save_state || !fp8rt_model_load_state ||
-      !fp8rt_model_num_state_tensors) {
+      !fp8rt_model_run || !fp8rt_model_last_error || !fp8rt_model_save_state ||
+      !fp8rt_model_load_state || !fp8rt_model_num_state_tensors) {
     fail(o.model + " is not an fp8-compile model library");
     return 1;
   }
@@ -591,8 +593,7 @@ int run(int argc, char **argv) {
   std::vector<fp8rt_tensor> inDesc;
   for (int i = 0; i < nin; ++i) {
     const char *name = orUnknown(fp8rt_model_input_name(m, i));
-    const std::string who =
-        "input " + std::to_string(i) + " ('" + name + "')";
+    const std::string who = "input " + std::to_string(i) + " ('" + name + "')";
     const std::string path = dataFile("input", i);
     if (!lexists(path)) {
       fail(who + ": " + path + " does not exist (the model has " +
@@ -640,8 +641,8 @@ int run(int argc, char **argv) {
     warn(dataFile("input", nin) + " ignored: the model has " +
          std::to_string(nin) + " inputs");
   for (HostTensor &t : inputs)
-    inDesc.push_back({t.bytes.data(), t.dtype, int32_t(t.shape.size()),
-                      t.shape.data()});
+    inDesc.push_back(
+        {t.bytes.data(), t.dtype, int32_t(t.shape.size()), t.shape.data()});
 
   // Outputs: sizes from the library's signature, checked.
   const uint64_t memory = physicalMemory();
@@ -657,11 +658,10 @@ int run(int argc, char **argv) {
       fail(error);
       return 1;
     }
-    const std::string who = "output " + std::to_string(i) + " ('" + t.name +
-                            "'): shape " +
-                            shapeString(t.shape.data(), t.shape.size()) +
-                            " of " + dtypeName(t.dtype) + " needs " +
-                            std::to_string(bytes) + " bytes";
+    const std::string who =
+        "output " + std::to_string(i) + " ('" + t.name + "'): shape " +
+        shapeString(t.shape.data(), t.shape.size()) + " of " +
+        dtypeName(t.dtype) + " needs " + std::to_string(bytes) + " bytes";
     if ((memory && bytes > memory) || bytes > t.bytes.max_size()) {
       fail(who + ", more than this machine's memory (" +
            std::to_string(memory) + " bytes)");
@@ -686,8 +686,8 @@ int run(int argc, char **argv) {
     if (!lexists(path))
       continue;
     if (!readTensorProto(path, refs[i], error)) {
-      fail("reference output " + std::to_string(i) + " ('" +
-           outputs[i].name + "'): " + error);
+      fail("reference output " + std::to_string(i) + " ('" + outputs[i].name +
+           "'): " + error);
       return 1;
     }
     haveRef[i] = true;
@@ -807,8 +807,8 @@ int run(int argc, char **argv) {
       continue;
     }
     const Comparison c = compare(got, want);
-    const bool ok =
-        identical || (!c.haveMismatch && (c.rel <= o.rtol || c.maxAbs <= o.atol));
+    const bool ok = identical || (!c.haveMismatch &&
+                                  (c.rel <= o.rtol || c.maxAbs <= o.atol));
     failed |= !ok;
     std::printf("  %-24s %-14s %13.3e %13.3e %12.8f  %s", name.c_str(),
                 shape.c_str(), c.maxAbs, c.rel, c.cosine, ok ? "ok" : "FAIL");

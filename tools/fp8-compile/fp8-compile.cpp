@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp8/Import/ONNXImporter.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
+#include "fp8/Import/ONNXImporter.h"
 #include "fp8/InitAll.h"
 #include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Support/OutputFiles.h"
@@ -36,9 +36,9 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Signals.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -55,17 +55,18 @@ static cl::OptionCategory category("fp8-compile options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
                                       cl::Required, cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                       cl::value_desc("path"), cl::Required, cl::cat(category));
+                                       cl::value_desc("path"), cl::Required,
+                                       cl::cat(category));
 static cl::opt<std::string>
     target("target",
            cl::desc("Target: cpu (the host), sm_90a (Hopper: wgmma FP8 "
                     "GEMMs; 'cuda' means sm_90a) or sm_89 (Ada)"),
            cl::init("cpu"), cl::cat(category));
-static cl::opt<std::string> cudaRoot(
-    "cuda-root",
-    cl::desc("CUDA toolkit for ptxas and the driver stub (default: "
-             "$CUDA_ROOT, else the toolkit fp8-opt was built with)"),
-    cl::value_desc("dir"), cl::cat(category));
+static cl::opt<std::string>
+    cudaRoot("cuda-root",
+             cl::desc("CUDA toolkit for ptxas and the driver stub (default: "
+                      "$CUDA_ROOT, else the toolkit fp8-opt was built with)"),
+             cl::value_desc("dir"), cl::cat(category));
 static cl::opt<bool> tensorCores(
     "tensor-cores",
     cl::desc("GPU: FP8 products on tensor cores (default); false runs them "
@@ -83,12 +84,13 @@ static cl::opt<std::string> format("format",
 static cl::opt<std::string>
     policy("policy", cl::desc("JSON policy file with per-node rules"),
            cl::value_desc("path"), cl::cat(category));
-static cl::opt<std::string>
-    report("report", cl::desc("Write the FP8 decisions as JSON"),
-           cl::value_desc("path"), cl::cat(category));
+static cl::opt<std::string> report("report",
+                                   cl::desc("Write the FP8 decisions as JSON"),
+                                   cl::value_desc("path"), cl::cat(category));
 static cl::opt<bool>
     includeAttention("include-attention",
-                     cl::desc("Also run attention's batched products in FP8"), cl::cat(category));
+                     cl::desc("Also run attention's batched products in FP8"),
+                     cl::cat(category));
 static cl::opt<bool> keepFirstLast(
     "keep-first-last",
     cl::desc("Keep the first and last linear layer in high precision"),
@@ -97,16 +99,17 @@ static cl::opt<bool> analyze(
     "analyze",
     cl::desc("Numerics analysis build: the library also records, per FP8 "
              "product, operand SQNR and output error against its FP32 twin "
-             "(read the state with scripts/fp8_report.py)"), cl::cat(category));
+             "(read the state with scripts/fp8_report.py)"),
+    cl::cat(category));
 static cl::opt<std::string> calibration(
     "calibration",
     cl::desc("Calibrated activation amaxes (JSON from fp8_report.py): "
              "static per-tensor scales, or the start of delayed histories"),
     cl::value_desc("path"), cl::cat(category));
-static cl::opt<bool> kMajorRhs(
-    "k-major-rhs",
-    cl::desc("Store FP8 right operands K-major (default; exact)"),
-    cl::init(true), cl::cat(category));
+static cl::opt<bool>
+    kMajorRhs("k-major-rhs",
+              cl::desc("Store FP8 right operands K-major (default; exact)"),
+              cl::init(true), cl::cat(category));
 static cl::opt<int64_t> history("history",
                                 cl::desc("Amax history length (delayed)"),
                                 cl::init(1024), cl::cat(category));
@@ -119,20 +122,24 @@ static cl::opt<std::string>
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Static shape for a graph input, name=2x48 "
-                         "(repeatable, or comma-separated)"), cl::cat(category));
+                         "(repeatable, or comma-separated)"),
+                cl::cat(category));
 static cl::opt<std::string>
-    cpu("cpu", cl::desc("Target CPU: native (default), generic, or an LLVM "
-                        "CPU name"),
+    cpu("cpu",
+        cl::desc("Target CPU: native (default), generic, or an LLVM "
+                 "CPU name"),
         cl::init("native"), cl::cat(category));
 static cl::opt<std::string>
     runtimeLib("runtime-lib",
                cl::desc("The fp8rt CPU runtime archive to link (default: "
                         "libfp8rt_cpu.a, or libfp8rt_cuda.a for GPU targets, "
-                        "in ../lib next to fp8-compile)"), cl::cat(category));
+                        "in ../lib next to fp8-compile)"),
+               cl::cat(category));
 static cl::opt<bool> exposeQuantized(
     "expose-quantized",
     cl::desc("Also return every quantized activation and its scales "
-             "(fp8-expose-quantized), to compare targets bit for bit"), cl::cat(category));
+             "(fp8-expose-quantized), to compare targets bit for bit"),
+    cl::cat(category));
 static cl::opt<std::string> scaleStorage(
     "scale-storage",
     cl::desc("Order of activation scale tensors: canonical, or tma (M-major, "
@@ -153,7 +160,8 @@ static cl::opt<std::string> kvCacheScales(
     "kv-cache-scales",
     cl::desc("JSON file: cache tensor name -> scale or {\"amax\": A} "
              "(scripts/kv_cache_scales.py writes one from FP32 runs); tensors "
-             "it does not name take --kv-cache-scale"), cl::cat(category));
+             "it does not name take --kv-cache-scale"),
+    cl::cat(category));
 static cl::opt<std::string> kvCacheInputs(
     "kv-cache-inputs",
     cl::desc("Regular expression selecting the cache inputs (default ^past)"),
@@ -168,7 +176,8 @@ static cl::opt<bool> strict(
     cl::desc("A --policy rule that decides no product is an error (else a "
              "warning)"),
     cl::cat(category));
-static cl::opt<bool> quiet("quiet", cl::desc("No progress output"), cl::cat(category));
+static cl::opt<bool> quiet("quiet", cl::desc("No progress output"),
+                           cl::cat(category));
 
 namespace {
 class Stage {
@@ -308,8 +317,8 @@ int main(int argc, char **argv) {
     for (const std::string &file : externalFiles)
       guard.addInput(file, "the model's external data");
   }
-  for (auto [path, what] : {std::pair(&outputFile, "-o"),
-                            std::pair(&report, "--report")})
+  for (auto [path, what] :
+       {std::pair(&outputFile, "-o"), std::pair(&report, "--report")})
     if (!path->empty())
       if (std::string err = guard.checkOutput(*path, what); !err.empty())
         return fail(err);

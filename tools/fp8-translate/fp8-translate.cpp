@@ -8,6 +8,10 @@
 
 #include "fp8/Import/ONNXImporter.h"
 
+#include "fp8/Support/OutputFiles.h"
+#include "fp8/Support/Version.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Support/FileUtilities.h"
@@ -16,10 +20,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "mlir/IR/AsmState.h"
-#include "mlir/IR/Diagnostics.h"
-#include "fp8/Support/OutputFiles.h"
-#include "fp8/Support/Version.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -34,10 +34,13 @@ static cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
                                            cl::init("-"), cl::cat(category));
 static cl::opt<bool> importONNX("import-onnx",
                                 cl::desc("Import an ONNX model (.onnx binary "
-                                         "or .onnxtext text format)"), cl::cat(category));
-static cl::opt<bool> textInput(
-    "onnx-text", cl::desc("Read the input as ONNX text format regardless of "
-                          "its extension"), cl::cat(category));
+                                         "or .onnxtext text format)"),
+                                cl::cat(category));
+static cl::opt<bool>
+    textInput("onnx-text",
+              cl::desc("Read the input as ONNX text format regardless of "
+                       "its extension"),
+              cl::cat(category));
 static cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Static shape for a graph input: name=2x48 (repeatable, or "

@@ -42,8 +42,7 @@ fp8::readJSONFile(StringRef path, StringRef what,
     return emitError() << "cannot read " << what << " file " << path << ": "
                        << ec.message();
   if (status.type() != llvm::sys::fs::file_type::regular_file)
-    return emitError() << what << " file " << path
-                       << " is not a regular file";
+    return emitError() << what << " file " << path << " is not a regular file";
   if (status.getSize() > kMaxJSONFileBytes)
     return emitError() << what << " file " << path << " has "
                        << status.getSize() << " bytes, more than the "
@@ -60,8 +59,7 @@ fp8::readJSONFile(StringRef path, StringRef what,
                        << " a JSON input may";
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
   if (!json)
-    return emitError() << what << " file " << path
-                       << " is not valid JSON: "
+    return emitError() << what << " file " << path << " is not valid JSON: "
                        << llvm::toString(json.takeError());
   return std::move(*json);
 }

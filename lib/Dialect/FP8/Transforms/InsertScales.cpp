@@ -70,8 +70,7 @@ struct FP8InsertScalesPass
 
   /// Reads and parses a JSON file; `what` names it in diagnostics.
   FailureOr<llvm::json::Value> readJSON(StringRef path, StringRef what) {
-    return readJSONFile(path, what,
-                        [&] { return getOperation().emitError(); });
+    return readJSONFile(path, what, [&] { return getOperation().emitError(); });
   }
 
   LogicalResult loadPolicy(std::vector<Rule> &rules) {
@@ -233,10 +232,10 @@ struct FP8InsertScalesPass
       return getOperation().emitError()
              << "fp8-insert-scales: amax-algo must be max or most_recent";
     for (auto *list : {&actBlock, &weightBlock})
-      if (!list->empty() && (list->size() > 2 ||
-                             llvm::any_of(*list, [](int64_t b) {
-                               return b < 1 || b > kMaxBlockSize;
-                             })))
+      if (!list->empty() &&
+          (list->size() > 2 || llvm::any_of(*list, [](int64_t b) {
+             return b < 1 || b > kMaxBlockSize;
+           })))
         return getOperation().emitError()
                << "fp8-insert-scales: block shapes take 1 or 2 sizes in [1, "
                << kMaxBlockSize << "]";
@@ -245,8 +244,8 @@ struct FP8InsertScalesPass
     auto emit = [&] {
       return getOperation().emitError() << "fp8-insert-scales: ";
     };
-    if (failed(DelayedScalingAttr::verify(emit, history, AmaxAlgo::Max,
-                                          margin, pow2)))
+    if (failed(DelayedScalingAttr::verify(emit, history, AmaxAlgo::Max, margin,
+                                          pow2)))
       return failure();
     return success();
   }
@@ -515,11 +514,11 @@ struct FP8InsertScalesPass
     }
 
     if (!reportFile.empty()) {
-      llvm::json::Value json(llvm::json::Object{
-          {"pass", "fp8-insert-scales"},
-          {"recipe", recipe},
-          {"format", format},
-          {"products", std::move(report)}});
+      llvm::json::Value json(
+          llvm::json::Object{{"pass", "fp8-insert-scales"},
+                             {"recipe", recipe},
+                             {"format", format},
+                             {"products", std::move(report)}});
       // Atomically (never a half-written report), and never over one of
       // the pass's own inputs.
       OutputGuard guard;

@@ -84,10 +84,9 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
                            llvm::StringMap<float> &scales) {
     if (scalesFile.empty())
       return success();
-    FailureOr<llvm::json::Value> json =
-        readJSONFile(scalesFile, "scales", [&] {
-          return func.emitError() << "fp8-kv-cache: ";
-        });
+    FailureOr<llvm::json::Value> json = readJSONFile(scalesFile, "scales", [&] {
+      return func.emitError() << "fp8-kv-cache: ";
+    });
     if (failed(json))
       return failure();
     const llvm::json::Object *object = json->getAsObject();
