@@ -59,7 +59,10 @@ LIT_SUFFIXES = (".test", ".mlir", ".onnxtext")
 # never run).
 LIT_EXCLUDES = {"Inputs", "consumer", "reference", "unittests", "models"}
 LIT_BUILTINS = {"cd", "echo", "export", "mkdir", "rm", "diff", "cat", ":",
-                "true", "false", "printf", "pushd", "popd", "umask"}
+                "true", "false", "printf", "pushd", "popd", "umask",
+                # bash builtins (RUN lines run under bash)
+                "wait", "exit", "set", "shift", "read", "trap", "eval",
+                "command", "type", "return", "break", "continue"}
 # lit substitutions that name files of the test, the sources or the build
 # (not programs to install).
 PROJECT_FILES = {"%t", "%S", "%s", "%fp8_obj", "%fp8_src", "%reference",

@@ -521,9 +521,9 @@ bool readTensorProto(const std::string &path, HostTensor &out,
                               : 0;
   if (!elemSize) {
     error = path + ": unsupported data type " + std::to_string(dtype) +
-            " (fp8-run reads 1 float32, 2 uint8, 3 int8, 5 int16, 6 int32, "
-            "7 int64, 9 bool, 10 float16, 11 float64, 16 bfloat16, "
-            "17 float8e4m3fn, 19 float8e5m2)";
+            " (fp8-run reads 1 float32, 2 uint8, 3 int8, 4 uint16, 5 int16, "
+            "6 int32, 7 int64, 9 bool, 10 float16, 11 float64, 12 uint32, "
+            "13 uint64, 16 bfloat16, 17 float8e4m3fn, 19 float8e5m2)";
     return false;
   }
   out.dtype = int32_t(dtype);
