@@ -1,0 +1,219 @@
+//===- TileLoaders.cpp - Global -> shared tile movers ---------------------===//
+//
+// Part of fp8-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLoaders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::gemm;
+
+TileLoader::~TileLoader() = default;
+
+namespace {
+
+/// One operand's side of a copy: where its rows come from and go to.
+struct CopySide {
+  /// Global source: a flat memref (scalar copies) or !llvm.ptr<1> (vector).
+  Value src;
+  /// Element offset of the batch in `src`.
+  Value srcBase;
+  /// First global row of the tile and rows that exist (M or N).
+  Value rowBase;
+  int64_t validRows;
+  const TileLayout *tile;
+};
+
+/// Every thread of the CTA copies, zero-filling rows >= M (N) and columns
+/// >= K; the single-warpgroup kernel's loader. Vector mode (K a multiple of
+/// 16): 16-byte chunks; scalar mode: one byte per thread and row.
+class ThreadCopyLoader : public TileLoader {
+public:
+  ThreadCopyLoader(const GemmPlan &plan, const SmemLayout &layout, bool vector)
+      : TileLoader(plan, layout), vector(vector) {}
+
+  void prepare(KernelBuilder &kb, const KernelValues &kv) override {
+    if (!vector)
+      return;
+    lhsPtr = llvmPointer(kb, kv.lhs, 1, /*fromGeneric=*/true);
+    rhsPtr = llvmPointer(kb, kv.rhs, 1, /*fromGeneric=*/true);
+    smemPtr = llvmPointer(kb, kv.smem, 3, /*fromGeneric=*/false);
+  }
+
+  void load(KernelBuilder &kb, const KernelValues &kv, Value stage,
+            Value k0) override {
+    if (vector) {
+      CopySide a{lhsPtr, kv.lhsBase, kv.m0, kb.p.m, &layout.a};
+      CopySide b{rhsPtr, kv.rhsBase, kv.n0, kb.p.n, &layout.b};
+      copyVectorized(kb, a, stageOffset(kb, stage, 0), kv.tid, k0);
+      copyVectorized(kb, b, stageOffset(kb, stage, layout.bOffset), kv.tid, k0);
+      return;
+    }
+    assert(!stage && "element-wise copies serve a single stage");
+    CopySide a{kv.lhs, kv.lhsBase, kv.m0, kb.p.m, &layout.a};
+    CopySide b{kv.rhs, kv.rhsBase, kv.n0, kb.p.n, &layout.b};
+    copyScalar(kb, a, kv.tileA, kv.tid, k0);
+    copyScalar(kb, b, kv.tileB, kv.tid, k0);
+  }
+
+  void acquire(KernelBuilder &kb, const KernelValues &, Value) override {
+    // Generic-proxy stores -> async-proxy (wgmma) reads.
+    NVVM::FenceProxyOp::create(
+        kb.b, kb.loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(kb.b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(kb.b, kb.loc);
+  }
+
+  void release(KernelBuilder &kb, const KernelValues &, Value) override {
+    // The stage may be overwritten once every warp got here.
+    gpu::BarrierOp::create(kb.b, kb.loc);
+  }
+
+private:
+  /// Byte offset of a tile at `tileOffset` in stage `stage`: a constant
+  /// (folded into the copy's address) for the single stage.
+  struct StageOffset {
+    Value dynamic;
+    int64_t constant;
+  };
+  StageOffset stageOffset(KernelBuilder &kb, Value stage, int64_t tileOffset) {
+    if (!stage)
+      return {Value(), tileOffset};
+    return {kb.addC(kb.mulC(stage, layout.stageStride), tileOffset), 0};
+  }
+
+  void copyScalar(KernelBuilder &kb, const CopySide &side, Value tile,
+                  Value tid, Value k0);
+  void copyVectorized(KernelBuilder &kb, const CopySide &side, StageOffset dst,
+                      Value tid, Value k0);
+  void storeChunk(KernelBuilder &kb, const CopySide &side, StageOffset dst,
+                  Value r, Value kInTile, Value gk, Value kOk);
+
+  bool vector;
+  Value lhsPtr, rhsPtr, smemPtr;
+};
+
+/// Copies rows [rowBase, rowBase + rows) x K [k0, k0 + BK) of `side.src`
+/// (rank 1, row stride K) into the typed tile view `tile`, one byte per
+/// thread (thread t: column k0 + t) and row.
+void ThreadCopyLoader::copyScalar(KernelBuilder &kb, const CopySide &side,
+                                  Value tile, Value tid, Value k0) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Type elt = cast<MemRefType>(tile.getType()).getElementType();
+  Value gk = kb.add(k0, tid);
+  Value kOk = kb.ultC(gk, kb.p.k);
+  Value zero = arith::ConstantFloatOp::create(
+      b, loc, cast<FloatType>(elt),
+      APFloat::getZero(cast<FloatType>(elt).getFloatSemantics()));
+  auto loop = scf::ForOp::create(b, loc, kb.cIdx(0), kb.cIdx(side.tile->rows),
+                                 kb.cIdx(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value r = loop.getInductionVar();
+  Value gr = kb.add(side.rowBase, r);
+  Value ok = arith::AndIOp::create(b, loc, kOk, kb.ultC(gr, side.validRows));
+  auto ifOp = scf::IfOp::create(
+      b, loc, ok,
+      [&](OpBuilder &tb, Location l) {
+        Value lin = kb.add(side.srcBase, kb.add(kb.mulC(gr, kb.p.k), gk));
+        Value v = memref::LoadOp::create(tb, l, side.src, ValueRange{lin});
+        scf::YieldOp::create(tb, l, v);
+      },
+      [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero); });
+  memref::StoreOp::create(b, loc, ifOp.getResult(0), tile,
+                          ValueRange{side.tile->offset(kb, r, tid)});
+}
+
+/// The 16-byte copy used when K is a multiple of 16 (every 16-byte chunk of
+/// a row is then entirely in or out of range, and 16-byte aligned): thread t
+/// moves chunk t / 16 of row t % 16 of each group of 16 rows, so the eight
+/// threads of one shared-memory phase write the eight rows of one core
+/// matrix (128 contiguous bytes, no bank conflicts). Plain llvm.load/store
+/// with align 16 (ld.global.v4 / st.shared.v4): the pass does not depend on
+/// the vector dialect.
+void ThreadCopyLoader::copyVectorized(KernelBuilder &kb, const CopySide &side,
+                                      StageOffset dst, Value tid, Value k0) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const int64_t rows = side.tile->rows;
+  Value r16 = kb.remC(tid, 16), chunk = kb.divC(tid, 16);
+  Value kInTile = kb.mulC(chunk, 16);
+  Value gk = kb.add(k0, kInTile);
+  Value kOk = kb.ultC(gk, kb.p.k);
+  auto loop = scf::ForOp::create(
+      b, loc, kb.cIdx(0), kb.cIdx(llvm::divideCeil(rows, 16)), kb.cIdx(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value r = kb.add(kb.mulC(loop.getInductionVar(), 16), r16);
+  if (rows % 16 == 0) {
+    storeChunk(kb, side, dst, r, kInTile, gk, kOk);
+    return;
+  }
+  // A tile of N rows that is not a multiple of 16 (BN = 72, ...).
+  auto inTile = scf::IfOp::create(b, loc, kb.ultC(r, rows),
+                                  /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&inTile.getThenRegion().front());
+  storeChunk(kb, side, dst, r, kInTile, gk, kOk);
+}
+
+/// One 16-byte chunk: row `r` of the tile, bytes [kInTile, kInTile + 16),
+/// global column `gk`; zeros when out of range.
+void ThreadCopyLoader::storeChunk(KernelBuilder &kb, const CopySide &side,
+                                  StageOffset dst, Value r, Value kInTile,
+                                  Value gk, Value kOk) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  auto vecType = VectorType::get({4}, kb.i32);
+  Value gr = kb.add(side.rowBase, r);
+  Value ok = arith::AndIOp::create(b, loc, kOk, kb.ultC(gr, side.validRows));
+  auto ifOp = scf::IfOp::create(
+      b, loc, ok,
+      [&](OpBuilder &tb, Location l) {
+        Value lin = kb.add(side.srcBase, kb.add(kb.mulC(gr, kb.p.k), gk));
+        lin = arith::IndexCastOp::create(tb, l, kb.i64, lin);
+        Value ptr =
+            LLVM::GEPOp::create(tb, l, side.src.getType(), tb.getI8Type(),
+                                side.src, ArrayRef<LLVM::GEPArg>{lin});
+        Value v = LLVM::LoadOp::create(tb, l, vecType, ptr, 16);
+        scf::YieldOp::create(tb, l, v);
+      },
+      [&](OpBuilder &eb, Location l) {
+        scf::YieldOp::create(eb, l,
+                             ValueRange{LLVM::ZeroOp::create(eb, l, vecType)});
+      });
+  Value off = kb.addC(side.tile->offset(kb, r, kInTile), dst.constant);
+  if (dst.dynamic)
+    off = kb.add(off, dst.dynamic);
+  off = arith::IndexCastOp::create(b, loc, kb.i64, off);
+  Value ptr = LLVM::GEPOp::create(b, loc, smemPtr.getType(), b.getI8Type(),
+                                  smemPtr, ArrayRef<LLVM::GEPArg>{off});
+  LLVM::StoreOp::create(b, loc, ifOp.getResult(0), ptr, 16);
+}
+
+} // namespace
+
+std::unique_ptr<TileLoader> gemm::createTileLoader(const GemmPlan &plan,
+                                                   const SmemLayout &layout) {
+  switch (plan.config.loader) {
+  case LoaderKind::ThreadScalar:
+    return std::make_unique<ThreadCopyLoader>(plan, layout, /*vector=*/false);
+  case LoaderKind::ThreadVector:
+    return std::make_unique<ThreadCopyLoader>(plan, layout, /*vector=*/true);
+  case LoaderKind::TMA:
+    break;
+  }
+  return nullptr;
+}
