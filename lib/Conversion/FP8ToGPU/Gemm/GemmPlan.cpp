@@ -264,7 +264,14 @@ GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
   GemmConfig c;
   c.kind = KernelKind::SingleWarpgroup;
   c.bm = kWgmmaM;
-  c.bn = p.n >= 128 ? 128 : llvm::alignTo(p.n, 8);
+  // Scales per column (or per group of fewer than 8 columns) that vary
+  // along K -- MXFP8's 1x32 weight blocks -- give each thread one scale per
+  // two accumulator registers at every promotion: with BN = 128 that is 32
+  // scales next to 128 accumulators, which spills; BN = 64 halves both.
+  const bool columnScalesAlongK =
+      p.rhsScale.dependsOnK() && p.rhsScale.rowBlock % 8 != 0;
+  const int64_t maxBn = columnScalesAlongK ? 64 : 128;
+  c.bn = p.n >= maxBn ? maxBn : llvm::alignTo(p.n, 8);
   c.bk = 128;
   c.stages = 1;
   c.consumerWarpgroups = 1;
