@@ -76,6 +76,8 @@ struct ConvertFP8GemmToGPUPass
   void convert(func::FuncOp func) {
     std::string why;
     gemm::GemmOptions options;
+    options.tmaPipeline = tmaPipeline;
+    options.stages = stages;
     FailureOr<gemm::GemmPlan> plan = gemm::planGemm(func, options, why);
     if (succeeded(plan) && chip == "sm_89") {
       plan = failure();

@@ -75,16 +75,10 @@ gpu::LaunchOp createLaunch(KernelBuilder &kb, const GemmPlan &plan,
 /// stage-0 tile views.
 void setupKernelValues(KernelBuilder &kb, const GemmPlan &plan,
                        const SmemLayout &layout, gpu::LaunchOp launch,
-                       ArrayRef<Value> flat, KernelValues &kv) {
+                       KernelValues &kv) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = plan.problem;
-  kv.lhs = flat[0];
-  kv.lhsScale = flat[1];
-  kv.rhs = flat[2];
-  kv.rhsScale = flat[3];
-  kv.bias = p.bias != GemmProblem::Bias::None ? flat[4] : Value();
-  kv.out = flat.back();
   kv.bx = launch.getBlockIds().x;
   kv.by = launch.getBlockIds().y;
   kv.bz = launch.getBlockIds().z;
@@ -109,6 +103,15 @@ void setupKernelValues(KernelBuilder &kb, const GemmPlan &plan,
   // pointer), for the wgmma descriptors.
   kv.smemBase =
       kb.toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, kv.smem));
+  if (layout.alignment > 16) {
+    // Round up to the swizzle atom; SmemLayout reserved the slack.
+    Value raw = kv.smemBase;
+    Value bumped =
+        arith::AddIOp::create(b, loc, raw, kb.cI64(layout.alignment - 1));
+    kv.smemBase =
+        arith::AndIOp::create(b, loc, bumped, kb.cI64(~(layout.alignment - 1)));
+    kv.smemAlignOffset = arith::SubIOp::create(b, loc, kv.smemBase, raw);
+  }
 }
 
 /// Element offsets of this CTA's batch in lhs, rhs and out.
@@ -126,13 +129,20 @@ void gemm::buildGemmKernel(func::FuncOp func, const GemmPlan &plan) {
   OpBuilder b = resetBody(func);
   KernelBuilder kb(b, func.getLoc(), plan.problem);
   SmallVector<Value> flat = flattenOperands(kb, entry);
+  KernelValues kv;
+  kv.lhs = flat[0];
+  kv.lhsScale = flat[1];
+  kv.rhs = flat[2];
+  kv.rhsScale = flat[3];
+  kv.bias = plan.problem.bias != GemmProblem::Bias::None ? flat[4] : Value();
+  kv.out = flat.back();
   SmemLayout layout = SmemLayout::get(plan.config);
+  std::unique_ptr<TileLoader> loader = createTileLoader(plan, layout);
+  loader->prepareHost(kb, kv);
   gpu::LaunchOp launch = createLaunch(kb, plan, layout);
 
   b.setInsertionPointToStart(&launch.getBody().front());
-  KernelValues kv;
-  setupKernelValues(kb, plan, layout, launch, flat, kv);
-  std::unique_ptr<TileLoader> loader = createTileLoader(plan, layout);
+  setupKernelValues(kb, plan, layout, launch, kv);
   loader->prepare(kb, kv);
   setupBatchOffsets(kb, plan.problem, kv);
   AccumulatorFragment frag = AccumulatorFragment::build(kb, kv, plan.config.bn);

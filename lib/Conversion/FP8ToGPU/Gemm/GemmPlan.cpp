@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmPlan.h"
+#include "SmemLayout.h"
 
 #include "fp8/Conversion/Passes.h"
 
@@ -12,6 +13,7 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <numeric>
 
 using namespace mlir;
@@ -280,6 +282,13 @@ GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
   c.loader =
       p.k % 16 == 0 ? LoaderKind::ThreadVector : LoaderKind::ThreadScalar;
   c.epilogue = EpilogueKind::Registers;
+  // TMA needs 16-byte global row strides.
+  if (options.tmaPipeline && p.k % 16 == 0) {
+    c.loader = LoaderKind::TMA;
+    c.swizzle = Swizzle::B128;
+    c.stages =
+        std::clamp<int64_t>(options.stages, 1, llvm::divideCeil(p.k, c.bk));
+  }
   return c;
 }
 
@@ -296,12 +305,25 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
     return fail("wgmma N must be a multiple of 8 in [8, 256]");
   if (c.bk != 128 || c.bk % p.promo != 0)
     return fail("BK must be 128 bytes and hold whole promotion units");
-  if (c.stages != 1 || c.clusterM != 1 || c.clusterN != 1 || c.persistent ||
-      c.swizzle != Swizzle::None || c.loader == LoaderKind::TMA ||
+  if (c.clusterM != 1 || c.clusterN != 1 || c.persistent ||
       c.epilogue != EpilogueKind::Registers)
     return fail("configuration not implemented yet");
+  if (c.loader == LoaderKind::TMA) {
+    // The swizzle span is the box's inner extent: 128 bytes of K.
+    if (c.swizzle != Swizzle::B128 || c.bk != 128)
+      return fail("TMA loads need 128B swizzle and BK = 128");
+    if (p.k % 16 != 0)
+      return fail("TMA needs K to be a multiple of 16 (16-byte row strides)");
+    if (c.stages < 1 || c.stages > 8)
+      return fail("TMA pipeline stages must be 1..8");
+  } else if (c.stages != 1 || c.swizzle != Swizzle::None) {
+    return fail("thread copies serve one unswizzled stage");
+  }
   if (c.loader == LoaderKind::ThreadVector && p.k % 16 != 0)
     return fail("16-byte copies need K to be a multiple of 16");
+  // 227 KB of shared memory per block on sm_90 (opt-in).
+  if (SmemLayout::get(c).totalBytes > 232448)
+    return fail("the tiles of all stages exceed 227 KB of shared memory");
   if (p.m > 65535 * c.bm)
     return fail("M too large for grid.y");
   return success();
@@ -328,5 +350,7 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
      << "x" << c.bk << ", promotion every " << p.promo << " K"
      << ", grid " << llvm::divideCeil(p.n, c.bn) << "x"
      << llvm::divideCeil(p.m, c.bm) << "x" << p.batch;
+  if (c.loader == LoaderKind::TMA)
+    os << ", TMA into " << c.stages << " 128B-swizzled stages";
   return s;
 }

@@ -82,8 +82,9 @@ enum class LoaderKind {
   ThreadScalar,
   /// Every thread copies 16-byte chunks (ld.global.v4 / st.shared.v4).
   ThreadVector,
-  /// cp.async.bulk.tensor (TMA) issued by one thread, completing on an
-  /// mbarrier (not implemented yet).
+  /// cp.async.bulk.tensor (TMA) issued by one thread, completing on the
+  /// stage's mbarrier; needs Swizzle::B128 and K % 16 == 0 (16-byte row
+  /// strides), the host encodes one tensor map per operand.
   TMA,
 };
 
@@ -132,7 +133,12 @@ struct GemmConfig {
 };
 
 /// Options of convert-fp8-gemm-to-gpu that reach the heuristic.
-struct GemmOptions {};
+struct GemmOptions {
+  /// TMA loads into 128B-swizzled stages behind mbarriers (K % 16 == 0).
+  bool tmaPipeline = false;
+  /// Stages of that pipeline (at most the number of K tiles).
+  int64_t stages = 4;
+};
 
 /// A problem and the configuration chosen for it.
 struct GemmPlan {

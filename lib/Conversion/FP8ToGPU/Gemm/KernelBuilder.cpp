@@ -55,6 +55,12 @@ Value KernelBuilder::fmul(Value x, Value y) {
 Value KernelBuilder::toI64(Value index) {
   return arith::IndexCastOp::create(b, loc, i64, index);
 }
+Value KernelBuilder::toI32(Value index) {
+  return arith::IndexCastOp::create(b, loc, i32, index);
+}
+Value KernelBuilder::eqC(Value x, int64_t c) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, cIdx(c));
+}
 
 Value KernelBuilder::toF32(Value v) {
   Type t = v.getType();

@@ -42,6 +42,8 @@ struct KernelBuilder {
   Value ultC(Value x, int64_t c) { return ult(x, cIdx(c)); }
   Value fmul(Value x, Value y);
   Value toI64(Value index);
+  Value toI32(Value index);
+  Value eqC(Value x, int64_t c);
 
   /// A scale element as f32. E8M0 is 2^(byte - 127) with 0xFF = NaN; byte 0
   /// is the subnormal 2^-127 (0x00400000), which a plain `byte << 23` would
@@ -71,9 +73,16 @@ struct KernelValues {
   Value bx, by, bz, tid;
   /// First row (of M) and column (of N) of the CTA tile.
   Value m0, n0;
-  /// The dynamic shared-memory buffer (memref<?xi8, workgroup>) and its
-  /// shared-window address (i64, for wgmma descriptors).
+  /// The dynamic shared-memory buffer (memref<?xi8, workgroup>) and the
+  /// shared-window address (i64, for wgmma descriptors) of the tiles' base:
+  /// the buffer's, rounded up to SmemLayout::alignment.
   Value smem, smemBase;
+  /// Bytes from the buffer to the tiles' base (i64; null when the layout
+  /// needs no more than the buffer's 16-byte alignment).
+  Value smemAlignOffset;
+  /// TMA: the device addresses of the operands' tensor maps (host values
+  /// the launch captures; null for thread copies).
+  Value tensorMapA, tensorMapB;
   /// Typed views of the A and B tiles of stage 0 (element-wise copies).
   Value tileA, tileB;
   /// Element offsets of this CTA's batch in lhs, rhs and out.

@@ -52,10 +52,14 @@ SmemLayout SmemLayout::get(const GemmConfig &config) {
   const int64_t bBytes = llvm::alignTo(l.b.bytes(), l.alignment);
   l.bOffset = aBytes;
   l.stageStride = aBytes + bBytes;
-  // Pipelined kernels: a full and an empty mbarrier per stage.
-  l.numBarriers = config.stages > 1 ? 2 * config.stages : 0;
+  // TMA: one "full" mbarrier per stage (the copies complete on it).
+  l.numBarriers = config.loader == LoaderKind::TMA ? config.stages : 0;
   l.barrierOffset = l.numBarriers ? l.stages * l.stageStride : 0;
-  l.totalBytes = l.stages * l.stageStride + 8 * l.numBarriers;
+  // The dynamic buffer is only 16-byte aligned: the kernel rounds its base
+  // up to `alignment`, which may cost alignment - 16 bytes.
+  l.alignmentSlack = l.alignment > 16 ? l.alignment - 16 : 0;
+  l.totalBytes =
+      l.stages * l.stageStride + 8 * l.numBarriers + l.alignmentSlack;
   return l;
 }
 

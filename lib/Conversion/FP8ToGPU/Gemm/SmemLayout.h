@@ -2,8 +2,9 @@
 //
 // Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
 //
-// Where the K-major A and B tiles of each pipeline stage (and, for pipelined
-// kernels, their mbarriers) live in the dynamic shared-memory buffer, how a
+// Where the K-major A and B tiles of each pipeline stage (and, for TMA
+// loads, one mbarrier per stage) live in the dynamic shared-memory buffer
+// (offsets from its base rounded up to `alignment`), how a
 // (row, k) element of a tile maps to a byte, and the wgmma matrix
 // descriptors that read them.
 //
@@ -57,8 +58,10 @@ struct SmemLayout {
   /// Offset of the mbarriers (`numBarriers` x 8 bytes), 0 when none.
   int64_t barrierOffset = 0;
   int64_t numBarriers = 0;
-  /// Required alignment of the buffer's base.
-  int64_t alignment = 16;
+  /// Required alignment of the tiles' base (the kernel rounds the dynamic
+  /// buffer's address up to it) and the bytes that may cost.
+  int64_t alignment = 16, alignmentSlack = 0;
+  /// Dynamic shared memory to launch with.
   int64_t totalBytes = 0;
 
   static SmemLayout get(const GemmConfig &config);

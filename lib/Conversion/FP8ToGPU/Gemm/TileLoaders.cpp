@@ -12,6 +12,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -67,7 +68,7 @@ public:
     copyScalar(kb, b, kv.tileB, kv.tid, k0);
   }
 
-  void acquire(KernelBuilder &kb, const KernelValues &, Value) override {
+  void acquire(KernelBuilder &kb, const KernelValues &, Value, Value) override {
     // Generic-proxy stores -> async-proxy (wgmma) reads.
     NVVM::FenceProxyOp::create(
         kb.b, kb.loc, NVVM::ProxyKind::async_shared,
@@ -203,6 +204,190 @@ void ThreadCopyLoader::storeChunk(KernelBuilder &kb, const CopySide &side,
   LLVM::StoreOp::create(b, loc, ifOp.getResult(0), ptr, 16);
 }
 
+/// TMA loads (LoaderKind::TMA): the host encodes a tensor map per operand
+/// (fp8rt_cuda_tensor_map_encode_tiled: UINT8 elements, 128B swizzle, boxes
+/// of BM (BN) rows x 128 bytes, zero fill out of bounds, a device copy of
+/// the map); in the kernel thread 0 issues the copies of a stage, which
+/// complete on the stage's mbarrier.
+class TmaLoader : public TileLoader {
+public:
+  using TileLoader::TileLoader;
+
+  void prepareHost(KernelBuilder &kb, KernelValues &kv) override;
+  void prepare(KernelBuilder &kb, const KernelValues &kv) override;
+  void load(KernelBuilder &kb, const KernelValues &kv, Value stage,
+            Value k0) override;
+  void acquire(KernelBuilder &kb, const KernelValues &kv, Value stage,
+               Value phase) override;
+  void release(KernelBuilder &kb, const KernelValues &, Value) override {
+    gpu::BarrierOp::create(kb.b, kb.loc);
+  }
+
+private:
+  /// A pointer into the tiles' region: byte `offset` (index) from its base.
+  Value smemAt(KernelBuilder &kb, Value offset);
+  /// The mbarrier of `stage`.
+  Value barrier(KernelBuilder &kb, Value stage) {
+    return smemAt(kb, kb.addC(kb.mulC(stage, 8), layout.barrierOffset));
+  }
+  /// A call to the runtime's encoder for `data` (flat memref) seen as
+  /// [rows, K] bytes, boxes of `boxRows` x BK.
+  Value encodeTensorMap(KernelBuilder &kb, Value data, int64_t rows,
+                        int64_t boxRows);
+  /// One tile's copy: box at (row, k0) of `map` into `dstOffset` (index).
+  void copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
+                Value dstOffset, Value bar);
+
+  /// The tiles' base as !llvm.ptr<3>.
+  Value base;
+};
+
+Value TmaLoader::encodeTensorMap(KernelBuilder &kb, Value data, int64_t rows,
+                                 int64_t boxRows) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  MLIRContext *ctx = b.getContext();
+  auto ptrType = LLVM::LLVMPointerType::get(ctx);
+  // int32_t args: rank, element bytes, data type, interleave, swizzle, L2
+  // promotion, OOB fill (CUDA's enum values).
+  constexpr StringLiteral kEncoder = "fp8rt_cuda_tensor_map_encode_tiled";
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  auto fnType = LLVM::LLVMFunctionType::get(
+      ptrType, {ptrType, kb.i32, ptrType, ptrType, ptrType, kb.i32, kb.i32,
+                kb.i32, kb.i32, kb.i32, kb.i32});
+  if (!module.lookupSymbol(kEncoder)) {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    LLVM::LLVMFuncOp::create(mb, loc, kEncoder, fnType);
+  }
+  Value global = LLVM::IntToPtrOp::create(
+      b, loc, ptrType,
+      kb.toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, data)));
+  // dims [rows, K], strides [K, 1] (elements), box [boxRows, BK] in a
+  // stack array (not a global: the model library moves every global of the
+  // host module to device memory), freed after the call so that a call site
+  // inside a loop does not grow the stack.
+  const int64_t values[6] = {rows, kb.p.k, kb.p.k, 1, boxRows, plan.config.bk};
+  Value stack = LLVM::StackSaveOp::create(b, loc, ptrType);
+  Value array = LLVM::AllocaOp::create(b, loc, ptrType, kb.i64, kb.cI32(6));
+  SmallVector<Value, 3> parts;
+  for (int i = 0; i < 6; ++i) {
+    Value slot = LLVM::GEPOp::create(b, loc, ptrType, kb.i64, array,
+                                     ArrayRef<LLVM::GEPArg>{i});
+    LLVM::StoreOp::create(b, loc, kb.cI64(values[i]), slot);
+    if (i % 2 == 0)
+      parts.push_back(slot);
+  }
+  enum {
+    kUInt8 = 0,
+    kNoInterleave = 0,
+    kSwizzle128B = 3,
+    kL2Promote256B = 3,
+    kZeroFill = 0
+  };
+  SmallVector<Value> args = {global,
+                             kb.cI32(2),
+                             parts[0],
+                             parts[1],
+                             parts[2],
+                             kb.cI32(1),
+                             kb.cI32(kUInt8),
+                             kb.cI32(kNoInterleave),
+                             kb.cI32(kSwizzle128B),
+                             kb.cI32(kL2Promote256B),
+                             kb.cI32(kZeroFill)};
+  Value map = LLVM::CallOp::create(b, loc, fnType, kEncoder, args).getResult();
+  LLVM::StackRestoreOp::create(b, loc, stack);
+  return map;
+}
+
+void TmaLoader::prepareHost(KernelBuilder &kb, KernelValues &kv) {
+  const GemmProblem &p = kb.p;
+  // Rows of every batch, one after the other: a box that crosses from one
+  // batch into the next reads rows whose products are never stored (rows
+  // >= M of A, columns >= N of B); K beyond the end is zero-filled.
+  kv.tensorMapA = encodeTensorMap(kb, kv.lhs, p.batch * p.m, layout.a.rows);
+  kv.tensorMapB = encodeTensorMap(
+      kb, kv.rhs, (p.rhsBatched ? p.batch : 1) * p.n, layout.b.rows);
+}
+
+Value TmaLoader::smemAt(KernelBuilder &kb, Value offset) {
+  return LLVM::GEPOp::create(kb.b, kb.loc, base.getType(), kb.b.getI8Type(),
+                             base, ArrayRef<LLVM::GEPArg>{kb.toI64(offset)});
+}
+
+void TmaLoader::prepare(KernelBuilder &kb, const KernelValues &kv) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value raw = llvmPointer(kb, kv.smem, 3, /*fromGeneric=*/false);
+  base = kv.smemAlignOffset
+             ? LLVM::GEPOp::create(b, loc, raw.getType(), b.getI8Type(), raw,
+                                   ArrayRef<LLVM::GEPArg>{kv.smemAlignOffset})
+             : raw;
+  // Thread 0 initializes every stage's mbarrier (one arrival: its own
+  // arrive.expect_tx) and makes the initialization visible to the async
+  // proxy; the CTA barrier publishes it to the other threads.
+  auto init = scf::IfOp::create(b, loc, kb.eqC(kv.tid, 0),
+                                /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&init.getThenRegion().front());
+    for (int64_t s = 0; s < layout.stages; ++s)
+      NVVM::MBarrierInitOp::create(b, loc, barrier(kb, kb.cIdx(s)), kb.cI32(1),
+                                   /*predicate=*/Value());
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+  }
+  gpu::BarrierOp::create(b, loc);
+}
+
+void TmaLoader::copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
+                         Value dstOffset, Value bar) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  MLIRContext *ctx = b.getContext();
+  // The instruction's destination is shared::cluster (this CTA's window).
+  Value dst = LLVM::AddrSpaceCastOp::create(
+      b, loc, LLVM::LLVMPointerType::get(ctx, 7), smemAt(kb, dstOffset));
+  // Coordinates innermost first: (k, row).
+  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      b, loc, dst, map, ValueRange{kb.toI32(k0), kb.toI32(row)}, bar,
+      /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+      /*l2CacheHint=*/Value(),
+      NVVM::TMALoadModeAttr::get(ctx, NVVM::TMALoadMode::TILE),
+      /*isCTAOnly=*/b.getBoolAttr(false), /*group=*/nullptr,
+      /*predicate=*/Value());
+}
+
+void TmaLoader::load(KernelBuilder &kb, const KernelValues &kv, Value stage,
+                     Value k0) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const GemmProblem &p = kb.p;
+  auto issue = scf::IfOp::create(b, loc, kb.eqC(kv.tid, 0),
+                                 /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&issue.getThenRegion().front());
+  Value bar = barrier(kb, stage);
+  NVVM::MBarrierArriveExpectTxOp::create(
+      b, loc, /*res=*/Type(), bar, kb.cI32(layout.a.bytes() + layout.b.bytes()),
+      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA),
+      b.getBoolAttr(false), /*predicate=*/Value());
+  Value stageOffset = kb.mulC(stage, layout.stageStride);
+  Value rowA = p.batch > 1 ? kb.add(kb.mulC(kv.bz, p.m), kv.m0) : kv.m0;
+  Value rowB = p.rhsBatched ? kb.add(kb.mulC(kv.bz, p.n), kv.n0) : kv.n0;
+  copyTile(kb, kv.tensorMapA, rowA, k0, kb.addC(stageOffset, 0), bar);
+  copyTile(kb, kv.tensorMapB, rowB, k0, kb.addC(stageOffset, layout.bOffset),
+           bar);
+}
+
+void TmaLoader::acquire(KernelBuilder &kb, const KernelValues &, Value stage,
+                        Value phase) {
+  // try_wait.parity with a suspend-time hint, in a loop until the phase
+  // completed.
+  NVVM::MBarrierTryWaitParityOp::create(kb.b, kb.loc, barrier(kb, stage), phase,
+                                        kb.cI32(10000000));
+}
+
 } // namespace
 
 std::unique_ptr<TileLoader> gemm::createTileLoader(const GemmPlan &plan,
@@ -213,7 +398,7 @@ std::unique_ptr<TileLoader> gemm::createTileLoader(const GemmPlan &plan,
   case LoaderKind::ThreadVector:
     return std::make_unique<ThreadCopyLoader>(plan, layout, /*vector=*/true);
   case LoaderKind::TMA:
-    break;
+    return std::make_unique<TmaLoader>(plan, layout);
   }
   return nullptr;
 }

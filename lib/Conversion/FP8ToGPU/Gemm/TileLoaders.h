@@ -6,15 +6,16 @@
 // slice [k0, k0 + BK) of the CTA's rows (zeros outside M, N and K) and
 // tells the mainloop when a stage is ready for wgmma and when it may be
 // refilled. The mainloop calls, per K tile:
-//     load(stage, k0)      issue the copies
-//     acquire(stage)       wait until the tiles are visible to wgmma
+//     load(stage, k0)         issue the copies
+//     acquire(stage, phase)   wait until the tiles are visible to wgmma
 //     ... wgmma on the stage ...
-//     release(stage)       every wgmma reading the stage has completed
-// Thread copies (today): load = the copies, acquire = fence.proxy.async +
-// CTA barrier, release = CTA barrier. A TMA loader would issue
-// cp.async.bulk.tensor from one thread with complete_tx on the stage's
-// full mbarrier (acquire = try_wait.parity on it) and arrive on its empty
-// mbarrier in release.
+//     release(stage)          every wgmma reading the stage has completed
+// Thread copies: load = the copies, acquire = fence.proxy.async + CTA
+// barrier, release = CTA barrier. TMA: load = thread 0 arms the stage's
+// mbarrier with the tiles' byte count (arrive.expect_tx) and issues one
+// cp.async.bulk.tensor per tile, completing on it; acquire = every thread
+// waits on the mbarrier's phase parity; release = CTA barrier (thread 0
+// refills the stage only after every warp's wgmmas on it completed).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,15 +34,18 @@ public:
       : plan(plan), layout(layout) {}
   virtual ~TileLoader();
 
-  /// Code before the K loop (pointers, descriptors, barrier setup).
+  /// Host code before the launch (TMA: the tensor maps, into `kv`).
+  virtual void prepareHost(KernelBuilder &kb, KernelValues &kv) {}
+  /// Kernel code before the K loop (pointers, barrier setup).
   virtual void prepare(KernelBuilder &kb, const KernelValues &kv) = 0;
   /// Issues the copies of the K tile starting at `k0` into `stage` (an
   /// index; null when the layout has a single stage).
   virtual void load(KernelBuilder &kb, const KernelValues &kv, Value stage,
                     Value k0) = 0;
-  /// Waits until the tiles of `stage` are visible to wgmma.
-  virtual void acquire(KernelBuilder &kb, const KernelValues &kv,
-                       Value stage) = 0;
+  /// Waits until the tiles of `stage` are visible to wgmma; `phase` (i32)
+  /// is the parity of the stage's use (K tile / stages) % 2.
+  virtual void acquire(KernelBuilder &kb, const KernelValues &kv, Value stage,
+                       Value phase) = 0;
   /// Called once every wgmma reading `stage` has completed.
   virtual void release(KernelBuilder &kb, const KernelValues &kv,
                        Value stage) = 0;
