@@ -55,6 +55,12 @@ struct GPULoweringPipelineOptions
       llvm::cl::desc("FP8 products on tensor cores (convert-fp8-gemm-to-gpu); "
                      "false keeps the reference loops"),
       llvm::cl::init(true)};
+  Option<bool> gemmTmaPipeline{
+      *this, "gemm-tma-pipeline",
+      llvm::cl::desc("Experimental, not yet verified on a GPU: GEMM tiles "
+                     "loaded by TMA through a multi-stage mbarrier pipeline "
+                     "(convert-fp8-gemm-to-gpu{tma-pipeline})"),
+      llvm::cl::init(false)};
 };
 
 struct QuantizePipelineOptions
