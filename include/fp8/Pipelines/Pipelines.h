@@ -57,10 +57,10 @@ struct GPULoweringPipelineOptions
       llvm::cl::init(true)};
   Option<bool> gemmTmaPipeline{
       *this, "gemm-tma-pipeline",
-      llvm::cl::desc("Experimental, not yet verified on a GPU: GEMM tiles "
-                     "loaded by TMA through a multi-stage mbarrier pipeline "
-                     "(convert-fp8-gemm-to-gpu{tma-pipeline})"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("GEMM tiles loaded by TMA through a multi-stage "
+                     "mbarrier pipeline (convert-fp8-gemm-to-gpu"
+                     "{tma-pipeline}); false: thread copies, one stage"),
+      llvm::cl::init(true)};
 };
 
 struct QuantizePipelineOptions
