@@ -10,6 +10,7 @@ into OUTDIR/model.onnx.data.partN files (under 16 MiB each, what a device
 call can return; join them with `cat`), and OUTDIR/input_0.pb,
 OUTDIR/output_0.pb (onnxruntime's logits).
 """
+# fp8-opt-deps: device-only (onnxruntime, torch, transformers)
 import os
 import sys
 

@@ -18,6 +18,7 @@ products in FP8), with its input in data/.
    (fp8rt.py) on the same input, logits compared with torch's FP32 logits
    (relative L2), and torch BF16's for scale.
 """
+# fp8-opt-deps: device-only (torch)
 import json
 import os
 import re

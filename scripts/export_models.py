@@ -8,6 +8,7 @@ are built here and weights are random (seeded). Each model gets
 OUTDIR/<name>/model.onnx and OUTDIR/<name>/test_data_set_0/{input,output}_N.pb.
 A failing family is logged and skipped; the exit code counts failures.
 """
+# fp8-opt-deps: device-only (onnxruntime, torch, transformers)
 import os
 import sys
 import traceback

@@ -28,9 +28,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from onnx_tensor import DTYPES, read_tensor, write_tensor  # noqa: E402
-from onnx_tensor import iter_fields as _fields  # noqa: E402
-from onnx_tensor import packed_varints  # noqa: E402
+from onnx_tensor import DTYPES, load_model, read_tensor, write_tensor  # noqa: E402
 
 INT_TYPES = (2, 3, 5, 6, 7)
 FLOAT_TYPES = (1, 10, 11)
@@ -40,40 +38,10 @@ PASS_THROUGH = {"Cast", "Identity", "Reshape", "Unsqueeze", "Squeeze", "Flatten"
 
 def embedding_bounds(model_path):
     """{graph input name: rows of the initializer table a Gather indexes with it}."""
-    buf = memoryview(open(model_path, "rb").read())
-    graph = next((v for f, w, v in _fields(buf) if f == 7 and w == 2), None)
-    if graph is None:
-        return {}
-    nodes, tables, inputs = [], {}, set()
-    for f, w, v in _fields(graph):
-        if w != 2:
-            continue
-        if f == 1:  # NodeProto: input 1, output 2, op_type 4
-            ins, outs, op = [], [], ""
-            for nf, nw, nv in _fields(v):
-                if nw != 2:
-                    continue
-                if nf == 1:
-                    ins.append(bytes(nv).decode())
-                elif nf == 2:
-                    outs.append(bytes(nv).decode())
-                elif nf == 4:
-                    op = bytes(nv).decode()
-            nodes.append((op, ins, outs))
-        elif f == 5:  # TensorProto initializer: dims 1, name 8
-            dims, name = [], ""
-            for tf, tw, tv in _fields(v):
-                if tf == 1 and tw == 0:
-                    dims.append(tv)
-                elif tf == 1 and tw == 2:
-                    dims += packed_varints(tv)
-                elif tf == 8 and tw == 2:
-                    name = bytes(tv).decode()
-            tables[name] = dims
-        elif f == 11:  # ValueInfoProto: name 1
-            for vf, vw, vv in _fields(v):
-                if vf == 1 and vw == 2:
-                    inputs.add(bytes(vv).decode())
+    graph = load_model(model_path).graph
+    nodes = [(n.op_type, list(n.input), list(n.output)) for n in graph.node]
+    tables = {t.name: list(t.dims) for t in graph.initializer}
+    inputs = {v.name for v in graph.input}
     bounds = {}
     for source in inputs:
         frontier, seen = {source}, set()

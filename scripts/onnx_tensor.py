@@ -1,15 +1,18 @@
-"""Minimal reader and writer of ONNX TensorProto files (the backend-test
-layout `input_N.pb` / `output_N.pb`), without the onnx or protobuf packages.
+"""Reader and writer of ONNX TensorProto files (the backend-test layout
+`input_N.pb` / `output_N.pb`), on top of Debian's python3-onnx (ONNX 1.12).
 
-Only the fields a test tensor uses are decoded: dims (1), data_type (2),
-float_data (4), int32_data (5), int64_data (7), name (8), raw_data (9),
-double_data (10), uint64_data (11). write_tensor writes dims, data_type,
-name and raw_data (little-endian), as onnx.numpy_helper.from_array does.
+Arrays follow onnx.numpy_helper, except for the types ONNX 1.12 has no
+numpy type for: bfloat16 (16) arrays hold the uint16 encodings, FLOAT8
+E4M3FN (17) and E5M2 (19) arrays the bytes, as ONNX stores them.
+write_tensor writes dims, data_type, name and raw_data (little-endian),
+as onnx.numpy_helper.from_array does.
 """
 import os
-import struct
 
 import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import numpy_helper
 
 # ONNX TensorProto.DataType -> numpy dtype, MLIR element type
 DTYPES = {
@@ -21,118 +24,52 @@ DTYPES = {
     16: (np.uint16, "bf16"), 17: (np.uint8, "f8E4M3FN"),
     19: (np.uint8, "f8E5M2"),
 }
+# The types numpy_helper.to_array does not return as their encodings
+# (bfloat16 becomes float32; 1.12 does not know FLOAT8).
+ENCODED = (16, 17, 19)
 
 
-def _varint(buf, i):
-    result = shift = 0
-    while True:
-        byte = buf[i]
-        i += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return result, i
+def tensor_array(tensor):
+    """Numpy array of a TensorProto of one of the DTYPES (writable, its own
+    copy of the data)."""
+    dtype = tensor.data_type
+    if dtype not in DTYPES:
+        raise ValueError(f"unsupported ONNX data type {dtype}")
+    if dtype not in ENCODED:
+        return np.array(numpy_helper.to_array(tensor))
+    np_type = np.dtype(DTYPES[dtype][0])
+    if tensor.HasField("raw_data"):
+        array = np.frombuffer(tensor.raw_data, dtype=np_type.newbyteorder("<"))
+    else:  # int32_data holds one encoding per element
+        array = np.array(tensor.int32_data, dtype=np.int64)
+    return array.astype(np_type).reshape(tensor.dims)
 
 
-def packed_varints(chunk):
-    """The integers of a packed repeated varint field."""
-    out, j = [], 0
-    while j < len(chunk):
-        v, j = _varint(chunk, j)
-        out.append(v)
-    return out
-
-
-def iter_fields(buf):
-    """Yields (field number, wire type, value) of one protobuf message; the
-    value is an int for varint and fixed-width fields, bytes for
-    length-delimited ones (nested messages, strings, packed arrays)."""
-    i = 0
-    while i < len(buf):
-        key, i = _varint(buf, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = _varint(buf, i)
-        elif wire == 2:
-            n, i = _varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        elif wire == 5:
-            v, i = int.from_bytes(buf[i:i + 4], "little"), i + 4
-        elif wire == 1:
-            v, i = int.from_bytes(buf[i:i + 8], "little"), i + 8
-        else:
-            raise ValueError(f"unsupported protobuf wire type {wire}")
-        yield field, wire, v
+def read_tensor_proto(path):
+    """onnx.TensorProto of a TensorProto file; a ValueError names the file
+    when it is not one."""
+    tensor = onnx.TensorProto()
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        tensor.ParseFromString(data)
+    except DecodeError as err:
+        raise ValueError(f"{path}: {err}") from None
+    return tensor
 
 
 def read_tensor(path):
     """Returns (name, numpy array, onnx data_type)."""
-    dims, dtype, name, raw = [], 1, "", None
-    fields = {4: [], 5: [], 7: [], 10: [], 11: []}
+    tensor = read_tensor_proto(path)
     try:
-        for field, wire, v in iter_fields(open(path, "rb").read()):
-            if wire == 0:
-                if field == 1:
-                    dims.append(v)
-                elif field == 2:
-                    dtype = v
-                elif field in fields:
-                    fields[field].append(v)
-            elif wire == 2:
-                if field == 1:
-                    dims += packed_varints(v)
-                elif field == 8:
-                    name = v.decode()
-                elif field == 9:
-                    raw = v
-                elif field == 4:
-                    fields[4] += struct.unpack(f"<{len(v) // 4}f", v)
-                elif field == 10:
-                    fields[10] += struct.unpack(f"<{len(v) // 8}d", v)
-                elif field in (5, 7, 11):
-                    fields[field] += packed_varints(v)
-            elif wire == 5 and field == 4:
-                fields[4].append(struct.unpack("<f", v.to_bytes(4, "little"))[0])
-            elif wire == 1 and field == 10:
-                fields[10].append(struct.unpack("<d", v.to_bytes(8, "little"))[0])
+        array = tensor_array(tensor)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
-    if dtype not in DTYPES:
-        raise ValueError(f"{path}: unsupported ONNX data type {dtype}")
-    np_type = DTYPES[dtype][0]
-    if raw is not None:
-        array = np.frombuffer(raw, dtype=np_type).copy()
-    elif dtype == 1:
-        array = np.array(fields[4], dtype=np.float32)
-    elif dtype == 11:
-        array = np.array(fields[10], dtype=np.float64)
-    elif dtype == 7:
-        array = np.array(fields[7], dtype=np.uint64).astype(np.int64)
-    else:
-        array = np.array(fields[5], dtype=np.int64).astype(np_type)
-    return name, array.reshape(dims), dtype
+    return tensor.name, array, tensor.data_type
 
 
-def _put_varint(out, value):
-    value &= (1 << 64) - 1  # negative int64 values are ten-byte varints
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return
-
-
-def _put_bytes(out, field, data):
-    _put_varint(out, (field << 3) | 2)
-    _put_varint(out, len(data))
-    out += data
-
-
-def encode_tensor(array, name="", dtype=None):
-    """TensorProto bytes of a numpy array: dims, data_type, name, raw_data.
+def make_tensor(array, name="", dtype=None):
+    """onnx.TensorProto of a numpy array: dims, data_type, name, raw_data.
     dtype is the ONNX data type; by default it follows the array's dtype."""
     array = np.asarray(array)
     if dtype is None:
@@ -143,17 +80,17 @@ def encode_tensor(array, name="", dtype=None):
         dtype = matches[0]
     elif dtype not in DTYPES:
         raise ValueError(f"unsupported ONNX data type {dtype}")
-    np_type = np.dtype(DTYPES[dtype][0]).newbyteorder("<")
-    out = bytearray()
-    for d in array.shape:
-        _put_varint(out, 1 << 3)
-        _put_varint(out, int(d))
-    _put_varint(out, 2 << 3)
-    _put_varint(out, dtype)
-    if name:
-        _put_bytes(out, 8, name.encode())
-    _put_bytes(out, 9, np.ascontiguousarray(array, dtype=np_type).tobytes())
-    return bytes(out)
+    # from_array picks the data type of the numpy one (uint16 for bf16,
+    # uint8 for FP8); the bytes are the same, the type is set after.
+    tensor = numpy_helper.from_array(
+        np.asarray(array, dtype=DTYPES[dtype][0], order="C"), name)
+    tensor.data_type = dtype
+    return tensor
+
+
+def encode_tensor(array, name="", dtype=None):
+    """TensorProto bytes of a numpy array (see make_tensor)."""
+    return make_tensor(array, name, dtype).SerializeToString()
 
 
 def write_tensor(path, array, name="", dtype=None):
@@ -179,3 +116,13 @@ def input_shape_args(inputs):
         if name:
             args += ["--input-shape", f"{name}=" + "x".join(map(str, array.shape))]
     return args
+
+
+def load_model(path):
+    """onnx.ModelProto of a model file, without its external data (the
+    graph and the shapes of every initializer are enough for the scripts);
+    a ValueError names the file when it is not a ModelProto."""
+    try:
+        return onnx.load(path, load_external_data=False)
+    except DecodeError as err:
+        raise ValueError(f"{path}: {err}") from None

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Installs every system package fp8-opt needs (Debian 12). Idempotent and quiet
 # when everything is already present; run as root or with sudo available.
+# PKGS lists every package whose files the build, the scripts and the tests
+# use directly, not only what pulls them in: test/Tools/deps.test
+# (scripts/check_deps.py) fails on any Python module or lit program that comes
+# from a package not listed here (docs/Testing.md, "Dependencies").
 set -euo pipefail
 
 PKGS=(
-  build-essential cmake ninja-build ccache git
-  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  build-essential gcc-12 cmake ninja-build ccache git
+  llvm-22 llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libzstd-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata
   libgtest-dev
-  python3 python3-numpy python3-onnx
+  python3 python3-minimal python3-numpy python3-onnx python3-protobuf
 )
 
 missing=()

@@ -32,10 +32,27 @@ llvm_config.add_tool_substitutions(
     [config.fp8_tools_dir, config.llvm_tools_dir],
 )
 
-# The numerics references need numpy; Debian's interpreter has it
-# (python3-numpy, installed by scripts/setup.sh) while a pyenv one may not.
+# Python code runs with Debian's interpreter, which has the modules that
+# scripts/setup.sh installs (python3-numpy, python3-onnx; test/Tools/deps.test
+# checks that it installs every one used) while a pyenv one may not.
 python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else shutil.which("python3")
 config.substitutions.append(("%python", python))
+config.substitutions.append(("%lit", os.path.join(config.llvm_tools_dir, "lit")))
+
+
+# What scripts/setup.sh and scripts/ort/install.sh install must be there when
+# FP8_REQUIRE_DEPS=1 (the ctest entry `lit` sets it: scripts/test.sh, CI): a
+# missing one is then a configuration error instead of UNSUPPORTED tests.
+# Plain lit runs (check-fp8, lit -v ...) report such tests UNSUPPORTED. The
+# shared models and the CUDA toolkit are optional either way.
+config.require_deps = os.environ.get("FP8_REQUIRE_DEPS") == "1"
+
+
+def missing_dependency(what):
+    if config.require_deps:
+        lit_config.fatal(f"{what}; FP8_REQUIRE_DEPS=1 requires it")
+
+
 config.substitutions.append(
     ("%reference", os.path.join(config.test_source_root, "reference"))
 )
@@ -64,11 +81,17 @@ if os.path.isdir(shared_models):
     config.substitutions.append(("%shared_models", shared_models))
 
 # Random-input model tests (test/ORT): the reference is onnxruntime-node (CPU),
-# installed by scripts/ort/install.sh into <build>/ort; without it (or without
-# Node.js) those tests are unsupported.
-ort_prefix = os.path.join(config.fp8_obj_root, "ort")
+# installed by scripts/ort/install.sh into <build>/ort (or $FP8_ORT_PREFIX, as
+# for scripts/make_random_testdata.py); without it (or without Node.js) those
+# tests are unsupported.
+ort_prefix = os.environ.get("FP8_ORT_PREFIX", os.path.join(config.fp8_obj_root, "ort"))
 node = shutil.which("node")
 if node and os.path.isdir(os.path.join(ort_prefix, "node_modules", "onnxruntime-node")):
     config.available_features.add("onnxruntime-node")
     config.substitutions.append(("%ort_prefix", ort_prefix))
     config.substitutions.append(("%node", node))
+elif not node:
+    missing_dependency("Node.js not found (scripts/setup.sh installs it)")
+else:
+    missing_dependency(f"onnxruntime-node not found in {ort_prefix} "
+                       f"(run scripts/ort/install.sh {ort_prefix})")

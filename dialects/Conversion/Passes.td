@@ -84,6 +84,12 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "Target architecture: sm_90a (wgmma) or sm_89 (mma.sync)">,
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark per product saying which kernel it got">,
+    Option<"tmaPipeline", "tma-pipeline", "bool", "true",
+           "Load the tiles with TMA into 128B-swizzled shared memory through "
+           "a multi-stage mbarrier pipeline where K is a multiple of 16 "
+           "(false: thread copies into one stage)">,
+    Option<"stages", "stages", "unsigned", "4",
+           "Shared-memory stages of the TMA pipeline">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

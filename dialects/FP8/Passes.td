@@ -230,6 +230,9 @@ def FP8InsertScales : Pass<"fp8-insert-scales", "::mlir::ModuleOp"> {
            "JSON policy with per-node rules (match/skip/recipe/format)">,
     Option<"reportFile", "report-file", "std::string", "\"\"",
            "Write every decision as JSON to this file">,
+    Option<"strict", "strict", "bool", "false",
+           "A policy rule that decides no product is an error (else a "
+           "warning)">,
     Option<"analyze", "analyze", "bool", "false",
            "Numerics analysis build: keep each FP8 product's FP32 twin and "
            "accumulate, across runs, the energies of every operand, of its "

@@ -35,17 +35,38 @@ using namespace mlir::fp8::onnx_import;
 
 Value fp8::onnx_import::safeIndex(OpBuilder &bb, Location l, Value idx,
                                   int64_t dim, bool isUnsigned) {
-  Value i = isUnsigned
-                ? Value(arith::IndexCastUIOp::create(bb, l, bb.getIndexType(), idx))
-                : Value(arith::IndexCastOp::create(bb, l, bb.getIndexType(), idx));
   Value zero = arith::ConstantIndexOp::create(bb, l, 0);
+  Value last =
+      arith::ConstantIndexOp::create(bb, l, std::max<int64_t>(dim - 1, 0));
+  if (isUnsigned) {
+    // No wrapping: every unsigned value is an index as it is.
+    Value i = arith::IndexCastUIOp::create(bb, l, bb.getIndexType(), idx);
+    return arith::MinUIOp::create(bb, l, i, last);
+  }
+  Value i = arith::IndexCastOp::create(bb, l, bb.getIndexType(), idx);
   Value d = arith::ConstantIndexOp::create(bb, l, dim);
-  Value last = arith::ConstantIndexOp::create(bb, l, std::max<int64_t>(dim - 1, 0));
   Value neg = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::slt, i, zero);
   Value wrapped = arith::AddIOp::create(bb, l, i, d);
   Value w = arith::SelectOp::create(bb, l, neg, wrapped, i);
   Value lo = arith::MaxSIOp::create(bb, l, w, zero);
   return arith::MinSIOp::create(bb, l, lo, last);
+}
+
+/// Whether a linalg.generic only moves or converts elements (a Cast, a
+/// broadcast, a transpose): its result is "the same data" as its input.
+static bool isElementwiseCopy(linalg::GenericOp g) {
+  if (g.getNumDpsInputs() != 1 ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isProjectedPermutation(); }))
+    return false;
+  // A body that reads other tensors (Gather's tensor.extract) computes new
+  // values from its input; do not blame the input for them.
+  return !g.getBody()
+              ->walk([](Operation *op) {
+                return isa<tensor::ExtractOp>(op) ? WalkResult::interrupt()
+                                                  : WalkResult::advance();
+              })
+              .wasInterrupted();
 }
 
 /// "graph input 'x'" when `v` is a graph input, or is computed from exactly
@@ -58,7 +79,7 @@ static std::string describeSource(Value v) {
       if (!func)
         return {};
       if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                         "onnx.name"))
+                                                        "onnx.name"))
         return ("graph input '" + name.getValue() + "'").str();
       return "graph input #" + std::to_string(arg.getArgNumber());
     }
@@ -69,24 +90,69 @@ static std::string describeSource(Value v) {
       continue;
     }
     auto generic = dyn_cast<linalg::GenericOp>(op);
-    if (!generic || generic.getNumDpsInputs() != 1)
+    if (!generic || !isElementwiseCopy(generic))
       return {};
     v = generic.getDpsInputs()[0];
   }
   return {};
 }
 
-void Importer::addIndexCheck(NodeContext &nc, Value indices,
-                             ArrayRef<int64_t> dims, bool perComponent) {
-  if (!opts.boundsChecks || getConst(indices))
-    return;
+/// `text` with newlines and NULs escaped: check messages travel as lines of
+/// the model's signature text.
+static std::string escapeForSignature(StringRef text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\0')
+      out += "\\0";
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+
+/// Compile-time check of constant indices: every one must be in
+/// [-dim, dim) (unsigned ones in [0, dim)), whatever the tensor's size.
+static LogicalResult checkConstantIndices(NodeContext &nc,
+                                          DenseElementsAttr values,
+                                          ArrayRef<int64_t> dims,
+                                          int64_t firstDim, bool perComponent,
+                                          bool isUnsigned) {
+  int64_t k = dims.size(), n = 0;
+  for (const APInt &raw : values.getValues<APInt>()) {
+    int64_t c = perComponent ? n % k : 0;
+    ++n;
+    int64_t dim = dims[c];
+    bool bad =
+        isUnsigned
+            ? raw.getActiveBits() > 63 || int64_t(raw.getZExtValue()) >= dim
+            : raw.getSExtValue() < -dim || raw.getSExtValue() >= dim;
+    if (!bad)
+      continue;
+    auto diag = nc.error() << "index ";
+    if (isUnsigned)
+      diag << raw.getZExtValue();
+    else
+      diag << raw.getSExtValue();
+    return diag << " out of range for dimension " << firstDim + c << " of size "
+                << dim;
+  }
+  return success();
+}
+
+LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
+                                     ArrayRef<int64_t> dims, int64_t firstDim,
+                                     bool perComponent) {
+  bool uns = isUnsigned(indices);
+  if (DenseElementsAttr values = getConst(indices))
+    return checkConstantIndices(nc, values, dims, firstDim, perComponent, uns);
   auto type = tensorType(indices);
   int64_t rank = type.getRank();
-  if (numElementsSat(type.getShape()) == 0)
-    return;
+  if (!opts.boundsChecks || numElementsSat(type.getShape()) == 0)
+    return success();
   Location loc = nc.loc;
   Type i64 = b.getI64Type();
-  bool uns = isUnsigned(indices);
 
   // The status accumulators start at 0 (no failure) with the first site.
   if (!checkFlag) {
@@ -111,7 +177,7 @@ void Importer::addIndexCheck(NodeContext &nc, Value indices,
     os << "the dimension has " << dims[0] << " entries (valid: " << -dims[0]
        << " to " << dims[0] - 1 << ")";
   }
-  checkMessages.push_back(msg);
+  checkMessages.push_back(escapeForSignature(msg));
 
   MLIRContext *mctx = b.getContext();
   SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank, mctx),
@@ -137,19 +203,26 @@ void Importer::addIndexCheck(NodeContext &nc, Value indices,
           for (auto [c, dim] : llvm::enumerate(dims)) {
             if (c == 0)
               continue;
-            Value isC = arith::CmpIOp::create(
-                bb, l, arith::CmpIPredicate::eq, j,
-                arith::ConstantIndexOp::create(bb, l, c));
+            Value isC =
+                arith::CmpIOp::create(bb, l, arith::CmpIPredicate::eq, j,
+                                      arith::ConstantIndexOp::create(bb, l, c));
             bound = arith::SelectOp::create(bb, l, isC, cst(dim), bound);
           }
         }
-        Value negBound = arith::SubIOp::create(bb, l, cst(0), bound);
-        Value low = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::slt,
-                                          idx, negBound);
-        Value high = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::sge,
-                                           idx, bound);
-        // Unsigned indices above 2^63 read as negative here: also bad.
-        Value bad = arith::OrIOp::create(bb, l, low, high);
+        // Signed: [-bound, bound). Unsigned: [0, bound), compared unsigned
+        // (a uint64 above 2^63 is not a negative index).
+        Value bad;
+        if (uns) {
+          bad = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::uge, idx,
+                                      bound);
+        } else {
+          Value negBound = arith::SubIOp::create(bb, l, cst(0), bound);
+          Value low = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::slt,
+                                            idx, negBound);
+          Value high = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::sge,
+                                             idx, bound);
+          bad = arith::OrIOp::create(bb, l, low, high);
+        }
         Value first = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::eq,
                                             args[1], cst(0));
         Value take = arith::AndIOp::create(bb, l, bad, first);
@@ -159,6 +232,7 @@ void Importer::addIndexCheck(NodeContext &nc, Value indices,
       });
   checkFlag = generic.getResult(0);
   checkValue = generic.getResult(1);
+  return success();
 }
 
 Value Importer::finishChecks(Location loc) {
@@ -179,10 +253,9 @@ Value Importer::finishChecks(Location loc) {
                Value isFlag = arith::CmpIOp::create(
                    bb, l, arith::CmpIPredicate::eq, i,
                    arith::ConstantIndexOp::create(bb, l, 0));
-               linalg::YieldOp::create(
-                   bb, l,
-                   ValueRange{arith::SelectOp::create(bb, l, isFlag, args[0],
-                                                      args[1])});
+               linalg::YieldOp::create(bb, l,
+                                       ValueRange{arith::SelectOp::create(
+                                           bb, l, isFlag, args[0], args[1])});
              })
       .getResult(0);
 }

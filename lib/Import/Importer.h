@@ -212,12 +212,15 @@ public:
 
   //===--- Run-time index checks (BoundsChecks.cpp) ---------------------===//
 
-  /// Records a run-time check that every element of `indices` lies in
-  /// [-dim, dim): `dims` holds one size, or with `perComponent` one per
-  /// position of the last axis (GatherND's tuples). Constant indices are
-  /// checked at import time instead; nothing is recorded for them.
-  void addIndexCheck(NodeContext &nc, Value indices, ArrayRef<int64_t> dims,
-                     bool perComponent);
+  /// Checks that every element of `indices` lies in [-dim, dim) ([0, dim)
+  /// for unsigned indices): `dims` holds one size, or with `perComponent`
+  /// one per position of the last axis (GatherND's tuples); `firstDim` is
+  /// the data dimension the first one addresses (for messages). Constant
+  /// indices are checked now, all of them (an error naming the node);
+  /// others get a run-time check site.
+  LogicalResult checkIndices(NodeContext &nc, Value indices,
+                             ArrayRef<int64_t> dims, int64_t firstDim,
+                             bool perComponent);
   /// The tensor<2xi64> status of every check recorded, or null if none.
   Value finishChecks(Location loc);
   /// Messages of the recorded checks, by site (status[0] - 1).

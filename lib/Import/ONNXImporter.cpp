@@ -134,8 +134,7 @@ fp8::importONNXBuffer(StringRef bytes, bool isText, StringRef bufferName,
 }
 
 FailureOr<OwningOpRef<ModuleOp>>
-fp8::importONNXFile(StringRef path, MLIRContext &ctx,
-                    const ImportOptions &opts,
+fp8::importONNXFile(StringRef path, MLIRContext &ctx, const ImportOptions &opts,
                     SmallVectorImpl<std::string> *externalFiles) {
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
                                                    /*RequiresNullTerminator=*/false);
@@ -146,8 +145,8 @@ fp8::importONNXFile(StringRef path, MLIRContext &ctx,
   ImportOptions fileOpts = opts;
   if (fileOpts.externalDataDir.empty())
     fileOpts.externalDataDir = llvm::sys::path::parent_path(path).str();
-  return importONNXBuffer((*buffer)->getBuffer(), isText, path, ctx,
-                          fileOpts, externalFiles);
+  return importONNXBuffer((*buffer)->getBuffer(), isText, path, ctx, fileOpts,
+                          externalFiles);
 }
 
 //===----------------------------------------------------------------------===//
@@ -295,9 +294,9 @@ StringRef Importer::onnxTypeName(int t) {
 /// to a regular file inside the model's directory, after symbolic links and
 /// `..` are resolved. A crafted model must not make the compiler read (and
 /// embed in a library) any other file of the machine.
-FailureOr<std::string>
-Importer::resolveExternalPath(const onnx::TensorProto &t, StringRef location,
-                              Location loc) {
+FailureOr<std::string> Importer::resolveExternalPath(const onnx::TensorProto &t,
+                                                     StringRef location,
+                                                     Location loc) {
   auto refuse = [&]() {
     return emitError(loc) << "tensor '" << t.name()
                           << "': external data location '" << location << "' ";
@@ -600,35 +599,69 @@ static double foldFloat(EwKind k, ArrayRef<double> a) {
   }
 }
 
-/// Integer folding wraps around as the generated arith.addi/subi/muli do:
-/// overflow in the folder itself is undefined behaviour (fuzzing: Abs of
-/// INT64_MIN in a constant, UBSan "negation ... cannot be represented").
-static int64_t wrapped(uint64_t v) { return static_cast<int64_t>(v); }
+/// Two's-complement wrapping, as the generated code computes (C++ signed
+/// overflow would be undefined behaviour in the compiler itself).
+static int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
 
-static int64_t foldInt(EwKind k, ArrayRef<int64_t> a) {
-  switch (k) {
-  case EwKind::Add: return wrapped(uint64_t(a[0]) + uint64_t(a[1]));
-  case EwKind::Sub: return wrapped(uint64_t(a[0]) - uint64_t(a[1]));
-  case EwKind::Mul: return wrapped(uint64_t(a[0]) * uint64_t(a[1]));
-  case EwKind::Div:
-    if (a[1] == 0)
-      return 0;
-    return a[1] == -1 ? wrapped(0 - uint64_t(a[0])) : a[0] / a[1];
-  case EwKind::Pow: {
-    double p = std::pow(double(a[0]), double(a[1]));
-    return p >= -0x1p63 && p < 0x1p63 ? static_cast<int64_t>(p) : INT64_MIN;
+/// A double as int64, saturating (the C++ conversion of an out-of-range
+/// double is undefined).
+static int64_t toInt64Sat(double d) {
+  if (std::isnan(d))
+    return 0;
+  if (d >= 9223372036854775807.0)
+    return INT64_MAX;
+  if (d <= -9223372036854775808.0)
+    return INT64_MIN;
+  return static_cast<int64_t>(d);
+}
+
+/// `isUnsigned`: the int64s hold uint64 bit patterns (Div, Mod, Max, Min
+/// and comparisons differ from the signed ones above 2^63).
+static int64_t foldInt(EwKind k, ArrayRef<int64_t> a, bool isUnsigned) {
+  const uint64_t x = a[0], y = a.size() > 1 ? a[1] : 0;
+  if (isUnsigned) {
+    switch (k) {
+    case EwKind::Div:
+      return y == 0 ? 0 : wrap(x / y);
+    case EwKind::Mod:
+    case EwKind::FMod:
+      return y == 0 ? 0 : wrap(x % y);
+    case EwKind::Max:
+      return wrap(std::max(x, y));
+    case EwKind::Min:
+      return wrap(std::min(x, y));
+    default:
+      break; // the same bits as the signed operation
+    }
   }
+  switch (k) {
+  case EwKind::Add:
+    return wrap(x + y);
+  case EwKind::Sub:
+    return wrap(x - y);
+  case EwKind::Mul:
+    return wrap(x * y);
+  // Integer division by zero gives 0 (numpy's result; ONNX leaves it
+  // undefined) and INT_MIN / -1 wraps, at compile time as at run time
+  // (Importer::buildScalar).
+  case EwKind::Div:
+    return a[1] == 0 ? 0 : a[1] == -1 ? wrap(0 - x) : a[0] / a[1];
+  case EwKind::Pow:
+    return toInt64Sat(std::pow(double(a[0]), double(a[1])));
   case EwKind::Mod: {
     if (a[1] == 0 || a[1] == -1)
       return 0;
     int64_t r = a[0] % a[1];
     return (r != 0 && ((r < 0) != (a[1] < 0))) ? r + a[1] : r;
   }
-  case EwKind::FMod: return a[1] == 0 || a[1] == -1 ? 0 : a[0] % a[1];
+  case EwKind::FMod:
+    return a[1] == 0 || a[1] == -1 ? 0 : a[0] % a[1];
   case EwKind::Max: return std::max(a[0], a[1]);
   case EwKind::Min: return std::min(a[0], a[1]);
-  case EwKind::Neg: return wrapped(0 - uint64_t(a[0]));
-  case EwKind::Abs: return a[0] < 0 ? wrapped(0 - uint64_t(a[0])) : a[0];
+  case EwKind::Neg:
+    return wrap(0 - x);
+  case EwKind::Abs:
+    return a[0] < 0 ? wrap(0 - x) : a[0];
   case EwKind::Relu: return a[0] > 0 ? a[0] : 0;
   case EwKind::And: return a[0] && a[1];
   case EwKind::Or: return a[0] || a[1];
@@ -660,14 +693,7 @@ static bool foldCompare(EwKind k, T x, T y) {
 static int64_t castToInt(double d, Type t) {
   if (t.isInteger(1))
     return d != 0;
-  if (std::isnan(d))
-    return 0;
-  // Infinities and values outside int64's range: converting them is
-  // undefined behaviour in C++; give what x86's cvttsd2si gives.
-  double whole = std::trunc(d);
-  if (!(whole >= -0x1p63 && whole < 0x1p63))
-    return INT64_MIN;
-  return static_cast<int64_t>(whole);
+  return toInt64Sat(std::trunc(d));
 }
 
 //===----------------------------------------------------------------------===//
@@ -778,6 +804,41 @@ Value Importer::castScalar(OpBuilder &bb, Location loc, Value x, bool inUns,
   return x;
 }
 
+/// Integer x / y or x % y that never traps: a zero divisor gives 0 (as
+/// numpy; ONNX leaves it undefined, x86's idiv raises SIGFPE), and for
+/// signed types INT_MIN / -1 wraps to INT_MIN (remainder 0) instead of
+/// trapping. The divisor the hardware sees is never 0 or -1.
+static Value intDivRem(OpBuilder &bb, Location loc, Value x, Value y,
+                       bool isUnsigned, bool rem) {
+  Type t = y.getType();
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(bb, loc, bb.getIntegerAttr(t, v));
+  };
+  Value zero = cst(0), one = cst(1);
+  Value isZero =
+      arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::eq, y, zero);
+  Value special = isZero, isNegOne;
+  if (!isUnsigned) {
+    isNegOne =
+        arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::eq, y, cst(-1));
+    special = arith::OrIOp::create(bb, loc, isZero, isNegOne);
+  }
+  Value safe = arith::SelectOp::create(bb, loc, special, one, y);
+  Value r;
+  if (rem)
+    r = isUnsigned ? Value(arith::RemUIOp::create(bb, loc, x, safe))
+                   : Value(arith::RemSIOp::create(bb, loc, x, safe));
+  else
+    r = isUnsigned ? Value(arith::DivUIOp::create(bb, loc, x, safe))
+                   : Value(arith::DivSIOp::create(bb, loc, x, safe));
+  // x / -1 = -x (wrapping); x % -1 = 0.
+  if (!isUnsigned)
+    r = arith::SelectOp::create(
+        bb, loc, isNegOne,
+        rem ? zero : Value(arith::SubIOp::create(bb, loc, zero, x)), r);
+  return arith::SelectOp::create(bb, loc, isZero, zero, r);
+}
+
 Value Importer::buildScalar(OpBuilder &bb, Location loc, EwKind kind,
                             ValueRange a, Type outType,
                             ArrayRef<bool> uns) {
@@ -803,20 +864,18 @@ Value Importer::buildScalar(OpBuilder &bb, Location loc, EwKind kind,
   case EwKind::Div:
     if (f)
       return arith::DivFOp::create(bb, loc, a[0], a[1]);
-    return u ? Value(arith::DivUIOp::create(bb, loc, a[0], a[1]))
-             : Value(arith::DivSIOp::create(bb, loc, a[0], a[1]));
+    return intDivRem(bb, loc, a[0], a[1], u, /*rem=*/false);
   case EwKind::FMod:
     if (f)
       return arith::RemFOp::create(bb, loc, a[0], a[1]);
-    return u ? Value(arith::RemUIOp::create(bb, loc, a[0], a[1]))
-             : Value(arith::RemSIOp::create(bb, loc, a[0], a[1]));
+    return intDivRem(bb, loc, a[0], a[1], u, /*rem=*/true);
   case EwKind::Mod: {
     if (f)
       return arith::RemFOp::create(bb, loc, a[0], a[1]);
     if (u)
-      return arith::RemUIOp::create(bb, loc, a[0], a[1]);
+      return intDivRem(bb, loc, a[0], a[1], u, /*rem=*/true);
     // ONNX integer Mod (fmod=0) takes the divisor's sign, like Python.
-    Value r = arith::RemSIOp::create(bb, loc, a[0], a[1]);
+    Value r = intDivRem(bb, loc, a[0], a[1], u, /*rem=*/true);
     Value zero = iconst(0);
     Value rNeg = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::slt, r, zero);
     Value dNeg = arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::slt, a[1], zero);
@@ -994,7 +1053,9 @@ FailureOr<Value> Importer::elementwise(NodeContext &nc, EwKind kind,
       SmallVector<int64_t> ia;
       for (auto [l, s] : llvm::zip(lits, inStrides)) {
         int64_t j = broadcastIndex(idx, l.shape, s);
-        fa.push_back(l.isFloat() ? l.floats[j] : double(l.ints[j]));
+        fa.push_back(l.isFloat()    ? l.floats[j]
+                     : l.isUnsigned ? double(uint64_t(l.ints[j]))
+                                    : double(l.ints[j]));
         ia.push_back(l.isFloat() ? castToInt(l.floats[j], b.getI64Type())
                                  : l.ints[j]);
       }
@@ -1004,8 +1065,10 @@ FailureOr<Value> Importer::elementwise(NodeContext &nc, EwKind kind,
         else
           out.ints.push_back(ia[0] ? ia[1] : ia[2]);
       } else if (isCompare(kind)) {
-        out.ints.push_back(isFloat ? foldCompare(kind, fa[0], fa[1])
-                                   : foldCompare(kind, ia[0], ia[1]));
+        out.ints.push_back(
+            isFloat  ? foldCompare(kind, fa[0], fa[1])
+            : uns[0] ? foldCompare(kind, uint64_t(ia[0]), uint64_t(ia[1]))
+                     : foldCompare(kind, ia[0], ia[1]));
       } else if (kind == EwKind::Cast) {
         if (outFloat)
           out.floats.push_back(fa[0]);
@@ -1014,7 +1077,7 @@ FailureOr<Value> Importer::elementwise(NodeContext &nc, EwKind kind,
       } else if (isFloat) {
         out.floats.push_back(foldFloat(kind, fa));
       } else {
-        out.ints.push_back(foldInt(kind, ia));
+        out.ints.push_back(foldInt(kind, ia, outUnsigned));
       }
     }
     if (outT.isInteger(1))

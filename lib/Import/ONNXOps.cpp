@@ -278,11 +278,16 @@ static LogicalResult importRange(NodeContext &nc) {
     int64_t s = start->ints[0], l = limit->ints[0], d = delta->ints[0];
     if (d == 0)
       return nc.error() << "delta must not be zero";
-    // In doubles: l - s may overflow int64.
-    double count = std::max(0.0, std::ceil((double(l) - double(s)) / double(d)));
-    if (count > double(INT64_MAX / 2))
-      return nc.error() << "would create " << count << " elements";
-    int64_t n = int64_t(count);
+    // max(ceil((l - s) / d), 0), exactly: l - s may overflow int64.
+    __int128 span = __int128(l) - s, step = d;
+    __int128 q = span / step;
+    if (q * step != span && ((span < 0) == (step < 0)))
+      ++q;
+    if (q < 0)
+      q = 0;
+    if (q > INT64_MAX / 2)
+      return nc.error() << "would create " << double(q) << " elements";
+    int64_t n = int64_t(q);
     if (failed(imp.checkConstantSize(nc, {n}, out.elemType)))
       return failure();
     for (int64_t i = 0; i < n; ++i) // wraps (no UB) past int64's ends
@@ -745,31 +750,33 @@ static LogicalResult importSlice(NodeContext &nc) {
   return success();
 }
 
-
 static LogicalResult importGather(NodeContext &nc) {
   if (failed(checkArity(nc, 2, 2)))
     return failure();
   Importer &imp = nc.imp;
   Value data = nc.in(0), indices = nc.in(1);
   ArrayRef<int64_t> s = Importer::shapeOf(data), is = Importer::shapeOf(indices);
-  if (!isa<IntegerType>(Importer::elemOf(indices)))
-    return nc.error() << "indices must be integers";
+  if (!isa<IntegerType>(Importer::elemOf(indices)) ||
+      Importer::elemOf(indices).isInteger(1))
+    return nc.error() << "indices must be integers, got " << indices.getType();
   FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 0), s.size());
   if (failed(axis))
     return failure();
   SmallVector<int64_t> outShape(s.take_front(*axis));
   llvm::append_range(outShape, is);
   llvm::append_range(outShape, s.drop_front(*axis + 1));
+  int64_t axisDim = s[*axis];
+  if (axisDim == 0 && product(is) != 0)
+    return nc.error() << "gathers from an empty dimension";
+  if (failed(imp.checkIndices(nc, indices, {axisDim}, *axis,
+                              /*perComponent=*/false)))
+    return failure();
 
   std::optional<Lit> d = imp.getLit(data), ix = imp.getLit(indices);
   if (ix)
-    for (int64_t &i : ix->ints) {
-      if (i < -s[*axis] || i >= s[*axis])
-        return nc.error() << "index " << i << " out of range for dimension of size "
-                          << s[*axis];
+    for (int64_t &i : ix->ints)
       if (i < 0)
-        i += s[*axis];
-    }
+        i += axisDim;
   if (d && ix && product(outShape) <= 4096) {
     Lit out = *d;
     out.shape = outShape;
@@ -790,10 +797,6 @@ static LogicalResult importGather(NodeContext &nc) {
     return success();
   }
 
-  int64_t axisDim = s[*axis];
-  if (axisDim == 0 && product(is) != 0)
-    return nc.error() << "gathers from an empty dimension";
-  imp.addIndexCheck(nc, indices, {axisDim}, /*perComponent=*/false);
   bool unsignedIdx = imp.isUnsigned(indices);
   int64_t outRank = outShape.size(), ir = is.size();
   SmallVector<AffineExpr> idxExprs;
@@ -802,7 +805,8 @@ static LogicalResult importGather(NodeContext &nc) {
   SmallVector<AffineMap> maps{AffineMap::get(outRank, 0, idxExprs, imp.ctx),
                               imp.b.getMultiDimIdentityMap(outRank)};
   Value init = imp.emptyTensor(nc.loc, outShape, Importer::elemOf(data));
-  SmallVector<utils::IteratorType> iters(outRank, utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> iters(outRank,
+                                         utils::IteratorType::parallel);
   Value r = linalg::GenericOp::create(
                 imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{indices},
                 ValueRange{init}, maps, iters,
@@ -846,12 +850,9 @@ static LogicalResult importGatherElements(NodeContext &nc) {
   int64_t axisDim = s[*axis];
   if (axisDim == 0 && product(is) != 0)
     return nc.error() << "gathers from an empty dimension";
-  if (std::optional<Lit> ix = imp.getLit(indices))
-    for (int64_t i : ix->ints)
-      if (i < -axisDim || i >= axisDim)
-        return nc.error() << "index " << i
-                          << " out of range for dimension of size " << axisDim;
-  imp.addIndexCheck(nc, indices, {axisDim}, /*perComponent=*/false);
+  if (failed(imp.checkIndices(nc, indices, {axisDim}, *axis,
+                              /*perComponent=*/false)))
+    return failure();
   bool unsignedIdx = imp.isUnsigned(indices);
   SmallVector<AffineMap> maps{imp.b.getMultiDimIdentityMap(rank),
                               imp.b.getMultiDimIdentityMap(rank)};
@@ -864,8 +865,9 @@ static LogicalResult importGatherElements(NodeContext &nc) {
                   SmallVector<Value> coords;
                   for (int64_t dd = 0; dd < rank; ++dd)
                     coords.push_back(
-                        dd == *axis ? safeIndex(bb, l, a[0], axisDim, unsignedIdx)
-                                    : Value(linalg::IndexOp::create(bb, l, dd)));
+                        dd == *axis
+                            ? safeIndex(bb, l, a[0], axisDim, unsignedIdx)
+                            : Value(linalg::IndexOp::create(bb, l, dd)));
                   Value v = tensor::ExtractOp::create(bb, l, data, coords);
                   linalg::YieldOp::create(bb, l, v);
                 })
@@ -911,19 +913,17 @@ static LogicalResult importGatherND(NodeContext &nc) {
   llvm::append_range(outShape, s.drop_front(b + k));
   int64_t outRank = outShape.size();
 
+  SmallVector<int64_t> tupleDims(s.begin() + b, s.begin() + b + k);
+  if (llvm::is_contained(tupleDims, 0) && product(is.drop_back()) != 0)
+    return nc.error() << "gathers from an empty dimension";
+  if (failed(imp.checkIndices(nc, indices, tupleDims, b,
+                              /*perComponent=*/true)))
+    return failure();
   std::optional<Lit> d = imp.getLit(data), ix = imp.getLit(indices);
-  if (ix) {
-    // Check (and wrap) constant indices against their dims.
-    for (int64_t n = 0, e = ix->ints.size(); n < e; ++n) {
-      int64_t &i = ix->ints[n];
-      int64_t dim = s[b + n % k];
-      if (i < -dim || i >= dim)
-        return nc.error() << "index " << i << " out of range for dimension "
-                          << b + n % k << " of size " << dim;
-      if (i < 0)
-        i += dim;
-    }
-  }
+  if (ix) // in range (checked above); wrap the negative ones
+    for (int64_t n = 0, e = ix->ints.size(); n < e; ++n)
+      if (ix->ints[n] < 0)
+        ix->ints[n] += s[b + n % k];
   if (d && ix && product(outShape) <= 4096) {
     Lit out = *d;
     out.shape = outShape;
@@ -958,10 +958,6 @@ static LogicalResult importGatherND(NodeContext &nc) {
     return success();
   }
 
-  SmallVector<int64_t> tupleDims(s.begin() + b, s.begin() + b + k);
-  if (llvm::is_contained(tupleDims, 0) && product(is.drop_back()) != 0)
-    return nc.error() << "gathers from an empty dimension";
-  imp.addIndexCheck(nc, indices, tupleDims, /*perComponent=*/true);
   bool unsignedIdx = imp.isUnsigned(indices);
   Value init = imp.emptyTensor(nc.loc, outShape, Importer::elemOf(data));
   SmallVector<AffineMap> maps{imp.b.getMultiDimIdentityMap(outRank)};

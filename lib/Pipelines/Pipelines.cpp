@@ -37,6 +37,7 @@ void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
   insert.keepFirstLast = options.keepFirstLast;
   insert.policyFile = options.policyFile;
   insert.reportFile = options.reportFile;
+  insert.strict = options.strict;
   insert.analyze = options.analyze;
   insert.calibrationFile = options.calibrationFile;
   pm.addPass(createFP8InsertScales(insert));
@@ -156,6 +157,7 @@ void fp8::buildFP8GPULoweringPipeline(
   if (options.tensorCores) {
     ConvertFP8GemmToGPUOptions gemm;
     gemm.chip = options.chip;
+    gemm.tmaPipeline = options.gemmTmaPipeline;
     pm.addPass(createConvertFP8GemmToGPU(gemm));
     // Outline the GEMM kernels before anything canonicalizes: constants
     // hoisted out of a gpu.launch would become kernel arguments.

@@ -8,9 +8,9 @@
 #include "fp8/Import/ONNXImporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -23,18 +23,18 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/xxhash.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 using namespace mlir;
 
@@ -107,15 +107,28 @@ static uint64_t mix(uint64_t h, uint64_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
 }
 
-/// A hash of what the compiled code computes: every op's name, result
-/// types and attributes, constants (weights) by their bytes. Locations are
-/// left out, so moving the model file changes nothing.
+/// A hash of what the compiled code computes: every op's name, how it is
+/// wired (its operands, numbered in walk order), result types and
+/// attributes, constants (weights) by their bytes. Locations are left out,
+/// so moving the model file changes nothing.
 static uint64_t computeFingerprint(ModuleOp module) {
   uint64_t h = 0;
   auto mixText = [&](StringRef text) { h = mix(h, llvm::xxh3_64bits(text)); };
   std::string text;
-  module.walk([&](Operation *op) {
+  DenseMap<Value, uint64_t> numbers;
+  auto number = [&](Value v) {
+    return numbers.try_emplace(v, numbers.size()).first->second;
+  };
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
     mixText(op->getName().getStringRef());
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          h = mix(h, number(arg));
+    for (Value operand : op->getOperands())
+      h = mix(h, number(operand));
+    for (Value result : op->getResults())
+      h = mix(h, number(result));
     for (Type t : op->getResultTypes()) {
       text.clear();
       llvm::raw_string_ostream(text) << t;
@@ -126,7 +139,8 @@ static uint64_t computeFingerprint(ModuleOp module) {
       Attribute value = attr.getValue();
       if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
         h = mix(h, dense.isSplat());
-        mixText(StringRef(dense.getRawData().data(), dense.getRawData().size()));
+        mixText(
+            StringRef(dense.getRawData().data(), dense.getRawData().size()));
       } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
         AsmResourceBlob *blob = resource.getRawHandle().getBlob();
         ArrayRef<char> data = blob ? blob->getData() : ArrayRef<char>();
@@ -213,6 +227,13 @@ FailureOr<std::string> fp8::prepareModelFunction(ModuleOp module,
     sig += std::to_string(message.size()) + " " + message.str() + "\n";
   }
   sig += llvm::formatv("fingerprint {0:x-16}\n", computeFingerprint(module));
+  // Recorded in the signature: the attributes have no meaning in LLVM IR.
+  if (checked) {
+    func.removeResultAttr(
+        type.getNumResults() - 1,
+        StringAttr::get(module.getContext(), fp8::kCheckStatusAttr));
+    func->removeAttr(fp8::kChecksAttr);
+  }
   // Tensors without elements (e.g. the empty past of a cached decoder's
   // first step) carry no data, but a memref like 1x2x0x16 has no bare-pointer
   // form. The signature above keeps their shapes; inside, an input becomes a

@@ -27,14 +27,17 @@
 #include "fp8rt/fp8rt.h"
 #ifdef FP8RT_TARGET_CUDA
 #include "fp8rt/fp8rt_cuda.h"
-#include <pthread.h>
 #endif
+#include <pthread.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 extern const char __fp8_model_signature[];
 extern void __fp8_model_entry(void **args);
@@ -63,11 +66,18 @@ static __thread char cuda_create_error[1024];
 
 #define FP8RT_EXPORT __attribute__((visibility("default")))
 
+#ifndef FP8RT_TARGET_CUDA
+/* CPU: serializes the runs of models with run-time checks and persistent
+ * state (see fp8rt_model_run); the CUDA build uses cuda_lock. */
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+#endif
+
 typedef struct tensor_sig {
   char *name;
   int32_t dtype;
   int32_t rank;
   int64_t *shape;
+  size_t bytes; /* prod(shape) * element size, checked for overflow */
 } tensor_sig;
 
 typedef struct state_entry {
@@ -252,9 +262,7 @@ static int cuda_prepare(fp8rt_model *m, const char **error) {
       }
       continue;
     }
-    size_t bytes = fp8rt_dtype_size_inline(m->tensors[i].dtype);
-    for (int32_t d = 0; d < m->tensors[i].rank; ++d)
-      bytes *= (size_t)m->tensors[i].shape[d];
+    size_t bytes = m->tensors[i].bytes;
     m->bytes[i] = bytes;
     m->staging[i] = fp8rt_cuda_alloc(bytes);
     if (!m->staging[i]) {
@@ -349,11 +357,19 @@ FP8RT_EXPORT fp8rt_model *fp8rt_model_create(const char **error) {
     t->shape = calloc((size_t)rank + 1, sizeof(int64_t));
     if (!t->shape)
       goto out_of_memory;
+    t->bytes = fp8rt_dtype_size_inline(t->dtype);
+    if (t->bytes == 0)
+      goto malformed;
     for (long long d = 0; d < rank; ++d) {
       long long dim;
       if (!parse_int(&p, &dim) || dim < 0)
         goto malformed;
       t->shape[d] = dim;
+      /* No tensor of a real model needs 2^62 bytes: a larger product is a
+       * corrupt signature, never an allocation size. */
+      if (__builtin_mul_overflow(t->bytes, (size_t)dim, &t->bytes) ||
+          t->bytes > ((size_t)1 << 62))
+        goto malformed;
     }
     if (!parse_int(&p, &len) || len < 0 || (long long)strlen(p) < len)
       goto malformed;
@@ -479,10 +495,7 @@ ACCESSORS(output, 1)
 
 static int check_tensor(fp8rt_model *m, const char *kind, int32_t index,
                         const tensor_sig *want, const fp8rt_tensor *got) {
-  int64_t elements = 1;
-  for (int32_t d = 0; d < want->rank; ++d)
-    elements *= want->shape[d];
-  if (!got->data && elements != 0) { /* an empty tensor needs no data */
+  if (!got->data && want->bytes != 0) { /* an empty tensor needs no data */
     set_error(m, "%s %d ('%s'): data is NULL", kind, index, want->name);
     return 0;
   }
@@ -535,10 +548,10 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
   }
   /* The compiled code writes the whole status (it is an output). */
   const int checked = m->num_checks > 0;
-  if (!copy_undo(m, 0)) {
-    set_error(m, "saving the model's state before the run failed");
-    return FP8RT_INTERNAL;
-  }
+  /* With checks and persistent state, the snapshot, the run and a restore
+   * are one critical section: no other handle's run may update the shared
+   * state in between (a restore would undo it, a snapshot could be torn). */
+  const int guard_state = m->undo != NULL;
 #ifdef FP8RT_TARGET_CUDA
   /* All inputs, then one synchronize (m->args holds their host data). */
   int32_t failed = 0;
@@ -550,7 +563,13 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
     return FP8RT_INTERNAL;
   }
   pthread_mutex_lock(&cuda_lock);
-  int32_t status;
+  int32_t status = copy_undo(m, 0) ? 0 : -1;
+  if (status != 0) {
+    pthread_mutex_unlock(&cuda_lock);
+    set_error(m, "saving the model's state before the run: %s",
+              fp8rt_cuda_last_error());
+    return FP8RT_INTERNAL;
+  }
   if (m->graph) {
     status = fp8rt_cuda_graph_launch(m->graph);
   } else if (m->use_graph && m->runs > 0) {
@@ -573,7 +592,8 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
       status = fp8rt_cuda_run_end(NULL);
     }
   }
-  pthread_mutex_unlock(&cuda_lock);
+  if (!guard_state || status != 0)
+    pthread_mutex_unlock(&cuda_lock);
   if (status != 0) {
     set_error(m, "CUDA: %s", fp8rt_cuda_last_error());
     return FP8RT_INTERNAL;
@@ -581,20 +601,27 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
   ++m->runs;
   /* Outputs and the status (staged right after them), one synchronize. */
   m->args[num_inputs + num_outputs] = m->status;
-  if (fp8rt_cuda_copy_many(m->args + num_inputs,
-                           (const void *const *)(m->staging + num_inputs),
-                           m->bytes + num_inputs, num_outputs + checked,
-                           &failed) != 0) {
+  if (fp8rt_cuda_copy_many(
+          m->args + num_inputs, (const void *const *)(m->staging + num_inputs),
+          m->bytes + num_inputs, num_outputs + checked, &failed) != 0) {
+    if (guard_state)
+      pthread_mutex_unlock(&cuda_lock);
     set_error(m, "copying output '%s' from the GPU: %s",
               failed < num_outputs ? m->tensors[num_inputs + failed].name
                                    : "(status)",
               fp8rt_cuda_last_error());
     return FP8RT_INTERNAL;
   }
+  pthread_mutex_t *held = guard_state ? &cuda_lock : NULL;
 #else
+  pthread_mutex_t *held = guard_state ? &state_lock : NULL;
+  if (held)
+    pthread_mutex_lock(held);
+  copy_undo(m, 0); /* host memcpy: cannot fail */
   m->args[num_inputs + num_outputs] = m->status;
   __fp8_model_entry(m->args);
 #endif
+  fp8rt_status result = FP8RT_OK;
   if (checked && m->status[0] != 0) {
     int64_t site = m->status[0] - 1;
     /* The run is refused: its state updates (amax histories) are undone. */
@@ -604,9 +631,11 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
                                                 : "a run-time check failed",
               (long long)m->status[1],
               restored ? "" : " (and restoring the model's state failed)");
-    return FP8RT_INVALID_ARGUMENT;
+    result = FP8RT_INVALID_ARGUMENT;
   }
-  return FP8RT_OK;
+  if (held)
+    pthread_mutex_unlock(held);
+  return result;
 }
 
 FP8RT_EXPORT const char *fp8rt_model_last_error(const fp8rt_model *m) {
@@ -654,23 +683,108 @@ static void put(writer *w, const void *data, size_t n) {
   w->hash = fnv1a(w->hash, data, n);
 }
 
+/* Where save_state writes. A missing path or a regular file: a new
+ * temporary file beside it (mkstemp), renamed over it once complete; a
+ * symbolic link is followed (its target is replaced, the link stays). A
+ * character device (/dev/null) or a FIFO with a reader: written into. A
+ * directory, a dangling link or anything else: refused. Never a fixed
+ * temporary name another process could have prepared. */
+typedef struct save_target {
+  char *final; /* the file renamed over (NULL when writing into `path`) */
+  char *tmp;   /* the temporary file (NULL when writing into `path`) */
+  FILE *file;
+} save_target;
+
+static void free_save_target(save_target *t) {
+  free(t->final);
+  free(t->tmp);
+}
+
+static fp8rt_status open_save_target(fp8rt_model *m, const char *path,
+                                     save_target *t) {
+  memset(t, 0, sizeof(*t));
+  struct stat st, lst;
+  int fd = -1;
+  if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) != 0) {
+    set_error(m,
+              "save_state: %s is a symbolic link whose target does not "
+              "exist",
+              path);
+    return FP8RT_IO_ERROR;
+  }
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISCHR(st.st_mode)) {
+      fd = open(path, O_WRONLY | O_CLOEXEC);
+    } else if (S_ISFIFO(st.st_mode)) {
+      fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0 && errno == ENXIO) {
+        set_error(m, "save_state: %s is a FIFO that no process reads", path);
+        return FP8RT_IO_ERROR;
+      }
+      if (fd >= 0)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    } else {
+      set_error(m, "save_state: %s is %s, not a file", path,
+                S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+      return FP8RT_IO_ERROR;
+    }
+    if (fd < 0 || !(t->file = fdopen(fd, "wb"))) {
+      set_error(m, "save_state: cannot write %s: %s", path, strerror(errno));
+      if (fd >= 0)
+        close(fd);
+      return FP8RT_IO_ERROR;
+    }
+    return FP8RT_OK;
+  }
+  /* A regular file (through any links) or a new one. */
+  t->final = realpath(path, NULL);
+  if (!t->final && !(t->final = strdup(path)))
+    return FP8RT_OUT_OF_MEMORY;
+  size_t n = strlen(t->final);
+  t->tmp = malloc(n + 16);
+  if (!t->tmp) {
+    free_save_target(t);
+    return FP8RT_OUT_OF_MEMORY;
+  }
+  memcpy(t->tmp, t->final, n);
+  memcpy(t->tmp + n, ".tmp-XXXXXX", 12);
+  fd = mkstemp(t->tmp);
+  if (fd < 0 || !(t->file = fdopen(fd, "wb"))) {
+    set_error(m, "save_state: cannot create a temporary file beside %s: %s",
+              path, strerror(errno));
+    if (fd >= 0) {
+      close(fd);
+      remove(t->tmp);
+    }
+    free_save_target(t);
+    return FP8RT_IO_ERROR;
+  }
+  /* The mode of the file it replaces, else what a plain fopen would give
+   * (0666 less the umask); mkstemp's 0600 is neither. */
+  struct stat old;
+  mode_t mode;
+  if (stat(t->final, &old) == 0) {
+    mode = old.st_mode & 07777;
+  } else {
+    mode_t mask = umask(0);
+    umask(mask);
+    mode = 0666 & ~mask;
+  }
+  fchmod(fd, mode);
+  return FP8RT_OK;
+}
+
 FP8RT_EXPORT fp8rt_status fp8rt_model_save_state(fp8rt_model *m,
                                                  const char *path) {
   if (!m || !path)
     return FP8RT_INVALID_ARGUMENT;
   m->error[0] = '\0';
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 8);
-  if (!tmp)
-    return FP8RT_OUT_OF_MEMORY;
-  memcpy(tmp, path, n);
-  memcpy(tmp + n, ".tmpXXX", 8);
-  writer w = {fopen(tmp, "wb"), 0xcbf29ce484222325ULL, 1};
-  if (!w.f) {
-    set_error(m, "save_state: cannot create %s: %s", tmp, strerror(errno));
-    free(tmp);
-    return FP8RT_IO_ERROR;
-  }
+  save_target target;
+  fp8rt_status opened = open_save_target(m, path, &target);
+  if (opened != FP8RT_OK)
+    return opened;
+  char *tmp = target.tmp;
+  writer w = {target.file, 0xcbf29ce484222325ULL, 1};
 #ifdef FP8RT_TARGET_CUDA
   pthread_mutex_lock(&cuda_lock); /* a consistent snapshot of the state */
 #endif
@@ -694,8 +808,9 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_save_state(fp8rt_model *m,
       free(host);
       pthread_mutex_unlock(&cuda_lock);
       fclose(w.f);
-      remove(tmp);
-      free(tmp);
+      if (tmp)
+        remove(tmp);
+      free_save_target(&target);
       return FP8RT_INTERNAL;
     }
     put(&w, host, (size_t)m->state[i].bytes);
@@ -712,13 +827,14 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_save_state(fp8rt_model *m,
     w.ok = 0;
   if (fclose(w.f) != 0)
     w.ok = 0;
-  if (!w.ok || rename(tmp, path) != 0) {
+  if (!w.ok || (tmp && rename(tmp, target.final) != 0)) {
     set_error(m, "save_state: cannot write %s: %s", path, strerror(errno));
-    remove(tmp);
-    free(tmp);
+    if (tmp)
+      remove(tmp);
+    free_save_target(&target);
     return FP8RT_IO_ERROR;
   }
-  free(tmp);
+  free_save_target(&target);
   return FP8RT_OK;
 }
 
@@ -760,24 +876,49 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_load_state(fp8rt_model *m,
   if (!m || !path)
     return FP8RT_INVALID_ARGUMENT;
   m->error[0] = '\0';
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  /* Non-blocking open: a FIFO must not hang the caller; only regular
+   * files are read. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0) {
     set_error(m, "load_state: cannot open %s: %s", path, strerror(errno));
+    return FP8RT_IO_ERROR;
+  }
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    set_error(m, "load_state: %s is not a regular file", path);
+    return FP8RT_IO_ERROR;
+  }
+  /* No state file of this model is larger than its tensors, names and
+   * framing; a bigger file is refused before it is read. */
+  uint64_t limit = 64 + 8;
+  for (int32_t i = 0; i < m->num_state; ++i)
+    limit += 16 + strlen(m->state[i].name) + m->state[i].bytes;
+  long size = (long)st.st_size;
+  if ((uint64_t)st.st_size > limit) {
+    close(fd);
+    set_error(m,
+              "load_state: %s (%lld bytes) is larger than any state of "
+              "this model",
+              path, (long long)st.st_size);
     return FP8RT_IO_ERROR;
   }
   /* Read everything first: the live state changes only when the whole file
    * has been checked. */
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
   unsigned char *buf = size > 0 ? malloc((size_t)size) : NULL;
-  if (size <= 0 || !buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
-    fclose(f);
+  size_t got = 0;
+  while (buf && got < (size_t)size) {
+    ssize_t r = read(fd, buf + got, (size_t)size - got);
+    if (r <= 0)
+      break;
+    got += (size_t)r;
+  }
+  close(fd);
+  if (size <= 0 || !buf || got != (size_t)size) {
     free(buf);
-    set_error(m, "load_state: cannot read %s", path);
+    set_error(m, "load_state: %s is not an fp8rt state file", path);
     return FP8RT_IO_ERROR;
   }
-  fclose(f);
   const size_t magic = sizeof(kStateMagic) - 1;
 #ifdef FP8RT_TARGET_CUDA
   int locked = 0; /* cuda_lock held, undo log taken */

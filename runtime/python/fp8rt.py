@@ -24,12 +24,14 @@ __all__ = ["Model", "Error", "TensorInfo"]
 
 # ONNX TensorProto.DataType (= fp8rt_dtype) -> numpy dtype. FP8 and bf16
 # have no numpy type: such arrays are uint8 / uint16 holding the encodings.
-_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 5: np.int16, 6: np.int32,
-           7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64,
-           16: np.uint16, 17: np.uint8, 19: np.uint8}
-_NAMES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32",
-          7: "int64", 9: "bool", 10: "float16", 11: "float64",
-          16: "bfloat16", 17: "float8_e4m3fn", 19: "float8_e5m2"}
+_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16,
+           6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16,
+           11: np.float64, 12: np.uint32, 13: np.uint64, 16: np.uint16,
+           17: np.uint8, 19: np.uint8}
+_NAMES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16",
+          6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64",
+          12: "uint32", 13: "uint64", 16: "bfloat16", 17: "float8_e4m3fn",
+          19: "float8_e5m2"}
 
 
 class Error(RuntimeError):
@@ -129,7 +131,10 @@ class Model:
     def _check(self, status, what):
         if status != 0:
             msg = self._lib.fp8rt_model_last_error(self._m).decode()
-            raise Error(f"{what}: {msg}" if msg else f"{what}: status {status}")
+            if not msg:
+                msg = f"status {status}"
+            # The library's state messages already say which call failed.
+            raise Error(msg if msg.startswith(f"{what}:") else f"{what}: {msg}")
 
     @staticmethod
     def _describe(array, info, keep):
@@ -157,7 +162,9 @@ class Model:
             if a.shape != info.shape:
                 raise Error(f"input '{info.name}': shape {a.shape} given, the "
                             f"model was compiled for {info.shape}")
-            a = np.ascontiguousarray(a)
+            # Contiguous, and still rank 0 for scalars (unlike
+            # np.ascontiguousarray, which makes them 1-D).
+            a = np.require(a, requirements="C")
             keep.append(a)
             ins.append(self._describe(a, info, keep))
         outs = [np.empty(o.shape, o.numpy_dtype) for o in self.outputs]

@@ -4,59 +4,148 @@
 // its C ABI (fp8rt.h), feeds it DIR/input_N.pb, and, where DIR/output_N.pb
 // exist, reports per output the max abs error, relative L2 error and cosine
 // similarity; exits 1 beyond tolerance. Needs neither MLIR nor protobuf.
+// `fp8-run --help` describes every option (kHelp below).
 //
-//   fp8-run model.so --data DIR [--device=cpu|cuda] [--rtol R] [--atol A]
-//                    [--save OUTDIR] [--repeat N] [--top1]
-//                    [--load-state FILE] [--save-state FILE]
-//
-// --load-state restores a model's persistent state (delayed scaling's amax
-// histories) before the runs, --save-state writes it after them.
-//
-// --top1 adds, per output, how many rows agree on the arg max of the last
-// axis (a language model's next-token choice).
-//
-// An output passes when its relative L2 error is <= rtol (default 1e-5) or
-// its max abs error is <= atol (default 0; for outputs whose reference is 0).
+// Nothing it reads is trusted: tensor files (TensorProto.cpp), the library's
+// signature (counts, dtypes, ranks and dimensions are checked, and sizes are
+// computed without overflow before anything is allocated), and the paths it
+// is given (it never reads a non-regular file, never writes over a file it
+// reads, and never replaces a device or FIFO).
 //
 //===----------------------------------------------------------------------===//
 
 #include "TensorProto.h"
 
+#include "fp8/Support/VersionInfo.inc"
 #include "fp8rt/fp8rt.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace fp8rt;
 
 namespace {
+constexpr long kMaxRepeat = 1000000;
+
+const char kUsage[] =
+    "usage: fp8-run MODEL.so --data DIR [--device=cpu|cuda] [--rtol R] "
+    "[--atol A] [--repeat N] [--save OUTDIR] [--top1] [--load-state FILE] "
+    "[--save-state FILE]\n";
+
+const char kHelp[] =
+    "usage: fp8-run MODEL.so --data DIR [options]\n"
+    "\n"
+    "Runs a model library compiled by fp8-compile (its C ABI:\n"
+    "docs/RuntimeABI.md) on ONNX test data and compares its outputs with the\n"
+    "reference outputs there.\n"
+    "\n"
+    "  MODEL.so           the model library (fp8-compile MODEL.onnx -o "
+    "MODEL.so)\n"
+    "  --data DIR         required: DIR/input_N.pb (ONNX TensorProto files), "
+    "one\n"
+    "                     per model input, N = 0, 1, ...; DIR/output_N.pb, "
+    "where\n"
+    "                     present, are the reference outputs\n"
+    "  --device=cpu|cuda  where the library runs: what it was compiled for\n"
+    "                     (fp8-compile --target). Default: cpu\n"
+    "  --rtol R           relative L2 error an output may have. Default: "
+    "1e-5\n"
+    "  --atol A           max abs error an output may have (for outputs whose\n"
+    "                     reference is 0). Default: 0\n"
+    "  --repeat N         run N times (1 to 1000000), report the best time.\n"
+    "                     Default: 1\n"
+    "  --save OUTDIR      write the outputs as OUTDIR/output_N.pb (OUTDIR is\n"
+    "                     created; it may not be the --data folder). Default: "
+    "none\n"
+    "  --top1             also report per output how many rows agree on the "
+    "arg\n"
+    "                     max of the last axis (a language model's next "
+    "token).\n"
+    "                     Default: off\n"
+    "  --load-state FILE  restore the model's persistent state (delayed "
+    "scaling's\n"
+    "                     amax histories) from FILE before the runs. Default: "
+    "none\n"
+    "  --save-state FILE  write the model's persistent state to FILE after "
+    "the\n"
+    "                     runs. Default: none\n"
+    "  -h, --help         print this help and exit 0\n"
+    "  --version          print fp8-opt's version and git revision\n"
+    "\n"
+    "Options taking a value accept both --opt VALUE and --opt=VALUE; R and A\n"
+    "are finite numbers >= 0.\n"
+    "\n"
+    "An output passes when its relative L2 error is <= R or its max abs error\n"
+    "is <= A, both measured where reference and output are finite, and every\n"
+    "NaN, +Inf and -Inf of the reference is the same in the output, which has\n"
+    "none where the reference is finite. A bit-identical output always "
+    "passes;\n"
+    "FP8 outputs must be. Outputs without a reference file are not "
+    "compared.\n"
+    "\n"
+    "--save replaces a regular output_N.pb atomically, follows a symbolic "
+    "link\n"
+    "(its target is written, the link stays), writes into a character device\n"
+    "or FIFO, and never writes over a file fp8-run reads (inputs, references,\n"
+    "the library, --load-state).\n"
+    "\n"
+    "Exit status: 0 every compared output passed (or none was compared);\n"
+    "1 an output failed, or an error (a file that cannot be read or written,\n"
+    "a malformed tensor, a model that does not load or run); 2 a usage error\n"
+    "(unknown option, missing or malformed value).\n";
+
 struct Options {
   std::string model, data, save, device = "cpu", loadState, saveState;
   bool top1 = false;
   double rtol = 1e-5, atol = 0.0;
-  int repeat = 1;
+  long repeat = 1;
 };
 
-[[noreturn]] void usage(const char *msg) {
-  if (msg)
-    std::fprintf(stderr, "fp8-run: %s\n", msg);
+[[noreturn]] void usageError(const std::string &msg) {
   std::fprintf(stderr,
-               "usage: fp8-run model.so --data DIR [--device=cpu|cuda] [--rtol R] "
-               "[--atol A] [--save OUTDIR] [--repeat N] [--top1] [--load-state F] "
-               "[--save-state F]\n");
+               "fp8-run: %s\n%s(fp8-run --help describes every option)\n",
+               msg.c_str(), kUsage);
   std::exit(2);
 }
 
-bool exists(const std::string &path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
+/// A finite number >= 0, the whole string.
+bool parseTolerance(const std::string &v, double &out) {
+  if (v.empty() || std::isspace(static_cast<unsigned char>(v[0])))
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  const double d = std::strtod(v.c_str(), &end);
+  if (*end || !std::isfinite(d) || d < 0)
+    return false;
+  out = d;
+  return true;
+}
+
+/// A whole number from 1 to kMaxRepeat, digits only.
+bool parseRepeat(const std::string &v, long &out) {
+  if (v.empty() || v.size() > 7)
+    return false;
+  for (char c : v)
+    if (c < '0' || c > '9')
+      return false;
+  const long n = std::strtol(v.c_str(), nullptr, 10);
+  if (n < 1 || n > kMaxRepeat)
+    return false;
+  out = n;
+  return true;
 }
 
 Options parse(int argc, char **argv) {
@@ -64,20 +153,20 @@ Options parse(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char *flag) -> std::string {
-      std::string f = flag;
+      std::string f = flag, v;
       if (a.rfind(f + "=", 0) == 0)
-        return a.substr(f.size() + 1);
-      if (a == f) {
-        if (i + 1 >= argc)
-          usage((f + " needs a value").c_str());
-        return argv[++i];
-      }
-      return std::string();
+        v = a.substr(f.size() + 1);
+      else if (i + 1 < argc)
+        v = argv[++i];
+      else
+        usageError(f + " needs a value");
+      if (v.empty())
+        usageError(f + " needs a value (it is empty)");
+      return v;
     };
     auto is = [&](const char *flag) {
       return a == flag || a.rfind(std::string(flag) + "=", 0) == 0;
     };
-    char *end = nullptr;
     if (is("--data"))
       o.data = value("--data");
     else if (is("--save-state"))
@@ -90,36 +179,40 @@ Options parse(int argc, char **argv) {
       o.device = value("--device");
     else if (is("--rtol")) {
       std::string v = value("--rtol");
-      o.rtol = std::strtod(v.c_str(), &end);
-      if (*end)
-        usage("--rtol takes a number");
+      if (!parseTolerance(v, o.rtol))
+        usageError("--rtol takes a finite number >= 0, not '" + v + "'");
     } else if (is("--atol")) {
       std::string v = value("--atol");
-      o.atol = std::strtod(v.c_str(), &end);
-      if (*end)
-        usage("--atol takes a number");
+      if (!parseTolerance(v, o.atol))
+        usageError("--atol takes a finite number >= 0, not '" + v + "'");
     } else if (is("--repeat")) {
       std::string v = value("--repeat");
-      o.repeat = int(std::strtol(v.c_str(), &end, 10));
-      if (*end || o.repeat < 1)
-        usage("--repeat takes a positive integer");
+      if (!parseRepeat(v, o.repeat))
+        usageError("--repeat takes a whole number from 1 to " +
+                   std::to_string(kMaxRepeat) + ", not '" + v + "'");
     } else if (a == "--top1")
       o.top1 = true;
-    else if (a == "-h" || a == "--help")
-      usage(nullptr);
-    else if (!a.empty() && a[0] == '-')
-      usage(("unknown option " + a).c_str());
+    else if (a == "-h" || a == "--help") {
+      std::fputs(kHelp, stdout);
+      std::exit(std::fflush(stdout) == 0 ? 0 : 1);
+    } else if (a == "--version") {
+      std::printf("fp8-run (fp8-opt) %s, git %s\n", FP8_VERSION,
+                  FP8_GIT_REVISION);
+      std::exit(std::fflush(stdout) == 0 ? 0 : 1);
+    } else if (!a.empty() && a[0] == '-')
+      usageError("unknown option " + a);
     else if (o.model.empty())
       o.model = a;
     else
-      usage("more than one model given");
+      usageError("more than one model given ('" + o.model + "' and '" + a +
+                 "')");
   }
   if (o.model.empty())
-    usage("no model library given");
+    usageError("no model library given");
   if (o.data.empty())
-    usage("--data DIR is required");
+    usageError("--data DIR is required");
   if (o.device != "cpu" && o.device != "cuda")
-    usage(("--device=" + o.device + ": expected cpu or cuda").c_str());
+    usageError("--device=" + o.device + ": expected cpu or cuda");
   return o;
 }
 
@@ -127,25 +220,306 @@ template <typename F> F symbol(void *lib, const char *name) {
   return reinterpret_cast<F>(dlsym(lib, name));
 }
 
-std::string shapeStr(const int64_t *shape, int rank) {
-  std::string s;
-  for (int d = 0; d < rank; ++d)
-    s += (d ? "x" : "") + std::to_string(shape[d]);
-  return rank ? s : "scalar";
+void fail(const std::string &msg) {
+  std::fprintf(stderr, "fp8-run: %s\n", msg.c_str());
 }
-} // namespace
 
-int main(int argc, char **argv) {
+void warn(const std::string &msg) {
+  std::fprintf(stderr, "fp8-run: warning: %s\n", msg.c_str());
+}
+
+std::string errnoText() { return std::strerror(errno); }
+
+bool lexists(const std::string &path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+/// Where a path leads, for "is this the same file": the file's device and
+/// inode when it exists (symbolic links followed), else its folder's and its
+/// name. Paths that differ as strings (relative, `..`, links) compare equal
+/// when they name one file.
+struct Location {
+  bool valid = false, exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string name;
+  bool operator==(const Location &o) const {
+    return valid && o.valid && exists == o.exists && dev == o.dev &&
+           ino == o.ino && name == o.name;
+  }
+};
+
+Location locate(const std::string &path) {
+  Location l;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    l.valid = l.exists = true;
+    l.dev = st.st_dev;
+    l.ino = st.st_ino;
+    return l;
+  }
+  std::string dir = ".", base = path;
+  const size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos) {
+    dir = slash ? path.substr(0, slash) : "/";
+    base = path.substr(slash + 1);
+  }
+  if (base.empty() || ::stat(dir.c_str(), &st) != 0)
+    return l;
+  l.valid = true;
+  l.dev = st.st_dev;
+  l.ino = st.st_ino;
+  l.name = base;
+  return l;
+}
+
+/// Files fp8-run reads (or has written) and must not write over.
+struct Guard {
+  struct Entry {
+    Location where;
+    std::string path, what;
+  };
+  std::vector<Entry> entries;
+  void add(const std::string &path, const std::string &what) {
+    Location l = locate(path);
+    if (l.valid)
+      entries.push_back({l, path, what});
+  }
+  /// False (with `error`) when writing `path` would write over one of them;
+  /// `except` is a path that may be written over (--load-state for
+  /// --save-state: updating a state file in place).
+  bool check(const std::string &path, const std::string &flag,
+             std::string &error, const std::string &except = "") const {
+    const Location l = locate(path);
+    for (const Entry &e : entries) {
+      if (!(e.where == l) || (!except.empty() && e.path == except))
+        continue;
+      error = flag + " " + path + " is " +
+              (e.path == path ? std::string("") : e.path + ", ") + e.what +
+              ": refusing to write over it";
+      return false;
+    }
+    return true;
+  }
+};
+
+/// Bytes of memory of this machine, 0 if unknown.
+uint64_t physicalMemory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  uint64_t bytes;
+  if (pages <= 0 || page <= 0 ||
+      __builtin_mul_overflow(uint64_t(pages), uint64_t(page), &bytes))
+    return 0;
+  return bytes;
+}
+
+const char *orUnknown(const char *name) { return name ? name : "?"; }
+
+/// What the library says about tensor `index` (an input or an output), checked:
+/// a known dtype, a rank >= 0 with a shape, non-negative dimensions whose
+/// byte count fits.
+bool signatureOf(const char *kind, int index, const char *name, int32_t dtype,
+                 int32_t rank, const int64_t *shape, HostTensor &t,
+                 size_t &bytes, std::string &error) {
+  const std::string who = std::string(kind) + " " + std::to_string(index) +
+                          " ('" + orUnknown(name) + "')";
+  const std::string bad = who + ": the model's signature is invalid: ";
+  const size_t elemSize = fp8rt_dtype_size_inline(dtype);
+  if (!elemSize) {
+    error = bad + "unknown dtype " + std::to_string(dtype);
+    return false;
+  }
+  if (rank < 0 || (rank > 0 && !shape)) {
+    error = bad + "rank " + std::to_string(rank) +
+            (shape ? "" : " without a shape");
+    return false;
+  }
+  int64_t elements;
+  std::string why;
+  if (!checkedElementCount(shape, size_t(rank), elements, why)) {
+    error = bad + why;
+    return false;
+  }
+  if (!checkedByteCount(elements, elemSize, bytes)) {
+    error = bad + "shape " + shapeString(shape, size_t(rank)) + " of " +
+            dtypeName(dtype) + " needs more than 2^64 bytes";
+    return false;
+  }
+  t.name = orUnknown(name);
+  t.dtype = dtype;
+  t.shape.assign(shape, shape + rank);
+  return true;
+}
+
+/// Class of a value for the comparison: 0 finite, 1 NaN, 2 +Inf, 3 -Inf.
+int valueClass(double v) {
+  if (std::isnan(v))
+    return 1;
+  if (std::isinf(v))
+    return v > 0 ? 2 : 3;
+  return 0;
+}
+
+struct Comparison {
+  double maxAbs = 0, rel = 0, cosine = 1;
+  size_t refNonFinite = 0, matched = 0, extraNonFinite = 0;
+  bool haveMismatch = false;
+  size_t firstMismatch = 0;
+};
+
+/// Metrics over the positions finite in both; non-finite ones compared by
+/// class (NaN, +Inf, -Inf).
+Comparison compare(const std::vector<double> &got,
+                   const std::vector<double> &want) {
+  Comparison c;
+  double scale = 0;
+  auto mismatch = [&](size_t k) {
+    if (!c.haveMismatch) {
+      c.haveMismatch = true;
+      c.firstMismatch = k;
+    }
+  };
+  for (size_t k = 0; k < got.size(); ++k) {
+    const int cw = valueClass(want[k]), cg = valueClass(got[k]);
+    if (cw) {
+      ++c.refNonFinite;
+      if (cw == cg)
+        ++c.matched;
+      else
+        mismatch(k);
+    } else if (cg) {
+      ++c.extraNonFinite;
+      mismatch(k);
+    } else {
+      scale = std::max({scale, std::fabs(want[k]), std::fabs(got[k])});
+      c.maxAbs = std::max(c.maxAbs, std::fabs(got[k] - want[k]));
+    }
+  }
+  // Sums of squares of values scaled to at most 1: no overflow for float64.
+  const double inv = scale > 0 ? 1 / scale : 1;
+  double diff2 = 0, ref2 = 0, got2 = 0, dot = 0;
+  for (size_t k = 0; k < got.size(); ++k) {
+    if (valueClass(want[k]) || valueClass(got[k]))
+      continue;
+    const double g = got[k] * inv, w = want[k] * inv, d = g - w;
+    diff2 += d * d;
+    ref2 += w * w;
+    got2 += g * g;
+    dot += g * w;
+  }
+  c.rel = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2) * scale;
+  c.cosine = (ref2 > 0 && got2 > 0) ? dot / std::sqrt(ref2 * got2) : 1.0;
+  return c;
+}
+
+std::string valueText(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+int run(int argc, char **argv) {
   Options o = parse(argc, argv);
+  std::string error;
+  Guard guard; // files read: never written over
+
+  // --data: a directory.
+  {
+    struct stat st;
+    if (::stat(o.data.c_str(), &st) != 0) {
+      fail("--data " + o.data + ": " + errnoText());
+      return 1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      fail("--data " + o.data + " is " + fileKind(st.st_mode) +
+           ", not a directory");
+      return 1;
+    }
+  }
+  // --save: a directory or nothing yet, and never the --data folder.
+  if (!o.save.empty()) {
+    struct stat st;
+    if (::stat(o.save.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) {
+        fail("--save " + o.save + " is " + fileKind(st.st_mode) +
+             ", not a directory");
+        return 1;
+      }
+      if (locate(o.save) == locate(o.data)) {
+        fail("--save " + o.save + " is the --data folder " + o.data +
+             ": the outputs would overwrite its reference outputs (save them "
+             "to another folder)");
+        return 1;
+      }
+    } else if (lexists(o.save)) {
+      fail("--save " + o.save + " is a symbolic link to nothing (" +
+           errnoText() + ")");
+      return 1;
+    } else if (errno != ENOENT || !locate(o.save).valid) {
+      fail("--save " + o.save + ": " +
+           (errno == ENOENT ? std::string("its parent folder does not exist")
+                            : errnoText()));
+      return 1;
+    }
+  }
+  // --load-state: a regular file (the library would wait forever on a FIFO);
+  // a missing one is the library's error.
+  if (!o.loadState.empty()) {
+    struct stat st;
+    if (::stat(o.loadState.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      fail("--load-state " + o.loadState + " is " + fileKind(st.st_mode) +
+           ", not a state file");
+      return 1;
+    }
+    guard.add(o.loadState, "the --load-state file");
+  }
+  // --save-state: the library writes a temporary file and renames it over
+  // the path, so that must be a regular file or nothing. A symbolic link is
+  // followed (the link stays).
+  std::string saveStatePath = o.saveState;
+  if (!o.saveState.empty()) {
+    struct stat st;
+    if (::lstat(o.saveState.c_str(), &st) == 0) {
+      if (S_ISLNK(st.st_mode)) {
+        char *real = ::realpath(o.saveState.c_str(), nullptr);
+        if (!real) {
+          fail("--save-state " + o.saveState +
+               " is a symbolic link whose target cannot be resolved (" +
+               errnoText() + ")");
+          return 1;
+        }
+        saveStatePath = real;
+        std::free(real);
+        ::stat(saveStatePath.c_str(), &st);
+      }
+      if (!S_ISREG(st.st_mode)) {
+        fail("--save-state " + o.saveState + " is " + fileKind(st.st_mode) +
+             ", not a regular file (the state is written to a temporary file "
+             "renamed over it)");
+        return 1;
+      }
+    }
+  }
+
+  // The library: a regular file (dlopen would block on a FIFO).
   std::string libPath = o.model;
   if (libPath.find('/') == std::string::npos)
     libPath = "./" + libPath;
+  {
+    struct stat st;
+    if (::stat(libPath.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      fail("cannot load " + o.model + ": it is " + fileKind(st.st_mode) +
+           ", not a shared library");
+      return 1;
+    }
+  }
   void *lib = dlopen(libPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    std::fprintf(stderr, "fp8-run: cannot load %s: %s\n", o.model.c_str(),
-                 dlerror());
+    fail("cannot load " + o.model + ": " + dlerror());
     return 1;
   }
+  guard.add(libPath, "the model library");
 #define FP8RT_SYM(name) auto name = symbol<decltype(&::name)>(lib, #name)
   FP8RT_SYM(fp8rt_abi_version);
   FP8RT_SYM(fp8rt_model_create);
@@ -154,75 +528,197 @@ int main(int argc, char **argv) {
   FP8RT_SYM(fp8rt_model_num_outputs);
   FP8RT_SYM(fp8rt_model_input_name);
   FP8RT_SYM(fp8rt_model_output_name);
+  FP8RT_SYM(fp8rt_model_input_dtype);
   FP8RT_SYM(fp8rt_model_output_dtype);
+  FP8RT_SYM(fp8rt_model_input_rank);
   FP8RT_SYM(fp8rt_model_output_rank);
+  FP8RT_SYM(fp8rt_model_input_shape);
   FP8RT_SYM(fp8rt_model_output_shape);
   FP8RT_SYM(fp8rt_model_run);
   FP8RT_SYM(fp8rt_model_last_error);
-  FP8RT_SYM(fp8rt_dtype_size);
   FP8RT_SYM(fp8rt_model_save_state);
   FP8RT_SYM(fp8rt_model_load_state);
   FP8RT_SYM(fp8rt_model_num_state_tensors);
   FP8RT_SYM(fp8rt_model_device);
 #undef FP8RT_SYM
   // Libraries from before fp8rt_model_device existed are CPU libraries.
-  std::string built = fp8rt_model_device ? fp8rt_model_device() : "cpu";
+  const char *builtFor = fp8rt_model_device ? fp8rt_model_device() : "cpu";
+  std::string built = builtFor ? builtFor : "?";
   if (built != o.device) {
-    std::fprintf(stderr,
-                 "fp8-run: %s was compiled for %s (fp8-compile --target=%s); "
-                 "run it with --device=%s\n",
-                 o.model.c_str(), built.c_str(),
-                 built == "cuda" ? "sm_90a" : "cpu", built.c_str());
+    fail(o.model + " was compiled for " + built +
+         " (fp8-compile --target=" + (built == "cuda" ? "sm_90a" : "cpu") +
+         "); run it with --device=" + built);
     return 1;
   }
-  if (!fp8rt_abi_version || !fp8rt_model_create || !fp8rt_model_run ||
-      !fp8rt_model_output_shape || !fp8rt_dtype_size ||
-      !fp8rt_model_last_error || !fp8rt_model_save_state ||
+  if (!fp8rt_abi_version || !fp8rt_model_create || !fp8rt_model_destroy ||
+      !fp8rt_model_num_inputs || !fp8rt_model_num_outputs ||
+      !fp8rt_model_input_name || !fp8rt_model_output_name ||
+      !fp8rt_model_input_dtype || !fp8rt_model_output_dtype ||
+      !fp8rt_model_input_rank || !fp8rt_model_output_rank ||
+      !fp8rt_model_input_shape || !fp8rt_model_output_shape ||
+      !fp8rt_model_run || !fp8rt_model_last_error || !fp8rt_model_save_state ||
       !fp8rt_model_load_state || !fp8rt_model_num_state_tensors) {
-    std::fprintf(stderr, "fp8-run: %s is not an fp8-compile model library\n",
-                 o.model.c_str());
+    fail(o.model + " is not an fp8-compile model library");
     return 1;
   }
   if (fp8rt_abi_version() != FP8RT_ABI_VERSION) {
-    std::fprintf(stderr, "fp8-run: %s has ABI version %d, expected %d\n",
-                 o.model.c_str(), fp8rt_abi_version(), FP8RT_ABI_VERSION);
+    fail(o.model + " has ABI version " + std::to_string(fp8rt_abi_version()) +
+         ", expected " + std::to_string(FP8RT_ABI_VERSION));
     return 1;
   }
   const char *createError = nullptr;
   fp8rt_model *m = fp8rt_model_create(&createError);
   if (!m) {
-    std::fprintf(stderr, "fp8-run: %s\n", createError ? createError : "?");
+    fail(createError ? createError : "creating the model failed");
     return 1;
   }
+  auto lastError = [&]() {
+    const char *e = fp8rt_model_last_error(m);
+    return std::string(e && *e ? e : "the model failed without a message");
+  };
 
   const int nin = fp8rt_model_num_inputs(m), nout = fp8rt_model_num_outputs(m);
-  std::vector<HostTensor> inputs(nin), outputs(nout);
-  std::vector<fp8rt_tensor> inDesc(nin), outDesc(nout);
-  std::string error;
+  if (nin < 0 || nout < 0) {
+    fail(o.model + ": the model's signature is invalid: " +
+         std::to_string(nin) + " inputs, " + std::to_string(nout) + " outputs");
+    return 1;
+  }
+  auto dataFile = [&](const char *kind, int i) {
+    return o.data + "/" + kind + "_" + std::to_string(i) + ".pb";
+  };
+
+  // Inputs: every file read and checked against the signature before any
+  // output is allocated.
+  std::vector<HostTensor> inputs;
+  std::vector<fp8rt_tensor> inDesc;
   for (int i = 0; i < nin; ++i) {
-    std::string path = o.data + "/input_" + std::to_string(i) + ".pb";
-    if (!readTensorProto(path, inputs[i], error)) {
-      std::fprintf(stderr, "fp8-run: input %d ('%s'): %s\n", i,
-                   fp8rt_model_input_name(m, i), error.c_str());
+    const char *name = orUnknown(fp8rt_model_input_name(m, i));
+    const std::string who = "input " + std::to_string(i) + " ('" + name + "')";
+    const std::string path = dataFile("input", i);
+    if (!lexists(path)) {
+      fail(who + ": " + path + " does not exist (the model has " +
+           std::to_string(nin) + " inputs: input_0.pb to input_" +
+           std::to_string(nin - 1) + ".pb)");
       return 1;
     }
-    inDesc[i] = {inputs[i].bytes.data(), inputs[i].dtype,
-                 int32_t(inputs[i].shape.size()), inputs[i].shape.data()};
+    HostTensor t, want;
+    if (!readTensorProto(path, t, error)) {
+      fail(who + ": " + error);
+      return 1;
+    }
+    size_t bytes;
+    if (!signatureOf("input", i, name, fp8rt_model_input_dtype(m, i),
+                     fp8rt_model_input_rank(m, i),
+                     fp8rt_model_input_shape(m, i), want, bytes, error)) {
+      fail(error);
+      return 1;
+    }
+    // The library checks this too; checking here reports it before the
+    // outputs are allocated.
+    if (t.dtype != want.dtype) {
+      fail(who + ": dtype " + std::to_string(t.dtype) +
+           " given, the model takes " + std::to_string(want.dtype));
+      return 1;
+    }
+    if (t.shape.size() != want.shape.size()) {
+      fail(who + ": rank " + std::to_string(t.shape.size()) +
+           " given, the model takes " + std::to_string(want.shape.size()));
+      return 1;
+    }
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      if (t.shape[d] != want.shape[d]) {
+        fail(who + ": dimension " + std::to_string(d) + " is " +
+             std::to_string(t.shape[d]) + ", the model was compiled for " +
+             std::to_string(want.shape[d]) +
+             " (recompile with --input-shape to change it)");
+        return 1;
+      }
+    }
+    guard.add(path, "input " + std::to_string(i) + "'s file");
+    inputs.push_back(std::move(t));
   }
+  if (lexists(dataFile("input", nin)))
+    warn(dataFile("input", nin) + " ignored: the model has " +
+         std::to_string(nin) + " inputs");
+  for (HostTensor &t : inputs)
+    inDesc.push_back(
+        {t.bytes.data(), t.dtype, int32_t(t.shape.size()), t.shape.data()});
+
+  // Outputs: sizes from the library's signature, checked.
+  const uint64_t memory = physicalMemory();
+  std::vector<HostTensor> outputs(static_cast<size_t>(nout));
+  std::vector<fp8rt_tensor> outDesc(static_cast<size_t>(nout));
   for (int i = 0; i < nout; ++i) {
     HostTensor &t = outputs[i];
-    t.name = fp8rt_model_output_name(m, i);
-    t.dtype = fp8rt_model_output_dtype(m, i);
-    const int rank = fp8rt_model_output_rank(m, i);
-    const int64_t *shape = fp8rt_model_output_shape(m, i);
-    t.shape.assign(shape, shape + rank);
-    t.bytes.assign(size_t(t.numElements()) * fp8rt_dtype_size(t.dtype), 0);
-    outDesc[i] = {t.bytes.data(), t.dtype, rank, t.shape.data()};
+    size_t bytes;
+    if (!signatureOf("output", i, fp8rt_model_output_name(m, i),
+                     fp8rt_model_output_dtype(m, i),
+                     fp8rt_model_output_rank(m, i),
+                     fp8rt_model_output_shape(m, i), t, bytes, error)) {
+      fail(error);
+      return 1;
+    }
+    const std::string who =
+        "output " + std::to_string(i) + " ('" + t.name + "'): shape " +
+        shapeString(t.shape.data(), t.shape.size()) + " of " +
+        dtypeName(t.dtype) + " needs " + std::to_string(bytes) + " bytes";
+    if ((memory && bytes > memory) || bytes > t.bytes.max_size()) {
+      fail(who + ", more than this machine's memory (" +
+           std::to_string(memory) + " bytes)");
+      return 1;
+    }
+    try {
+      t.bytes.assign(bytes, 0);
+    } catch (const std::bad_alloc &) {
+      fail(who + ": cannot allocate them (out of memory)");
+      return 1;
+    }
+    outDesc[i] = {t.bytes.data(), t.dtype, int32_t(t.shape.size()),
+                  t.shape.data()};
+  }
+
+  // References: read (and checked) before the run; a malformed one is an
+  // error now, not after a long run.
+  std::vector<HostTensor> refs(static_cast<size_t>(nout));
+  std::vector<bool> haveRef(static_cast<size_t>(nout), false);
+  for (int i = 0; i < nout; ++i) {
+    const std::string path = dataFile("output", i);
+    if (!lexists(path))
+      continue;
+    if (!readTensorProto(path, refs[i], error)) {
+      fail("reference output " + std::to_string(i) + " ('" + outputs[i].name +
+           "'): " + error);
+      return 1;
+    }
+    haveRef[i] = true;
+    guard.add(path, "reference output " + std::to_string(i));
+  }
+  if (lexists(dataFile("output", nout)))
+    warn(dataFile("output", nout) + " ignored: the model has " +
+         std::to_string(nout) + " outputs");
+
+  // Nothing written over what is read, nor one written file over another.
+  if (!o.saveState.empty() &&
+      !guard.check(o.saveState, "--save-state", error, o.loadState)) {
+    fail(error);
+    return 1;
+  }
+  Guard written = guard;
+  if (!o.saveState.empty())
+    written.add(o.saveState, "the --save-state file");
+  if (!o.save.empty()) {
+    for (int i = 0; i < nout; ++i) {
+      const std::string path = o.save + "/output_" + std::to_string(i) + ".pb";
+      if (!written.check(path, "--save", error)) {
+        fail(error);
+        return 1;
+      }
+    }
   }
 
   if (!o.loadState.empty()) {
     if (fp8rt_model_load_state(m, o.loadState.c_str()) != FP8RT_OK) {
-      std::fprintf(stderr, "fp8-run: %s\n", fp8rt_model_last_error(m));
+      fail(lastError());
       return 1;
     }
     std::printf("loaded %d state tensors from %s\n",
@@ -230,11 +726,11 @@ int main(int argc, char **argv) {
   }
 
   double best = 1e300;
-  for (int r = 0; r < o.repeat; ++r) {
+  for (long r = 0; r < o.repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
     if (fp8rt_model_run(m, inDesc.data(), nin, outDesc.data(), nout) !=
         FP8RT_OK) {
-      std::fprintf(stderr, "fp8-run: %s\n", fp8rt_model_last_error(m));
+      fail(lastError());
       return 1;
     }
     double ms = std::chrono::duration<double, std::milli>(
@@ -242,12 +738,16 @@ int main(int argc, char **argv) {
                     .count();
     best = std::min(best, ms);
   }
-  std::printf("%s: %d inputs, %d outputs, run %.3f ms (best of %d)\n",
+  std::printf("%s: %d inputs, %d outputs, run %.3f ms (best of %ld)\n",
               o.model.c_str(), nin, nout, best, o.repeat);
 
   if (!o.saveState.empty()) {
-    if (fp8rt_model_save_state(m, o.saveState.c_str()) != FP8RT_OK) {
-      std::fprintf(stderr, "fp8-run: %s\n", fp8rt_model_last_error(m));
+    if (!guard.check(saveStatePath, "--save-state", error, o.loadState)) {
+      fail(error);
+      return 1;
+    }
+    if (fp8rt_model_save_state(m, saveStatePath.c_str()) != FP8RT_OK) {
+      fail(lastError());
       return 1;
     }
     std::printf("saved %d state tensors to %s\n",
@@ -255,13 +755,23 @@ int main(int argc, char **argv) {
   }
 
   if (!o.save.empty()) {
-    ::mkdir(o.save.c_str(), 0755);
+    if (::mkdir(o.save.c_str(), 0755) != 0 && errno != EEXIST) {
+      fail("--save " + o.save + ": cannot create it: " + errnoText());
+      return 1;
+    }
+    struct stat st;
+    if (::stat(o.save.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      fail("--save " + o.save + " is not a directory");
+      return 1;
+    }
     for (int i = 0; i < nout; ++i) {
-      std::string path = o.save + "/output_" + std::to_string(i) + ".pb";
-      if (!writeTensorProto(path, outputs[i], error)) {
-        std::fprintf(stderr, "fp8-run: %s\n", error.c_str());
+      const std::string path = o.save + "/output_" + std::to_string(i) + ".pb";
+      if (!written.check(path, "--save", error) ||
+          !writeTensorProto(path, outputs[i], error)) {
+        fail(error);
         return 1;
       }
+      written.add(path, "output " + std::to_string(i) + "'s file");
     }
     std::printf("saved %d outputs to %s\n", nout, o.save.c_str());
   }
@@ -270,54 +780,38 @@ int main(int argc, char **argv) {
   std::printf("  %-24s %-14s %13s %13s %12s\n", "output", "shape",
               "max abs err", "rel L2 err", "cosine");
   for (int i = 0; i < nout; ++i) {
-    std::string path = o.data + "/output_" + std::to_string(i) + ".pb";
-    if (!exists(path))
+    if (!haveRef[i])
       continue;
     compared = true;
-    HostTensor ref;
-    if (!readTensorProto(path, ref, error)) {
-      std::fprintf(stderr, "fp8-run: %s\n", error.c_str());
-      return 1;
-    }
-    const std::string name = outputs[i].name;
-    const std::string shape =
-        shapeStr(outputs[i].shape.data(), int(outputs[i].shape.size()));
-    if (ref.shape != outputs[i].shape) {
+    const HostTensor &ref = refs[i], &out = outputs[i];
+    const std::string &name = out.name;
+    const std::string shape = shapeString(out.shape.data(), out.shape.size());
+    if (ref.shape != out.shape) {
       std::printf("  %-24s %-14s reference shape %s differs  FAIL\n",
                   name.c_str(), shape.c_str(),
-                  shapeStr(ref.shape.data(), int(ref.shape.size())).c_str());
+                  shapeString(ref.shape.data(), ref.shape.size()).c_str());
       failed = true;
       continue;
     }
+    const bool identical = ref.dtype == out.dtype && ref.bytes == out.bytes;
     std::vector<double> got, want;
-    if (!toDoubles(outputs[i], got) || !toDoubles(ref, want)) {
-      bool same = outputs[i].bytes == ref.bytes;
-      std::printf("  %-24s %-14s %s\n", name.c_str(), shape.c_str(),
-                  same ? "bit-identical  ok" : "bytes differ  FAIL");
-      failed |= !same;
+    if (!toDoubles(out, got) || !toDoubles(ref, want)) {
+      if (ref.dtype != out.dtype)
+        std::printf("  %-24s %-14s reference dtype %s differs from %s  FAIL\n",
+                    name.c_str(), shape.c_str(), dtypeName(ref.dtype).c_str(),
+                    dtypeName(out.dtype).c_str());
+      else
+        std::printf("  %-24s %-14s %s\n", name.c_str(), shape.c_str(),
+                    identical ? "bit-identical  ok" : "bytes differ  FAIL");
+      failed |= !identical;
       continue;
     }
-    double maxAbs = 0, diff2 = 0, ref2 = 0, got2 = 0, dot = 0;
-    bool finite = true;
-    for (size_t k = 0; k < got.size(); ++k) {
-      const double d = got[k] - want[k];
-      if (std::isnan(d) && !(std::isnan(got[k]) && std::isnan(want[k])))
-        finite = false;
-      if (!std::isnan(d)) {
-        maxAbs = std::max(maxAbs, std::fabs(d));
-        diff2 += d * d;
-      }
-      ref2 += want[k] * want[k];
-      got2 += got[k] * got[k];
-      dot += got[k] * want[k];
-    }
-    const double rel = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-    const double cosine =
-        (ref2 > 0 && got2 > 0) ? dot / std::sqrt(ref2 * got2) : 1.0;
-    const bool ok = finite && (rel <= o.rtol || maxAbs <= o.atol);
+    const Comparison c = compare(got, want);
+    const bool ok = identical || (!c.haveMismatch &&
+                                  (c.rel <= o.rtol || c.maxAbs <= o.atol));
     failed |= !ok;
     std::printf("  %-24s %-14s %13.3e %13.3e %12.8f  %s", name.c_str(),
-                shape.c_str(), maxAbs, rel, cosine, ok ? "ok" : "FAIL");
+                shape.c_str(), c.maxAbs, c.rel, c.cosine, ok ? "ok" : "FAIL");
     if (o.top1 && !ref.shape.empty()) {
       // Agreement of the arg max over the last axis (next-token choice of
       // a language model's logits).
@@ -335,11 +829,38 @@ int main(int argc, char **argv) {
       }
       std::printf("  top1 %zu/%zu", agree, rows);
     }
+    if (c.refNonFinite || c.extraNonFinite) {
+      std::printf("  non-finite: %zu/%zu match", c.matched, c.refNonFinite);
+      if (c.extraNonFinite)
+        std::printf(", %zu where the reference is finite", c.extraNonFinite);
+      if (c.haveMismatch)
+        std::printf("; first mismatch at %zu: reference %s, output %s",
+                    c.firstMismatch, valueText(want[c.firstMismatch]).c_str(),
+                    valueText(got[c.firstMismatch]).c_str());
+    }
     std::printf("\n");
   }
   if (!compared)
     std::printf("  (no output_N.pb in %s: nothing compared)\n", o.data.c_str());
   fp8rt_model_destroy(m);
   dlclose(lib);
+  if (std::fflush(stdout) != 0) {
+    fail("cannot write the report to stdout: " + errnoText());
+    return 1;
+  }
   return failed ? 1 : 0;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  // Whatever goes wrong is a message and exit 1, never an uncaught
+  // exception (an abort).
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    fail("out of memory");
+  } catch (const std::exception &e) {
+    fail(std::string("internal error: ") + e.what());
+  }
+  return 1;
 }

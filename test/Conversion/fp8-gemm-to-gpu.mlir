@@ -1,5 +1,5 @@
 // RUN: fp8-opt %s -split-input-file -verify-diagnostics \
-// RUN:   --convert-fp8-gemm-to-gpu=remarks=true | FileCheck %s
+// RUN:   --convert-fp8-gemm-to-gpu="tma-pipeline=false remarks=true" | FileCheck %s
 // The sm_89 (mma.sync) kernel is not implemented yet: bodies stay.
 // RUN: fp8-opt %s -split-input-file --convert-fp8-gemm-to-gpu=chip=sm_89 \
 // RUN:   | FileCheck %s --check-prefix=SM89

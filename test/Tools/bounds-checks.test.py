@@ -1,28 +1,38 @@
 """Drives bounds-checks.test: writes ONNX test data for Inputs/gathers.onnxtext,
 runs the compiled library with fp8-run and through fp8rt, and compares
-in-range results with numpy (the ONNX definitions written out below)."""
+in-range results with numpy (the ONNX definitions written out below).
+
+    bounds-checks.test.py DIR GPT2_INPUT_PB FP8_RUN [--state] [--device=cuda]
+
+DIR holds gathers.so (or, with --state, delayed.so: GPT-2 with delayed
+scaling, fed GPT2_INPUT_PB). scripts/gpu-check runs the same checks on the
+H200 with CUDA libraries (--device=cuda), from its bundle's bin/."""
 import os
 import subprocess
 import sys
 
 import numpy as np
 
-tmp, src, fp8_run_exe = sys.argv[1], sys.argv[2], sys.argv[3]
-sys.path.insert(0, os.path.join(src, "scripts"))
-sys.path.insert(0, os.path.join(src, "runtime", "python"))
+tmp, gpt2_input, fp8_run_exe = sys.argv[1], sys.argv[2], sys.argv[3]
+device = [a for a in sys.argv[4:] if a.startswith("--device")]
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.dirname(os.path.dirname(here))
+# fp8rt.py and onnx_tensor.py: from the checkout, or beside this file in
+# gpu-check's bundle.
+sys.path[:0] = [here, os.path.join(root, "scripts"),
+                os.path.join(root, "runtime", "python")]
 import fp8rt  # noqa: E402
 import onnx_tensor  # noqa: E402
 
 
-
 def fp8_run(*args):
-    p = subprocess.run([fp8_run_exe, *args], capture_output=True, text=True)
+    p = subprocess.run([fp8_run_exe, *args, *device], capture_output=True,
+                       text=True)
     return p.returncode, (p.stderr.strip().splitlines() or [""])[-1]
 
 
 if "--state" in sys.argv:
-    ids = onnx_tensor.read_tensor(os.path.join(
-        src, "models/gpt2_tiny_dynamo/test_data_set_0/input_0.pb"))[1]
+    ids = onnx_tensor.read_tensor(gpt2_input)[1]
     m = fp8rt.Model(os.path.join(tmp, "delayed.so"))
     m.run(ids)
     m.save_state(os.path.join(tmp, "before.state"))
@@ -87,13 +97,13 @@ cases = [("I", (0,), 4, "4"), ("I", (1,), -5, "-5"),
          ("N", (1, 0), 3, "(3,0)"), ("T", (1, 6), 11, "11"),
          ("T", (0, 0), 10**12, "1000000000000"),
          ("T", (1, 2), -2**63, "-9223372036854775808")]
-for name, at, value, label in cases:
+for k, (name, at, value, label) in enumerate(cases):
     x = {k: v.copy() for k, v in good.items()}
     if name == "N" and label == "(0,4)":
         x["N"][4] = [0, 4]
     else:
         x[name][at] = value
-    folder = os.path.join(tmp, f"bad_{name}_{abs(hash(label))}")
+    folder = os.path.join(tmp, f"bad_{k}_{name}")
     write(folder, x)
     rc, msg = fp8_run(os.path.join(tmp, "gathers.so"), "--data", folder)
     print(f"{name}={label}: fp8-run exit {rc}: {msg}")

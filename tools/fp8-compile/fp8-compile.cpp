@@ -18,10 +18,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp8/Import/ONNXImporter.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
+#include "fp8/Import/ONNXImporter.h"
 #include "fp8/InitAll.h"
 #include "fp8/Pipelines/Pipelines.h"
+#include "fp8/Support/OutputFiles.h"
+#include "fp8/Support/Version.h"
 #include "fp8/Target/ModelLibrary.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -30,10 +32,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -43,118 +48,136 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+/// fp8-compile's own options; --help shows only these (--help-hidden shows
+/// LLVM's too).
+static cl::OptionCategory category("fp8-compile options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
-                                      cl::Required);
+                                      cl::Required, cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                       cl::value_desc("path"), cl::Required);
+                                       cl::value_desc("path"), cl::Required,
+                                       cl::cat(category));
 static cl::opt<std::string>
     target("target",
            cl::desc("Target: cpu (the host), sm_90a (Hopper: wgmma FP8 "
                     "GEMMs; 'cuda' means sm_90a) or sm_89 (Ada)"),
-           cl::init("cpu"));
-static cl::opt<std::string> cudaRoot(
-    "cuda-root",
-    cl::desc("CUDA toolkit for ptxas and the driver stub (default: "
-             "$CUDA_ROOT, else the toolkit fp8-opt was built with)"),
-    cl::value_desc("dir"));
+           cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    cudaRoot("cuda-root",
+             cl::desc("CUDA toolkit for ptxas and the driver stub (default: "
+                      "$CUDA_ROOT, else the toolkit fp8-opt was built with)"),
+             cl::value_desc("dir"), cl::cat(category));
 static cl::opt<bool> tensorCores(
     "tensor-cores",
     cl::desc("GPU: FP8 products on tensor cores (default); false runs them "
              "as plain loops (a reference for debugging)"),
-    cl::init(true));
+    cl::init(true), cl::cat(category));
 static cl::opt<std::string>
     recipe("recipe",
            cl::desc("FP8 scaling recipe: none (FP32 throughout), delayed, "
                     "current, block (1x128 activations, 128x128 weights, "
                     "power-of-two scales) or mxfp8 (1x32 along K, E8M0 rceil)"),
-           cl::init("none"));
+           cl::init("none"), cl::cat(category));
 static cl::opt<std::string> format("format",
                                    cl::desc("FP8 format: e4m3, e5m2, hybrid"),
-                                   cl::init("e4m3"));
+                                   cl::init("e4m3"), cl::cat(category));
 static cl::opt<std::string>
     policy("policy", cl::desc("JSON policy file with per-node rules"),
-           cl::value_desc("path"));
-static cl::opt<std::string>
-    report("report", cl::desc("Write the FP8 decisions as JSON"),
-           cl::value_desc("path"));
+           cl::value_desc("path"), cl::cat(category));
+static cl::opt<std::string> report("report",
+                                   cl::desc("Write the FP8 decisions as JSON"),
+                                   cl::value_desc("path"), cl::cat(category));
 static cl::opt<bool>
     includeAttention("include-attention",
-                     cl::desc("Also run attention's batched products in FP8"));
+                     cl::desc("Also run attention's batched products in FP8"),
+                     cl::cat(category));
 static cl::opt<bool> keepFirstLast(
     "keep-first-last",
     cl::desc("Keep the first and last linear layer in high precision"),
-    cl::init(true));
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> analyze(
     "analyze",
     cl::desc("Numerics analysis build: the library also records, per FP8 "
              "product, operand SQNR and output error against its FP32 twin "
-             "(read the state with scripts/fp8_report.py)"));
+             "(read the state with scripts/fp8_report.py)"),
+    cl::cat(category));
 static cl::opt<std::string> calibration(
     "calibration",
     cl::desc("Calibrated activation amaxes (JSON from fp8_report.py): "
              "static per-tensor scales, or the start of delayed histories"),
-    cl::value_desc("path"));
-static cl::opt<bool> kMajorRhs(
-    "k-major-rhs",
-    cl::desc("Store FP8 right operands K-major (default; exact)"),
-    cl::init(true));
+    cl::value_desc("path"), cl::cat(category));
+static cl::opt<bool>
+    kMajorRhs("k-major-rhs",
+              cl::desc("Store FP8 right operands K-major (default; exact)"),
+              cl::init(true), cl::cat(category));
 static cl::opt<int64_t> history("history",
                                 cl::desc("Amax history length (delayed)"),
-                                cl::init(1024));
+                                cl::init(1024), cl::cat(category));
 static cl::opt<std::string>
     emit("emit",
          cl::desc("What to write: mlir (tensor-level module before lowering), "
                   "llvm (LLVM IR), obj (object file), so (shared library), "
                   "ptx (GPU targets: the kernels' PTX)"),
-         cl::init("so"));
+         cl::init("so"), cl::cat(category));
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Static shape for a graph input, name=2x48 "
-                         "(repeatable, or comma-separated)"));
+                         "(repeatable, or comma-separated)"),
+                cl::cat(category));
 static cl::opt<std::string>
-    cpu("cpu", cl::desc("Target CPU: native (default), generic, or an LLVM "
-                        "CPU name"),
-        cl::init("native"));
+    cpu("cpu",
+        cl::desc("Target CPU: native (default), generic, or an LLVM "
+                 "CPU name"),
+        cl::init("native"), cl::cat(category));
 static cl::opt<std::string>
     runtimeLib("runtime-lib",
                cl::desc("The fp8rt CPU runtime archive to link (default: "
                         "libfp8rt_cpu.a, or libfp8rt_cuda.a for GPU targets, "
-                        "in ../lib next to fp8-compile)"));
+                        "in ../lib next to fp8-compile)"),
+               cl::cat(category));
 static cl::opt<bool> exposeQuantized(
     "expose-quantized",
     cl::desc("Also return every quantized activation and its scales "
-             "(fp8-expose-quantized), to compare targets bit for bit"));
+             "(fp8-expose-quantized), to compare targets bit for bit"),
+    cl::cat(category));
 static cl::opt<std::string> scaleStorage(
     "scale-storage",
     cl::desc("Order of activation scale tensors: canonical, or tma (M-major, "
              "16-byte aligned along M, as TMA loads them). Default: tma for "
              "GPU targets, canonical for the CPU"),
-    cl::init(""));
+    cl::init(""), cl::cat(category));
 static cl::opt<std::string> kvCache(
     "kv-cache",
     cl::desc("Store the KV cache inputs/outputs of a decoder graph in FP8 "
              "(fp8-kv-cache): none (default), e4m3 or e5m2"),
-    cl::init("none"));
+    cl::init("none"), cl::cat(category));
 static cl::opt<double> kvCacheScale(
     "kv-cache-scale",
     cl::desc("Static dequantization scale of every cache tensor without an "
              "entry in --kv-cache-scales (default 1.0)"),
-    cl::init(1.0));
+    cl::init(1.0), cl::cat(category));
 static cl::opt<std::string> kvCacheScales(
     "kv-cache-scales",
     cl::desc("JSON file: cache tensor name -> scale or {\"amax\": A} "
              "(scripts/kv_cache_scales.py writes one from FP32 runs); tensors "
-             "it does not name take --kv-cache-scale"));
+             "it does not name take --kv-cache-scale"),
+    cl::cat(category));
 static cl::opt<std::string> kvCacheInputs(
     "kv-cache-inputs",
     cl::desc("Regular expression selecting the cache inputs (default ^past)"),
-    cl::init("^past"));
+    cl::init("^past"), cl::cat(category));
 static cl::opt<std::string> kvCacheOutputs(
     "kv-cache-outputs",
     cl::desc("Regular expression selecting the cache outputs (default "
              "^present)"),
-    cl::init("^present"));
-static cl::opt<bool> quiet("quiet", cl::desc("No progress output"));
+    cl::init("^present"), cl::cat(category));
+static cl::opt<bool> strict(
+    "strict",
+    cl::desc("A --policy rule that decides no product is an error (else a "
+             "warning)"),
+    cl::cat(category));
+static cl::opt<bool> quiet("quiet", cl::desc("No progress output"),
+                           cl::cat(category));
 
 namespace {
 class Stage {
@@ -182,12 +205,43 @@ int fail(const llvm::Twine &msg) {
   llvm::errs() << "fp8-compile: error: " << msg << "\n";
   return 1;
 }
+
+/// Options that only configure the FP8 recipe or the KV cache: given
+/// without what they configure, they would be ignored (and their files
+/// never read), so they are refused.
+int checkDependentOptions() {
+  if (recipe == "none")
+    for (const cl::Option *o : std::initializer_list<const cl::Option *>{
+             &format, &policy, &report, &includeAttention, &keepFirstLast,
+             &analyze, &calibration, &kMajorRhs, &history, &exposeQuantized,
+             &strict})
+      if (o->getNumOccurrences())
+        return fail("--" + o->ArgStr.str() +
+                    " configures the FP8 recipe: add --recipe=delayed, "
+                    "current, block or mxfp8");
+  if (kvCache == "none")
+    for (const cl::Option *o : std::initializer_list<const cl::Option *>{
+             &kvCacheScale, &kvCacheScales, &kvCacheInputs, &kvCacheOutputs})
+      if (o->getNumOccurrences())
+        return fail("--" + o->ArgStr.str() +
+                    " configures the FP8 KV cache: add --kv-cache=e4m3 (or "
+                    "e5m2)");
+  if (strict && policy.empty())
+    return fail("--strict checks the rules of a --policy file: give one");
+  return 0;
+}
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "fp8-compile: ONNX model to a model library\n");
+  fp8::hideOptionsOutside(category);
+  fp8::setVersionPrinter("fp8-compile");
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "fp8-compile: ONNX model to a model library (a shared library with the "
+      "fp8rt C ABI, runtime/include/fp8rt/fp8rt.h)\n\n"
+      "  fp8-compile model.onnx -o model.so [--recipe=block] "
+      "[--target=sm_90a]\n");
 
   if (target == "cuda")
     target = "sm_90a";
@@ -216,13 +270,8 @@ int main(int argc, char **argv) {
                 ": expected canonical or tma");
   if (kvCache != "none" && kvCache != "e4m3" && kvCache != "e5m2")
     return fail("--kv-cache=" + kvCache + ": expected none, e4m3 or e5m2");
-  if (kvCache == "none")
-    for (const cl::Option *o : std::initializer_list<const cl::Option *>{
-             &kvCacheScale, &kvCacheScales, &kvCacheInputs, &kvCacheOutputs})
-      if (o->getNumOccurrences())
-        return fail("--" + o->ArgStr.str() +
-                    " configures the FP8 KV cache: add --kv-cache=e4m3 (or "
-                    "e5m2)");
+  if (int rc = checkDependentOptions())
+    return rc;
   if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "so" &&
       emit != "ptx")
     return fail("--emit=" + emit + ": expected mlir, llvm, obj, so or ptx");
@@ -239,15 +288,40 @@ int main(int argc, char **argv) {
   fp8::registerAllFP8Dialects(registry);
   fp8::registerONNXImportDialects(registry);
   MLIRContext context(registry);
+  // Errors, warnings and notes on stderr, located at the ONNX node (MLIR's
+  // default handler prints errors only).
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  // Nothing the tool reads may be overwritten by what it writes.
+  fp8::OutputGuard guard;
+  guard.addInput(inputFile, "the input model");
+  for (auto [path, what] :
+       {std::pair(&policy, "the policy file"),
+        std::pair(&calibration, "the calibration file"),
+        std::pair(&kvCacheScales, "the KV-cache scales file"),
+        std::pair(&runtimeLib, "the runtime library")})
+    if (!path->empty())
+      guard.addInput(*path, what);
 
   OwningOpRef<ModuleOp> module;
   {
     Stage stage("import");
-    auto imported = fp8::importONNXFile(inputFile, context, importOptions);
+    SmallVector<std::string> externalFiles;
+    auto imported =
+        fp8::importONNXFile(inputFile, context, importOptions, &externalFiles);
     if (failed(imported))
       return 1; // the importer has reported why, naming the node
     module = std::move(*imported);
+    for (const std::string &file : externalFiles)
+      guard.addInput(file, "the model's external data");
   }
+  for (auto [path, what] :
+       {std::pair(&outputFile, "-o"), std::pair(&report, "--report")})
+    if (!path->empty())
+      if (std::string err = guard.checkOutput(*path, what); !err.empty())
+        return fail(err);
 
   if (kvCache != "none") {
     std::string remarks;
@@ -291,6 +365,7 @@ int main(int argc, char **argv) {
     options.scaleStorage = scaleStorage;
     options.analyze = analyze;
     options.calibrationFile = calibration;
+    options.strict = strict;
     fp8::buildFP8QuantizePipeline(pm, options);
     if (exposeQuantized)
       pm.addPass(fp8::createFP8ExposeQuantized());
@@ -298,13 +373,17 @@ int main(int argc, char **argv) {
       return fail("the FP8 recipe passes failed");
   }
 
-  auto writeText = [&](auto &&print) -> int {
-    std::string err;
-    auto out = openOutputFile(outputFile, &err);
-    if (!out)
+  auto writeText = [&](function_ref<void(raw_ostream &)> print) -> int {
+    if (std::string err = fp8::writeOutput(outputFile, print); !err.empty())
       return fail(err);
-    print(out->os());
-    out->keep();
+    return 0;
+  };
+  // Binary outputs: written to a temporary file beside -o, then committed
+  // (renamed, or copied into a non-regular file such as /dev/null).
+  std::string tmp, tmpError;
+  auto commit = [&]() -> int {
+    if (std::string err = fp8::commitOutput(tmp, outputFile); !err.empty())
+      return fail(err);
     return 0;
   };
   if (emit == "mlir")
@@ -351,12 +430,26 @@ int main(int argc, char **argv) {
 
   fp8::CodegenOptions codegen;
   codegen.cpu = cpu;
+  tmp = fp8::temporaryPathFor(outputFile, tmpError);
+  if (tmp.empty())
+    return fail(tmpError);
+  // Temporary files go on every path out: errors, and signals (Ctrl-C).
+  SmallString<128> object;
+  llvm::sys::RemoveFileOnSignal(tmp);
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(tmp);
+    llvm::sys::DontRemoveFileOnSignal(tmp);
+    if (!object.empty()) {
+      llvm::sys::fs::remove(object);
+      llvm::sys::DontRemoveFileOnSignal(object);
+    }
+  });
   if (emit == "llvm" || emit == "obj") {
     Stage stage("codegen");
-    return failed(fp8::translateAndEmit(*module, outputFile, codegen,
-                                        /*emitLLVMIR=*/emit == "llvm"))
-               ? 1
-               : 0;
+    if (failed(fp8::translateAndEmit(*module, tmp, codegen,
+                                     /*emitLLVMIR=*/emit == "llvm")))
+      return 1;
+    return commit();
   }
 
   auto libPath = [&](StringRef name) {
@@ -369,22 +462,21 @@ int main(int argc, char **argv) {
   std::string runtime = runtimeLib;
   if (runtime.empty())
     runtime = libPath(gpu ? "libfp8rt_cuda.a" : "libfp8rt_cpu.a");
-  SmallString<128> object;
   if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("fp8-model", "o", object))
+          llvm::sys::fs::createTemporaryFile("fp8-model", "o", object)) {
+    object.clear();
     return fail("cannot create a temporary object file: " + ec.message());
+  }
+  llvm::sys::RemoveFileOnSignal(object);
   {
     Stage stage("codegen");
-    if (failed(fp8::translateAndEmit(*module, object, codegen, false))) {
-      llvm::sys::fs::remove(object);
+    if (failed(fp8::translateAndEmit(*module, object, codegen, false)))
       return 1;
-    }
   }
   {
     Stage stage("link");
-    // Link to a temporary name, then rename: a failed compile never leaves a
-    // half-written library where an old one was.
-    std::string tmp = outputFile + ".tmp";
+    // Link to a temporary name, then commit: a failed compile never leaves
+    // a half-written library where an old one was.
     std::string error;
     SmallString<256> stubs(toolkit);
     llvm::sys::path::append(stubs, "lib64", "stubs");
@@ -393,13 +485,8 @@ int main(int argc, char **argv) {
                                         libPath("libfp8rt_cuda_model.a"),
                                         runtime, stubs, tmp, error)
             : fp8::linkModelLibrary(object, runtime, tmp, error);
-    llvm::sys::fs::remove(object);
-    if (failed(linked)) {
-      llvm::sys::fs::remove(tmp);
+    if (failed(linked))
       return fail(error);
-    }
-    if (std::error_code ec = llvm::sys::fs::rename(tmp, outputFile))
-      return fail("cannot write " + outputFile + ": " + ec.message());
+    return commit();
   }
-  return 0;
 }

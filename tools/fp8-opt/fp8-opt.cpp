@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/InitAll.h"
+#include "fp8/Support/Version.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -15,6 +16,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  mlir::fp8::setVersionPrinter("fp8-opt");
   mlir::registerAllPasses();
   mlir::fp8::registerAllFP8Passes();
 

@@ -8,6 +8,10 @@
 
 #include "fp8/Import/ONNXImporter.h"
 
+#include "fp8/Support/OutputFiles.h"
+#include "fp8/Support/Version.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Support/FileUtilities.h"
@@ -16,37 +20,42 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "mlir/IR/AsmState.h"
-#include "mlir/IR/Diagnostics.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory category("fp8-translate options");
+
 static cl::opt<std::string> inputFilename(cl::Positional,
                                           cl::desc("<input file>"),
-                                          cl::init("-"));
+                                          cl::init("-"), cl::cat(category));
 static cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
                                            cl::value_desc("filename"),
-                                           cl::init("-"));
+                                           cl::init("-"), cl::cat(category));
 static cl::opt<bool> importONNX("import-onnx",
                                 cl::desc("Import an ONNX model (.onnx binary "
-                                         "or .onnxtext text format)"));
-static cl::opt<bool> textInput(
-    "onnx-text", cl::desc("Read the input as ONNX text format regardless of "
-                          "its extension"));
+                                         "or .onnxtext text format)"),
+                                cl::cat(category));
+static cl::opt<bool>
+    textInput("onnx-text",
+              cl::desc("Read the input as ONNX text format regardless of "
+                       "its extension"),
+              cl::cat(category));
 static cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Static shape for a graph input: name=2x48 (repeatable, or "
              "comma-separated: a=1x32,b=1x32; 'name=scalar' for rank 0)"),
-    cl::value_desc("name=DxD..."));
+    cl::value_desc("name=DxD..."), cl::cat(category));
 static cl::opt<bool> printGeneric("mlir-print-op-generic-form",
                                   cl::desc("Print the generic op form"),
-                                  cl::Hidden);
+                                  cl::Hidden, cl::cat(category));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  fp8::hideOptionsOutside(category);
+  fp8::setVersionPrinter("fp8-translate");
   cl::ParseCommandLineOptions(argc, argv, "fp8-opt translation tool\n");
 
   if (!importONNX) {
@@ -67,6 +76,7 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &ctx);
 
   FailureOr<OwningOpRef<ModuleOp>> module;
+  SmallVector<std::string> externalFiles;
   if (textInput) {
     std::string err;
     auto file = openInputFile(inputFilename, &err);
@@ -76,24 +86,30 @@ int main(int argc, char **argv) {
     }
     opts.externalDataDir = llvm::sys::path::parent_path(inputFilename).str();
     module = fp8::importONNXBuffer(file->getBuffer(), /*isText=*/true,
-                                   inputFilename, ctx, opts);
+                                   inputFilename, ctx, opts, &externalFiles);
   } else {
-    module = fp8::importONNXFile(inputFilename, ctx, opts);
+    module = fp8::importONNXFile(inputFilename, ctx, opts, &externalFiles);
   }
   if (failed(module))
     return 1;
 
-  std::string err;
-  auto output = openOutputFile(outputFilename, &err);
-  if (!output) {
-    llvm::errs() << "fp8-translate: " << err << "\n";
-    return 1;
-  }
+  // Never over the model or its external data.
+  fp8::OutputGuard guard;
+  guard.addInput(inputFilename, "the input model");
+  for (const std::string &file : externalFiles)
+    guard.addInput(file, "the model's external data");
+  std::string err = guard.checkOutput(outputFilename, "-o");
   OpPrintingFlags flags;
   if (printGeneric)
     flags.printGenericOpForm();
-  (*module)->print(output->os(), flags);
-  output->os() << "\n";
-  output->keep();
+  if (err.empty())
+    err = fp8::writeOutput(outputFilename, [&](raw_ostream &os) {
+      (*module)->print(os, flags);
+      os << "\n";
+    });
+  if (!err.empty()) {
+    llvm::errs() << "fp8-translate: error: " << err << "\n";
+    return 1;
+  }
   return 0;
 }

@@ -55,6 +55,12 @@ struct GPULoweringPipelineOptions
       llvm::cl::desc("FP8 products on tensor cores (convert-fp8-gemm-to-gpu); "
                      "false keeps the reference loops"),
       llvm::cl::init(true)};
+  Option<bool> gemmTmaPipeline{
+      *this, "gemm-tma-pipeline",
+      llvm::cl::desc("GEMM tiles loaded by TMA through a multi-stage "
+                     "mbarrier pipeline (convert-fp8-gemm-to-gpu"
+                     "{tma-pipeline}); false: thread copies, one stage"),
+      llvm::cl::init(true)};
 };
 
 struct QuantizePipelineOptions
@@ -111,6 +117,10 @@ struct QuantizePipelineOptions
   Option<std::string> reportFile{*this, "report-file",
                                  llvm::cl::desc("Write decisions as JSON"),
                                  llvm::cl::init("")};
+  Option<bool> strict{
+      *this, "strict",
+      llvm::cl::desc("A policy rule that decides no product is an error"),
+      llvm::cl::init(false)};
 };
 
 /// The FP8 recipe passes: fp8-insert-scales with the options, then

@@ -28,12 +28,15 @@ typedef enum fp8rt_dtype {
   FP8RT_FLOAT = 1,
   FP8RT_UINT8 = 2,
   FP8RT_INT8 = 3,
+  FP8RT_UINT16 = 4,
   FP8RT_INT16 = 5,
   FP8RT_INT32 = 6,
   FP8RT_INT64 = 7,
   FP8RT_BOOL = 9, /* one byte per element, 0 or 1 */
   FP8RT_FLOAT16 = 10,
   FP8RT_DOUBLE = 11,
+  FP8RT_UINT32 = 12,
+  FP8RT_UINT64 = 13,
   FP8RT_BFLOAT16 = 16,
   FP8RT_FLOAT8E4M3FN = 17,
   FP8RT_FLOAT8E5M2 = 19
@@ -113,13 +116,16 @@ static inline size_t fp8rt_dtype_size_inline(int32_t dtype) {
   switch (dtype) {
   case FP8RT_DOUBLE:
   case FP8RT_INT64:
+  case FP8RT_UINT64:
     return 8;
   case FP8RT_FLOAT:
   case FP8RT_INT32:
+  case FP8RT_UINT32:
     return 4;
   case FP8RT_FLOAT16:
   case FP8RT_BFLOAT16:
   case FP8RT_INT16:
+  case FP8RT_UINT16:
     return 2;
   case FP8RT_UINT8:
   case FP8RT_INT8:

@@ -20,6 +20,7 @@ import os
 import sys
 
 import numpy as np
+import onnx
 
 
 E4M3FN, E5M2 = 17, 19
@@ -129,47 +130,17 @@ def value_info(kind, name, shape, dtype=1):
             f'shape {{ {dims} }} }} }} }}')
 
 
-# A self-contained TensorProto codec (dims, data_type, name, raw_data), so
-# that the check does not depend on other scripts' internals.
+# TensorProto files through onnx (not through scripts/onnx_tensor.py, so
+# that the check does not depend on other scripts' internals). ONNX 1.12 has
+# no float8 types: data_type and raw_data are set by hand.
 NP_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, E4M3FN: np.uint8, E5M2: np.uint8}
-
-
-def _put_varint(out, value):
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return
-
-
-def _put_bytes(out, field, data):
-    _put_varint(out, (field << 3) | 2)
-    _put_varint(out, len(data))
-    out += data
 
 
 def encode(array, name, dtype):
     """TensorProto bytes; float8 arrays hold the uint8 encodings."""
-    out = bytearray()
-    for d in array.shape:
-        _put_varint(out, 1 << 3)
-        _put_varint(out, int(d))
-    _put_varint(out, 2 << 3)
-    _put_varint(out, dtype)
-    _put_bytes(out, 8, name.encode())
-    _put_bytes(out, 9, np.ascontiguousarray(array, dtype=NP_TYPES[dtype]).tobytes())
-    return bytes(out)
-
-
-def _varint(buf, i):
-    result = shift = 0
-    while True:
-        byte = buf[i]
-        i += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return result, i
+    raw = np.ascontiguousarray(array, dtype=NP_TYPES[dtype]).tobytes()
+    tensor = onnx.TensorProto(dims=array.shape, data_type=dtype, name=name, raw_data=raw)
+    return tensor.SerializeToString()
 
 
 def cases():
@@ -258,30 +229,10 @@ def gen(out_dir):
 
 def raw_of(path):
     """(dims, data_type, raw bytes) of a TensorProto file with raw_data."""
-    buf = open(path, "rb").read()
-    i, dims, dtype, raw = 0, [], 1, b""
-    while i < len(buf):
-        key, i = _varint(buf, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = _varint(buf, i)
-            if field == 1:
-                dims.append(v)
-            elif field == 2:
-                dtype = v
-        elif wire == 2:
-            n, i = _varint(buf, i)
-            if field == 9:
-                raw = buf[i:i + n]
-            elif field == 1:  # packed dims
-                j = i
-                while j < i + n:
-                    v, j = _varint(buf, j)
-                    dims.append(v)
-            i += n
-        else:
-            raise ValueError(f"{path}: wire type {wire}")
-    return dims, dtype, raw
+    tensor = onnx.TensorProto()
+    with open(path, "rb") as f:
+        tensor.ParseFromString(f.read())
+    return list(tensor.dims), tensor.data_type, tensor.raw_data
 
 
 def decode(dtype, raw):

@@ -143,8 +143,9 @@ LogicalResult verifyBlockShape(function_ref<InFlightDiagnostic()> emitError,
   if (block.empty() || block.size() > 2)
     return emitError() << what << " block shape must have 1 or 2 dimensions";
   for (int64_t b : block)
-    if (b < 1)
-      return emitError() << what << " block sizes must be positive";
+    if (b < 1 || b > kMaxBlockSize)
+      return emitError() << what << " block sizes must be in [1, "
+                         << kMaxBlockSize << "]";
   return success();
 }
 } // namespace
@@ -368,8 +369,9 @@ ScaleLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (block.empty())
     return emitError() << "a block layout needs a block shape";
   for (int64_t b : block)
-    if (b < 1)
-      return emitError() << "block sizes must be positive";
+    if (b < 1 || b > kMaxBlockSize)
+      return emitError() << "block sizes must be in [1, " << kMaxBlockSize
+                         << "]";
   return success();
 }
 

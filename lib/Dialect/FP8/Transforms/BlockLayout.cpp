@@ -89,8 +89,10 @@ struct FP8BlockLayoutPass : fp8::impl::FP8BlockLayoutBase<FP8BlockLayoutPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (multiple < 1) {
-      getOperation()->emitError("fp8-block-layout: multiple must be >= 1");
+    if (multiple < 1 || multiple > kMaxBlockSize) {
+      getOperation()->emitError()
+          << "fp8-block-layout: multiple must be in [1, " << kMaxBlockSize
+          << "]";
       return signalPassFailure();
     }
     if (scaleStorage != "canonical" && scaleStorage != "tma") {

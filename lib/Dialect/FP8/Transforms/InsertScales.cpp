@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
+#include "fp8/Dialect/FP8/Transforms/InputFiles.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
+#include "fp8/Support/OutputFiles.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -44,6 +46,8 @@ struct Rule {
   llvm::Regex regex;
   std::optional<bool> skip;
   std::optional<std::string> recipe, format;
+  /// Products this rule decided (the first matching rule decides).
+  unsigned uses = 0;
 };
 
 /// What to do with one product.
@@ -66,18 +70,7 @@ struct FP8InsertScalesPass
 
   /// Reads and parses a JSON file; `what` names it in diagnostics.
   FailureOr<llvm::json::Value> readJSON(StringRef path, StringRef what) {
-    auto buffer = llvm::MemoryBuffer::getFile(path);
-    if (!buffer)
-      return getOperation().emitError()
-             << "cannot read " << what << " file " << path << ": "
-             << buffer.getError().message();
-    llvm::Expected<llvm::json::Value> json =
-        llvm::json::parse((*buffer)->getBuffer());
-    if (!json)
-      return getOperation().emitError()
-             << what << " file " << path
-             << " is not valid JSON: " << llvm::toString(json.takeError());
-    return std::move(*json);
+    return readJSONFile(path, what, [&] { return getOperation().emitError(); });
   }
 
   LogicalResult loadPolicy(std::vector<Rule> &rules) {
@@ -239,13 +232,21 @@ struct FP8InsertScalesPass
       return getOperation().emitError()
              << "fp8-insert-scales: amax-algo must be max or most_recent";
     for (auto *list : {&actBlock, &weightBlock})
-      if (!list->empty() && (list->size() > 2 ||
-                             llvm::any_of(*list, [](int64_t b) {
-                               return b < 1;
-                             })))
+      if (!list->empty() &&
+          (list->size() > 2 || llvm::any_of(*list, [](int64_t b) {
+             return b < 1 || b > kMaxBlockSize;
+           })))
         return getOperation().emitError()
-               << "fp8-insert-scales: block shapes take 1 or 2 positive "
-                  "sizes";
+               << "fp8-insert-scales: block shapes take 1 or 2 sizes in [1, "
+               << kMaxBlockSize << "]";
+    // The numeric options are the delayed recipe's parameters: its
+    // attribute's verifier is the one rule for them.
+    auto emit = [&] {
+      return getOperation().emitError() << "fp8-insert-scales: ";
+    };
+    if (failed(DelayedScalingAttr::verify(emit, history, AmaxAlgo::Max, margin,
+                                          pow2)))
+      return failure();
     return success();
   }
 
@@ -415,6 +416,7 @@ struct FP8InsertScalesPass
         for (Rule &rule : rules) {
           if (!rule.regex.match(name))
             continue;
+          ++rule.uses;
           if (rule.skip.value_or(false)) {
             d.fp8 = false;
             d.reason = "policy rule '" + rule.pattern + "'";
@@ -495,27 +497,42 @@ struct FP8InsertScalesPass
       report.push_back(std::move(entry));
     }
 
-    if (!reportFile.empty()) {
-      std::string error;
-      // A temporary file renamed into place: never a half-written report.
-      std::string tmp = reportFile + ".tmp";
-      auto out = openOutputFile(tmp, &error);
-      if (!out) {
-        getOperation().emitError() << "cannot write report: " << error;
+    // A rule that decides nothing is almost always a typo in a node name:
+    // a warning, or under `strict` an error.
+    for (auto [i, rule] : llvm::enumerate(rules)) {
+      if (rule.uses)
+        continue;
+      InFlightDiagnostic diag =
+          strict ? getOperation().emitError() : getOperation().emitWarning();
+      diag << "policy file " << policyFile << ", rule " << i << " ('"
+           << rule.pattern
+           << "') matches no FP8 candidate product (or only products an "
+              "earlier rule decides); node names are ONNX node names, see "
+              "--report";
+      if (strict)
         return signalPassFailure();
-      }
-      out->os() << llvm::formatv("{0:2}",
-                                 llvm::json::Value(llvm::json::Object{
-                                     {"pass", "fp8-insert-scales"},
-                                     {"recipe", recipe},
-                                     {"format", format},
-                                     {"products", std::move(report)}}))
-                << "\n";
-      out->keep();
-      out.reset();
-      if (std::error_code ec = llvm::sys::fs::rename(tmp, reportFile)) {
-        getOperation().emitError()
-            << "cannot write report " << reportFile << ": " << ec.message();
+    }
+
+    if (!reportFile.empty()) {
+      llvm::json::Value json(
+          llvm::json::Object{{"pass", "fp8-insert-scales"},
+                             {"recipe", recipe},
+                             {"format", format},
+                             {"products", std::move(report)}});
+      // Atomically (never a half-written report), and never over one of
+      // the pass's own inputs.
+      OutputGuard guard;
+      if (!policyFile.empty())
+        guard.addInput(policyFile, "the policy file");
+      if (!calibrationFile.empty())
+        guard.addInput(calibrationFile, "the calibration file");
+      std::string error = guard.checkOutput(reportFile, "the report");
+      if (error.empty())
+        error = writeOutput(reportFile, [&](raw_ostream &os) {
+          os << llvm::formatv("{0:2}", json) << "\n";
+        });
+      if (!error.empty()) {
+        getOperation().emitError() << "fp8-insert-scales: " << error;
         return signalPassFailure();
       }
     }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
+#include "fp8/Dialect/FP8/Transforms/InputFiles.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -83,17 +84,11 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
                            llvm::StringMap<float> &scales) {
     if (scalesFile.empty())
       return success();
-    auto buffer = llvm::MemoryBuffer::getFile(scalesFile);
-    if (!buffer)
-      return func.emitError() << "fp8-kv-cache: cannot read scales file "
-                              << scalesFile << ": "
-                              << buffer.getError().message();
-    llvm::Expected<llvm::json::Value> json =
-        llvm::json::parse((*buffer)->getBuffer());
-    if (!json)
-      return func.emitError() << "fp8-kv-cache: scales file " << scalesFile
-                              << " is not valid JSON: "
-                              << llvm::toString(json.takeError());
+    FailureOr<llvm::json::Value> json = readJSONFile(scalesFile, "scales", [&] {
+      return func.emitError() << "fp8-kv-cache: ";
+    });
+    if (failed(json))
+      return failure();
     const llvm::json::Object *object = json->getAsObject();
     if (!object)
       return func.emitError()

@@ -41,8 +41,14 @@ func.func @f() attributes {r = #fp8.block<act = 1x2x3>}
 
 // -----
 
-// expected-error @+1 {{weight block sizes must be positive}}
+// expected-error @+1 {{weight block sizes must be in [1, 65536]}}
 func.func @f() attributes {r = #fp8.block<weight = 0x128>}
+
+// -----
+
+// Sizes that would only make padding and scale tensors absurd.
+// expected-error @+1 {{activation block sizes must be in [1, 65536]}}
+func.func @f() attributes {r = #fp8.block<act = 1x1000000000000>}
 
 // -----
 
@@ -61,8 +67,13 @@ func.func @f() attributes {r = #fp8.layout<channel>}
 
 // -----
 
-// expected-error @+1 {{block sizes must be positive}}
+// expected-error @+1 {{block sizes must be in [1, 65536]}}
 func.func @f() attributes {r = #fp8.layout<block 0x4>}
+
+// -----
+
+// expected-error @+1 {{block sizes must be in [1, 65536]}}
+func.func @f() attributes {r = #fp8.layout<block 1x65537>}
 
 // -----
 

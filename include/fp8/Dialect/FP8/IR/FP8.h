@@ -19,6 +19,13 @@
 
 #include "fp8/Numerics/Numerics.h"
 
+namespace mlir::fp8 {
+/// The largest scale block extent accepted anywhere (recipes, layouts,
+/// padding): real recipes use 32 or 128; anything beyond this would only
+/// make padding and scale tensors absurdly large.
+inline constexpr int64_t kMaxBlockSize = 65536;
+} // namespace mlir::fp8
+
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h.inc"
 #include "fp8/Dialect/FP8/IR/FP8Enums.h.inc"
 

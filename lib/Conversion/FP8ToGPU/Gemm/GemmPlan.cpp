@@ -1,0 +1,356 @@
+//===- GemmPlan.cpp - What an FP8 GEMM computes and how -------------------===//
+//
+// Part of fp8-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmPlan.h"
+#include "SmemLayout.h"
+
+#include "fp8/Conversion/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::gemm;
+
+std::optional<NVVM::WGMMATypes> gemm::wgmmaType(Type t) {
+  if (isa<Float8E4M3FNType>(t))
+    return NVVM::WGMMATypes::e4m3;
+  if (isa<Float8E5M2Type>(t))
+    return NVVM::WGMMATypes::e5m2;
+  return std::nullopt;
+}
+
+namespace {
+
+bool isStaticIdentity(MemRefType t) {
+  return t && t.hasStaticShape() && t.getLayout().isIdentity();
+}
+
+/// The `fp8.gemm` dictionary, read.
+struct GemmAttrs {
+  ScaleLayoutAttr lhsLayout, rhsLayout;
+  EpilogueAttr epilogue;
+  BoolAttr transposeRhs, hasBias;
+  IntegerAttr lhsMMajor;
+};
+
+/// Fills `s` for one operand: `data` [batch..., rows, k] scaled by `scale`
+/// with `layout`; `mMajor` is the M-major padding (lhs only) or null.
+LogicalResult analyzeSide(ScaleLayoutAttr layout, MemRefType data,
+                          MemRefType scale, int64_t rows, int64_t k,
+                          IntegerAttr mMajor, StringRef name, SideScale &s,
+                          std::string &why) {
+  s.elementType = scale.getElementType();
+  if (!s.elementType.isF32() && !s.elementType.isF16() &&
+      !s.elementType.isBF16() && !isa<Float8E8M0FNUType>(s.elementType)) {
+    why = (name + " scale must be f32, f16, bf16 or f8E8M0FNU").str();
+    return failure();
+  }
+  if (layout.isPerTensor()) {
+    s.perTensor = true;
+    if (scale.getNumElements() != 1) {
+      why = (name + " per-tensor scale must have one element").str();
+      return failure();
+    }
+    return success();
+  }
+  FailureOr<SmallVector<int64_t>> block =
+      layout.getExpandedBlock(data.getShape());
+  if (failed(block)) {
+    why = (name + " layout does not fit its rank").str();
+    return failure();
+  }
+  s.rowBlock = (*block)[block->size() - 2];
+  s.kBlock = (*block)[block->size() - 1];
+  for (int64_t d : ArrayRef<int64_t>(*block).drop_back(2))
+    if (d != 1) {
+      why = (name + " layout blocks over batch dims").str();
+      return failure();
+    }
+  s.numRowBlocks = llvm::divideCeil(rows, s.rowBlock);
+  s.numKBlocks = llvm::divideCeil(k, s.kBlock);
+  s.batched = data.getRank() > 2;
+  int64_t dataBatch = 1;
+  for (int64_t d : data.getShape().drop_back(2))
+    dataBatch *= d;
+  int64_t rowEntries = s.numRowBlocks;
+  if (mMajor) {
+    s.mMajorStride = llvm::alignTo(s.numRowBlocks, mMajor.getInt());
+    rowEntries = s.mMajorStride;
+  }
+  if (scale.getNumElements() != dataBatch * rowEntries * s.numKBlocks) {
+    why = (name + " scale shape does not match its layout").str();
+    return failure();
+  }
+  return success();
+}
+
+/// Reads the dictionary and checks the signature; fills `args` with the
+/// memref types of (lhs, lhs_scale, rhs, rhs_scale, [bias], out).
+LogicalResult checkSignature(func::FuncOp func, GemmAttrs &attrs,
+                             SmallVectorImpl<MemRefType> &args,
+                             std::string &why) {
+  auto fail = [&](const Twine &reason) {
+    why = reason.str();
+    return failure();
+  };
+  auto info = func->getAttrOfType<DictionaryAttr>(kGemmAttrName);
+  attrs.lhsLayout = info.getAs<ScaleLayoutAttr>("lhs_layout");
+  attrs.rhsLayout = info.getAs<ScaleLayoutAttr>("rhs_layout");
+  attrs.epilogue = info.getAs<EpilogueAttr>("epilogue");
+  attrs.transposeRhs = info.getAs<BoolAttr>("transpose_rhs");
+  attrs.lhsMMajor = info.getAs<IntegerAttr>("lhs_scale_m_major");
+  attrs.hasBias = info.getAs<BoolAttr>("has_bias");
+  if (!attrs.lhsLayout || !attrs.rhsLayout || !attrs.epilogue ||
+      !attrs.transposeRhs || !attrs.hasBias ||
+      (attrs.lhsMMajor && attrs.lhsMMajor.getInt() < 1))
+    return fail("malformed fp8.gemm attribute");
+  if (func.isExternal())
+    return fail("function has no body");
+  if (!attrs.transposeRhs.getValue())
+    return fail("rhs is not K-major (transpose_rhs = false); FP8 wgmma "
+                "needs a K-major B operand");
+
+  FunctionType type = func.getFunctionType();
+  const unsigned expected = attrs.hasBias.getValue() ? 6 : 5;
+  if (type.getNumInputs() != expected || type.getNumResults() != 0)
+    return fail("signature is not (lhs, lhs_scale, rhs, rhs_scale, [bias], "
+                "out) memrefs; run bufferization with "
+                "buffer-results-to-out-params first");
+  for (Type t : type.getInputs()) {
+    auto mt = dyn_cast<MemRefType>(t);
+    if (!isStaticIdentity(mt))
+      return fail("operands must be statically shaped memrefs with identity "
+                  "layout (dynamic shapes are not served yet)");
+    args.push_back(mt);
+  }
+  return success();
+}
+
+/// Element types and shapes: fills everything but the scales, the bias and
+/// the batch folding; `batch` is the product of the lhs batch dims.
+LogicalResult analyzeShapes(ArrayRef<MemRefType> args, GemmProblem &p,
+                            int64_t &batch, std::string &why) {
+  auto fail = [&](const Twine &reason) {
+    why = reason.str();
+    return failure();
+  };
+  MemRefType lhs = args[0], rhs = args[2], out = args.back();
+  p.lhsType = lhs.getElementType();
+  p.rhsType = rhs.getElementType();
+  p.outType = out.getElementType();
+  if (!wgmmaType(p.lhsType) || !wgmmaType(p.rhsType))
+    return fail("operands must be f8E4M3FN or f8E5M2");
+  if (!p.outType.isF32() && !p.outType.isF16() && !p.outType.isBF16())
+    return fail("result element type must be f32, f16 or bf16");
+  if (lhs.getRank() < 2 || out.getRank() != lhs.getRank())
+    return fail("lhs must be [batch..., M, K] with a result of the same rank");
+  if (rhs.getRank() != 2 && rhs.getRank() != lhs.getRank())
+    return fail("rhs must be [N, K] or [batch..., N, K] like lhs");
+
+  ArrayRef<int64_t> ls = lhs.getShape(), rs = rhs.getShape(),
+                    os = out.getShape();
+  const int64_t rank = ls.size();
+  batch = 1;
+  for (int64_t d : ls.drop_back(2))
+    batch *= d;
+  p.m = ls[rank - 2];
+  p.k = ls[rank - 1];
+  p.n = rs[rs.size() - 2];
+  if (rs.back() != p.k)
+    return fail("lhs and rhs K differ");
+  p.rhsBatched = rhs.getRank() > 2;
+  if (p.rhsBatched && rs.drop_back(2) != ls.drop_back(2))
+    return fail("batched rhs must have the batch dims of lhs");
+  SmallVector<int64_t> outShape(ls.drop_back(1));
+  outShape.push_back(p.n);
+  if (os != ArrayRef<int64_t>(outShape))
+    return fail("result shape is not [batch..., M, N]");
+  if (p.m == 0 || p.n == 0 || p.k == 0)
+    return fail("empty product");
+  return success();
+}
+
+/// Promotion unit: every unit must lie inside one K-block of each scale.
+LogicalResult choosePromotionUnit(GemmProblem &p, std::string &why) {
+  int64_t unit = 128;
+  for (const SideScale *s : {&p.lhsScale, &p.rhsScale})
+    if (s->dependsOnK())
+      unit = std::gcd(unit, s->kBlock);
+  if (unit % kMmaK != 0) {
+    why = ("K-blocks of the scale layouts (lhs " + Twine(p.lhsScale.kBlock) +
+           ", rhs " + Twine(p.rhsScale.kBlock) +
+           ") do not nest into whole k32 wgmma steps")
+              .str();
+    return failure();
+  }
+  p.promo = unit;
+  return success();
+}
+
+LogicalResult analyzeBias(MemRefType bias, MemRefType out, GemmProblem &p,
+                          std::string &why) {
+  Type bt = bias.getElementType();
+  if (!bt.isF32() && !bt.isF16() && !bt.isBF16()) {
+    why = "bias must be f32, f16 or bf16";
+    return failure();
+  }
+  p.biasType = bt;
+  if (bias.getRank() == 1 && bias.getShape()[0] == p.n)
+    p.bias = GemmProblem::Bias::Row;
+  else if (bias.getShape() == out.getShape())
+    p.bias = GemmProblem::Bias::Full;
+  else {
+    why = "bias must be [N] or the result shape";
+    return failure();
+  }
+  return success();
+}
+
+/// Folds lhs batch dims into M when the rows stay contiguous for every
+/// operand: rank-2 rhs, and lhs scale blocks that never straddle batches.
+void foldBatch(GemmProblem &p, int64_t batch) {
+  const bool foldable = !p.rhsBatched &&
+                        !(p.lhsScale.mMajorStride && batch > 1) &&
+                        (p.lhsScale.perTensor || p.lhsScale.rowBlock == 1 ||
+                         p.m % p.lhsScale.rowBlock == 0);
+  if (!foldable) {
+    p.batch = batch;
+    return;
+  }
+  p.batch = 1;
+  p.m = batch * p.m;
+  if (!p.lhsScale.perTensor) {
+    p.lhsScale.numRowBlocks = llvm::divideCeil(p.m, p.lhsScale.rowBlock);
+    p.lhsScale.batched = false;
+  }
+}
+
+} // namespace
+
+FailureOr<GemmProblem> gemm::analyzeGemm(func::FuncOp func, std::string &why) {
+  GemmAttrs attrs;
+  SmallVector<MemRefType> args;
+  if (failed(checkSignature(func, attrs, args, why)))
+    return failure();
+  GemmProblem p;
+  p.epilogue = attrs.epilogue.getValue();
+  int64_t batch = 1;
+  if (failed(analyzeShapes(args, p, batch, why)))
+    return failure();
+  MemRefType lhs = args[0], lhsS = args[1], rhs = args[2], rhsS = args[3];
+  if (failed(analyzeSide(attrs.lhsLayout, lhs, lhsS, p.m, p.k, attrs.lhsMMajor,
+                         "lhs", p.lhsScale, why)) ||
+      failed(analyzeSide(attrs.rhsLayout, rhs, rhsS, p.n, p.k, IntegerAttr(),
+                         "rhs", p.rhsScale, why)))
+    return failure();
+  if (failed(choosePromotionUnit(p, why)))
+    return failure();
+  if (attrs.hasBias.getValue() &&
+      failed(analyzeBias(args[4], args.back(), p, why)))
+    return failure();
+  foldBatch(p, batch);
+  return p;
+}
+
+GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
+                                  const GemmOptions &options) {
+  GemmConfig c;
+  c.kind = KernelKind::SingleWarpgroup;
+  c.bm = kWgmmaM;
+  // Scales per column (or per group of fewer than 8 columns) that vary
+  // along K -- MXFP8's 1x32 weight blocks -- give each thread one scale per
+  // two accumulator registers at every promotion: with BN = 128 that is 32
+  // scales next to 128 accumulators, which spills; BN = 64 halves both.
+  const bool columnScalesAlongK =
+      p.rhsScale.dependsOnK() && p.rhsScale.rowBlock % 8 != 0;
+  const int64_t maxBn = columnScalesAlongK ? 64 : 128;
+  c.bn = p.n >= maxBn ? maxBn : llvm::alignTo(p.n, 8);
+  c.bk = 128;
+  c.stages = 1;
+  c.consumerWarpgroups = 1;
+  c.swizzle = Swizzle::None;
+  // 16-byte copies need whole, aligned 16-byte chunks in every row.
+  c.loader =
+      p.k % 16 == 0 ? LoaderKind::ThreadVector : LoaderKind::ThreadScalar;
+  c.epilogue = EpilogueKind::Registers;
+  // TMA needs 16-byte global row strides.
+  if (options.tmaPipeline && p.k % 16 == 0) {
+    c.loader = LoaderKind::TMA;
+    c.swizzle = Swizzle::B128;
+    c.stages =
+        std::clamp<int64_t>(options.stages, 1, llvm::divideCeil(p.k, c.bk));
+  }
+  return c;
+}
+
+LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
+                                     std::string &why) {
+  auto fail = [&](const Twine &reason) {
+    why = reason.str();
+    return failure();
+  };
+  if (c.kind != KernelKind::SingleWarpgroup || c.consumerWarpgroups != 1 ||
+      c.bm != kWgmmaM * c.consumerWarpgroups)
+    return fail("only the single-warpgroup 64-row kernel is implemented");
+  if (c.bn % 8 != 0 || c.bn < 8 || c.bn > 256)
+    return fail("wgmma N must be a multiple of 8 in [8, 256]");
+  if (c.bk != 128 || c.bk % p.promo != 0)
+    return fail("BK must be 128 bytes and hold whole promotion units");
+  if (c.clusterM != 1 || c.clusterN != 1 || c.persistent ||
+      c.epilogue != EpilogueKind::Registers)
+    return fail("configuration not implemented yet");
+  if (c.loader == LoaderKind::TMA) {
+    // The swizzle span is the box's inner extent: 128 bytes of K.
+    if (c.swizzle != Swizzle::B128 || c.bk != 128)
+      return fail("TMA loads need 128B swizzle and BK = 128");
+    if (p.k % 16 != 0)
+      return fail("TMA needs K to be a multiple of 16 (16-byte row strides)");
+    if (c.stages < 1 || c.stages > 8)
+      return fail("TMA pipeline stages must be 1..8");
+  } else if (c.stages != 1 || c.swizzle != Swizzle::None) {
+    return fail("thread copies serve one unswizzled stage");
+  }
+  if (c.loader == LoaderKind::ThreadVector && p.k % 16 != 0)
+    return fail("16-byte copies need K to be a multiple of 16");
+  // 227 KB of shared memory per block on sm_90 (opt-in).
+  if (SmemLayout::get(c).totalBytes > 232448)
+    return fail("the tiles of all stages exceed 227 KB of shared memory");
+  if (p.m > 65535 * c.bm)
+    return fail("M too large for grid.y");
+  return success();
+}
+
+FailureOr<GemmPlan> gemm::planGemm(func::FuncOp func,
+                                   const GemmOptions &options,
+                                   std::string &why) {
+  FailureOr<GemmProblem> problem = analyzeGemm(func, why);
+  if (failed(problem))
+    return failure();
+  GemmPlan plan{*problem, chooseGemmConfig(*problem, options)};
+  if (failed(verifyGemmConfig(plan.problem, plan.config, why)))
+    return failure();
+  return plan;
+}
+
+std::string gemm::describeGemmPlan(const GemmPlan &plan) {
+  const GemmProblem &p = plan.problem;
+  const GemmConfig &c = plan.config;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "wgmma kernel m64n" << c.bn << "k32, CTA tile " << c.bm << "x" << c.bn
+     << "x" << c.bk << ", promotion every " << p.promo << " K"
+     << ", grid " << llvm::divideCeil(p.n, c.bn) << "x"
+     << llvm::divideCeil(p.m, c.bm) << "x" << p.batch;
+  if (c.loader == LoaderKind::TMA)
+    os << ", TMA into " << c.stages << " 128B-swizzled stages";
+  return s;
+}

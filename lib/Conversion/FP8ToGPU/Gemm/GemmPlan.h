@@ -1,0 +1,173 @@
+//===- GemmPlan.h - What an FP8 GEMM computes and how -----------*- C++ -*-===//
+//
+// Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
+//
+// A GemmPlan is everything the kernel generator reads: the problem (types,
+// shapes, scale layouts, bias, activation: what the function computes) and
+// the configuration (tile sizes, pipeline stages, warpgroups, cluster,
+// swizzle, loader and epilogue kinds: how the kernel computes it). The
+// builders (SmemLayout, TileLoaders, Mainloop, Promotion, Epilogue) take
+// every decision from the plan; `chooseGemmConfig` is the only heuristic.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_LIB_CONVERSION_FP8TOGPU_GEMM_GEMMPLAN_H
+#define FP8_LIB_CONVERSION_FP8TOGPU_GEMM_GEMMPLAN_H
+
+#include "fp8/Dialect/FP8/IR/FP8.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::fp8::gemm {
+
+/// M of one wgmma instruction (rows per consumer warpgroup and M step).
+constexpr int64_t kWgmmaM = 64;
+/// K of one FP8 wgmma instruction.
+constexpr int64_t kMmaK = 32;
+/// Threads of a warpgroup.
+constexpr int64_t kWarpgroupThreads = 128;
+
+/// How one operand's scale tensor is indexed. For data [batch..., R, K] with
+/// blocks of `rowBlock` x `kBlock` over the trailing dims the scale of
+/// element (b, r, k) is at ((b' * numRowBlocks + r / rowBlock) * numKBlocks
+/// + k / kBlock), with b' = b when the scale has the batch dims and 0
+/// otherwise. Per-tensor scales are rank 0.
+struct SideScale {
+  bool perTensor = false;
+  int64_t rowBlock = 1, kBlock = 1;
+  int64_t numRowBlocks = 1, numKBlocks = 1;
+  bool batched = false;
+  /// M-major storage (scaled_matmul m_major): [batch..., Kb, mMajorStride],
+  /// the scale of (b, r, k) at ((b' * numKBlocks + k / kBlock) *
+  /// mMajorStride + r / rowBlock); 0 for the layout's own order.
+  int64_t mMajorStride = 0;
+  Type elementType;
+  /// The scale varies along K: applied at every promotion, not once.
+  bool dependsOnK() const { return !perTensor && numKBlocks > 1; }
+};
+
+/// What the function computes, derived and checked from its signature and
+/// its `fp8.gemm` dictionary. Independent of any kernel configuration.
+struct GemmProblem {
+  Type lhsType, rhsType, outType, biasType;
+  int64_t batch = 1; // grid.z (1 when the batch folds into M)
+  int64_t m = 0, n = 0, k = 0;
+  bool rhsBatched = false;
+  SideScale lhsScale, rhsScale;
+  enum class Bias { None, Row, Full } bias = Bias::None;
+  Epilogue epilogue = Epilogue::None;
+  /// K elements per FP32 promotion unit: the gcd of 128 and the K-blocks of
+  /// the scales that vary along K (a multiple of kMmaK).
+  int64_t promo = 128;
+};
+
+/// Which shared-memory layout the K-major operand tiles use (and the
+/// matching wgmma descriptor mode).
+enum class Swizzle {
+  /// Core matrices of 8 rows x 16 bytes stored as 128 contiguous bytes.
+  None,
+  /// 128-byte rows, 16-byte chunk c of row r at chunk c ^ (r % 8); 8-row
+  /// atoms of 1024 bytes, 1024-aligned (what TMA writes with
+  /// CU_TENSOR_MAP_SWIZZLE_128B).
+  B128,
+};
+
+/// How tiles move from global to shared memory.
+enum class LoaderKind {
+  /// Every thread copies bytes (K not a multiple of 16).
+  ThreadScalar,
+  /// Every thread copies 16-byte chunks (ld.global.v4 / st.shared.v4).
+  ThreadVector,
+  /// cp.async.bulk.tensor (TMA) issued by one thread, completing on the
+  /// stage's mbarrier; needs Swizzle::B128 and K % 16 == 0 (16-byte row
+  /// strides), the host encodes one tensor map per operand.
+  TMA,
+};
+
+/// The kernel's warp organization.
+enum class KernelKind {
+  /// Every warpgroup loads and multiplies.
+  SingleWarpgroup,
+  /// A producer warpgroup loads, consumer warpgroups multiply (not
+  /// implemented yet).
+  WarpSpecialized,
+};
+
+/// Where the output tile goes through.
+enum class EpilogueKind {
+  /// Bounds-checked stores from the accumulator registers.
+  Registers,
+  /// Through shared memory, then a TMA store (not implemented yet).
+  SharedTMA,
+};
+
+/// How the kernel computes the product: every knob of the generator.
+struct GemmConfig {
+  KernelKind kind = KernelKind::SingleWarpgroup;
+  /// CTA tile: BM rows (a multiple of 64) x BN columns (the wgmma N, a
+  /// multiple of 8 up to 256) x BK bytes of K per stage.
+  int64_t bm = kWgmmaM, bn = 128, bk = 128;
+  /// Shared-memory stages of the A/B tiles.
+  int64_t stages = 1;
+  /// Warpgroups running wgmma (each owns 64 rows of the BM rows).
+  int64_t consumerWarpgroups = 1;
+  /// setmaxnreg for the producer and consumer warpgroups (0: none).
+  int64_t producerRegisters = 0, consumerRegisters = 0;
+  /// Thread-block cluster (TMA multicast of B along M, of A along N).
+  int64_t clusterM = 1, clusterN = 1;
+  Swizzle swizzle = Swizzle::None;
+  LoaderKind loader = LoaderKind::ThreadVector;
+  EpilogueKind epilogue = EpilogueKind::Registers;
+  /// Persistent CTAs (grid = number of SMs) walking the tiles.
+  bool persistent = false;
+
+  /// Warpgroups per CTA, producer included.
+  int64_t warpgroups() const {
+    return consumerWarpgroups + (kind == KernelKind::WarpSpecialized ? 1 : 0);
+  }
+  int64_t threads() const { return warpgroups() * kWarpgroupThreads; }
+};
+
+/// Options of convert-fp8-gemm-to-gpu that reach the heuristic.
+struct GemmOptions {
+  /// TMA loads into 128B-swizzled stages behind mbarriers (K % 16 == 0).
+  bool tmaPipeline = false;
+  /// Stages of that pipeline (at most the number of K tiles).
+  int64_t stages = 4;
+};
+
+/// A problem and the configuration chosen for it.
+struct GemmPlan {
+  GemmProblem problem;
+  GemmConfig config;
+};
+
+/// Checks the function against what the generator serves; on failure `why`
+/// says what did not fit (for the remark) and the body stays as it is.
+FailureOr<GemmProblem> analyzeGemm(func::FuncOp func, std::string &why);
+
+/// The heuristic: the configuration for `problem`.
+GemmConfig chooseGemmConfig(const GemmProblem &problem,
+                            const GemmOptions &options);
+
+/// Checks that the generator implements `config` for `problem`.
+LogicalResult verifyGemmConfig(const GemmProblem &problem,
+                               const GemmConfig &config, std::string &why);
+
+/// analyzeGemm + chooseGemmConfig + verifyGemmConfig.
+FailureOr<GemmPlan> planGemm(func::FuncOp func, const GemmOptions &options,
+                             std::string &why);
+
+/// The remark text that names the kernel a plan gives.
+std::string describeGemmPlan(const GemmPlan &plan);
+
+/// The wgmma operand type of an FP8 element type.
+std::optional<NVVM::WGMMATypes> wgmmaType(Type t);
+
+} // namespace mlir::fp8::gemm
+
+#endif // FP8_LIB_CONVERSION_FP8TOGPU_GEMM_GEMMPLAN_H

@@ -1,0 +1,114 @@
+//===- KernelBuilder.h - IR helpers of the FP8 GEMM generator ---*- C++ -*-===//
+//
+// Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
+//
+// KernelBuilder wraps the OpBuilder with the index/integer/float helpers the
+// GEMM builders share (constants folded into `x * 1`, `x + 0` shortcuts,
+// scale loads and their decoding to f32). KernelValues holds the values the
+// launch body computes once and every builder reads; AccumulatorFragment
+// maps a thread's wgmma accumulator registers to rows and columns.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_LIB_CONVERSION_FP8TOGPU_GEMM_KERNELBUILDER_H
+#define FP8_LIB_CONVERSION_FP8TOGPU_GEMM_KERNELBUILDER_H
+
+#include "GemmPlan.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::fp8::gemm {
+
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  const GemmProblem &p;
+  Type f32, i32, i64, idx;
+
+  KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &p);
+
+  Value cIdx(int64_t v);
+  Value cI32(int64_t v);
+  Value cI64(int64_t v);
+  Value cF32(float v);
+  Value add(Value x, Value y);
+  Value mul(Value x, Value y);
+  Value addC(Value x, int64_t c) { return c ? add(x, cIdx(c)) : x; }
+  Value mulC(Value x, int64_t c) { return c == 1 ? x : mul(x, cIdx(c)); }
+  Value divC(Value x, int64_t c);
+  Value remC(Value x, int64_t c);
+  Value minC(Value x, int64_t c);
+  Value ult(Value x, Value y);
+  Value ultC(Value x, int64_t c) { return ult(x, cIdx(c)); }
+  Value fmul(Value x, Value y);
+  Value toI64(Value index);
+  Value toI32(Value index);
+  Value eqC(Value x, int64_t c);
+
+  /// A scale element as f32. E8M0 is 2^(byte - 127) with 0xFF = NaN; byte 0
+  /// is the subnormal 2^-127 (0x00400000), which a plain `byte << 23` would
+  /// turn into zero.
+  Value toF32(Value v);
+
+  /// Loads element `linear` of a rank-0 or rank-1 memref.
+  Value load(Value mem, Value linear);
+
+  /// The f32 scale of (batch, row, k) for one operand; `row` and `k` must be
+  /// in range (callers clamp).
+  Value scaleAt(Value mem, const SideScale &s, Value batch, Value row,
+                Value kIdx);
+};
+
+/// An LLVM pointer in `addressSpace` to the aligned data of `memref`.
+/// `fromGeneric`: the memref's address is a generic one (global memory).
+Value llvmPointer(KernelBuilder &kb, Value memref, unsigned addressSpace,
+                  bool fromGeneric);
+
+/// Values the launch body computes once.
+struct KernelValues {
+  /// The operands flattened to rank 0/1 (identity layouts: contiguous); the
+  /// kernel computes linear indices itself. `bias` is null without bias.
+  Value lhs, lhsScale, rhs, rhsScale, bias, out;
+  /// Block and thread ids.
+  Value bx, by, bz, tid;
+  /// First row (of M) and column (of N) of the CTA tile.
+  Value m0, n0;
+  /// The dynamic shared-memory buffer (memref<?xi8, workgroup>) and the
+  /// shared-window address (i64, for wgmma descriptors) of the tiles' base:
+  /// the buffer's, rounded up to SmemLayout::alignment.
+  Value smem, smemBase;
+  /// Bytes from the buffer to the tiles' base (i64; null when the layout
+  /// needs no more than the buffer's 16-byte alignment).
+  Value smemAlignOffset;
+  /// TMA: the device addresses of the operands' tensor maps (host values
+  /// the launch captures; null for thread copies).
+  Value tensorMapA, tensorMapB;
+  /// Typed views of the A and B tiles of stage 0 (element-wise copies).
+  Value tileA, tileB;
+  /// Element offsets of this CTA's batch in lhs, rhs and out.
+  Value lhsBase, rhsBase, outBase;
+};
+
+/// The wgmma D fragment (f32) of one warpgroup for a 64 x BN tile: register
+/// i of thread t holds row 16 * warp + lane / 4 + 8 * ((i / 2) % 2), column
+/// 8 * (i / 4) + 2 * (lane % 4) + i % 2, with warp = t / 32, lane = t % 32.
+struct AccumulatorFragment {
+  int64_t numRegs = 0;
+  /// The two global rows a thread holds (rows[1] = rows[0] + 8).
+  Value rows[2];
+  /// The global column of register 0.
+  Value col0;
+  /// !llvm.struct of numRegs f32.
+  Type type;
+
+  static AccumulatorFragment build(KernelBuilder &kb, const KernelValues &kv,
+                                   int64_t bn);
+  Value rowOf(int64_t i) const { return rows[(i / 2) % 2]; }
+  Value colOf(KernelBuilder &kb, int64_t i) const {
+    return kb.addC(col0, 8 * (i / 4) + i % 2);
+  }
+};
+
+} // namespace mlir::fp8::gemm
+
+#endif // FP8_LIB_CONVERSION_FP8TOGPU_GEMM_KERNELBUILDER_H

@@ -1,0 +1,36 @@
+//===- Mainloop.h - The K loop of the FP8 GEMM kernels ----------*- C++ -*-===//
+//
+// Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
+//
+// The mainloop walks the K tiles: the loader fills a stage, the warpgroup
+// runs the k32 wgmma steps of each promotion unit on it into a fresh
+// accumulator (first step scale-d = 0), commits and waits, and Promotion
+// adds the unit into the FP32 total.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_LIB_CONVERSION_FP8TOGPU_GEMM_MAINLOOP_H
+#define FP8_LIB_CONVERSION_FP8TOGPU_GEMM_MAINLOOP_H
+
+#include "Promotion.h"
+#include "TileLoaders.h"
+
+namespace mlir::fp8::gemm {
+
+/// Builds the K loop; returns the FP32 total (the accumulator struct).
+Value buildMainloop(KernelBuilder &kb, const GemmPlan &plan,
+                    const SmemLayout &layout, const KernelValues &kv,
+                    const AccumulatorFragment &frag, TileLoader &loader,
+                    Promotion &promotion);
+
+/// The wgmma steps of promotion unit `unit` on the tiles of one stage (A at
+/// `aOffset`, B at `bOffset` bytes from `smemBase`, an i64 shared-window
+/// address): fence, the steps into a fresh accumulator (`zeroAcc` first),
+/// commit, wait for all. Returns the unit's partial sum.
+Value buildUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
+                     const SmemLayout &layout, Value smemBase, int64_t aOffset,
+                     int64_t bOffset, Value zeroAcc, int64_t unit);
+
+} // namespace mlir::fp8::gemm
+
+#endif // FP8_LIB_CONVERSION_FP8TOGPU_GEMM_MAINLOOP_H

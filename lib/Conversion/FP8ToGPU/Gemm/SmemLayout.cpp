@@ -1,0 +1,77 @@
+//===- SmemLayout.cpp - Shared memory of the FP8 GEMM kernels -------------===//
+//
+// Part of fp8-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SmemLayout.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::gemm;
+
+Value TileLayout::offset(KernelBuilder &kb, Value r, Value k) const {
+  if (swizzle == Swizzle::None) {
+    Value core = kb.add(kb.mulC(kb.divC(k, 16), rows / 8), kb.divC(r, 8));
+    Value in = kb.add(kb.mulC(kb.remC(r, 8), 16), kb.remC(k, 16));
+    return kb.add(kb.mulC(core, 128), in);
+  }
+  Value chunk =
+      arith::XOrIOp::create(kb.b, kb.loc, kb.divC(k, 16), kb.remC(r, 8));
+  Value in = kb.add(kb.mulC(chunk, 16), kb.remC(k, 16));
+  return kb.add(kb.mulC(r, kBytes), in);
+}
+
+int64_t TileLayout::stepOffset(int64_t step) const {
+  const int64_t stepBytes = step * kMmaK;
+  if (swizzle == Swizzle::None)
+    return stepBytes / 16 * leadingByteOffset();
+  return stepBytes;
+}
+
+int64_t TileLayout::leadingByteOffset() const {
+  return swizzle == Swizzle::None ? (rows / 8) * 128 : 16;
+}
+
+int64_t TileLayout::strideByteOffset() const {
+  return swizzle == Swizzle::None ? 128 : 8 * kBytes;
+}
+
+SmemLayout SmemLayout::get(const GemmConfig &config) {
+  SmemLayout l;
+  l.a = {config.bm, config.bk, config.swizzle};
+  l.b = {config.bn, config.bk, config.swizzle};
+  l.stages = config.stages;
+  // A 128B-swizzled tile must start on a 1024-byte atom.
+  l.alignment = config.swizzle == Swizzle::B128 ? 1024 : 16;
+  const int64_t aBytes = llvm::alignTo(l.a.bytes(), l.alignment);
+  const int64_t bBytes = llvm::alignTo(l.b.bytes(), l.alignment);
+  l.bOffset = aBytes;
+  l.stageStride = aBytes + bBytes;
+  // TMA: one "full" mbarrier per stage (the copies complete on it).
+  l.numBarriers = config.loader == LoaderKind::TMA ? config.stages : 0;
+  l.barrierOffset = l.numBarriers ? l.stages * l.stageStride : 0;
+  // The dynamic buffer is only 16-byte aligned: the kernel rounds its base
+  // up to `alignment`, which may cost alignment - 16 bytes.
+  l.alignmentSlack = l.alignment > 16 ? l.alignment - 16 : 0;
+  l.totalBytes =
+      l.stages * l.stageStride + 8 * l.numBarriers + l.alignmentSlack;
+  return l;
+}
+
+Value gemm::buildDescriptor(KernelBuilder &kb, Value smemAddr,
+                            int64_t byteOffset, const TileLayout &tile) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value addr = arith::AddIOp::create(b, loc, smemAddr, kb.cI64(byteOffset));
+  addr = arith::AndIOp::create(b, loc, addr, kb.cI64(0x3FFFF));
+  addr = arith::ShRUIOp::create(b, loc, addr, kb.cI64(4));
+  const int64_t mode = tile.swizzle == Swizzle::B128 ? 1 : 0;
+  int64_t fixed = ((tile.leadingByteOffset() >> 4) << 16) |
+                  ((tile.strideByteOffset() >> 4) << 32) | (mode << 62);
+  return arith::OrIOp::create(b, loc, addr, kb.cI64(fixed));
+}

@@ -1,0 +1,84 @@
+//===- SmemLayout.h - Shared memory of the FP8 GEMM kernels -----*- C++ -*-===//
+//
+// Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
+//
+// Where the K-major A and B tiles of each pipeline stage (and, for TMA
+// loads, one mbarrier per stage) live in the dynamic shared-memory buffer
+// (offsets from its base rounded up to `alignment`), how a
+// (row, k) element of a tile maps to a byte, and the wgmma matrix
+// descriptors that read them.
+//
+// Swizzle::None -- core matrices of 8 rows x 16 bytes stored as 128
+// contiguous bytes, running along M (N) first, then along K:
+//     off(r, k) = ((k / 16) * (R / 8) + r / 8) * 128 + (r % 8) * 16 + k % 16
+// so the k32 step s starts at s * 2 * (R / 8) * 128, with LBO (next core
+// matrix along K) = (R / 8) * 128 and SBO (next 8-row group) = 128.
+//
+// Swizzle::B128 -- rows of 128 bytes (BK = 128), the 16-byte chunk c of row
+// r stored at chunk c ^ (r % 8):
+//     off(r, k) = r * 128 + (((k / 16) ^ (r % 8)) * 16) + k % 16
+// 8-row atoms of 1024 bytes; the tile base must be 1024-aligned (the swizzle
+// is a function of address bits 4-9). The k32 step s starts at s * 32 bytes
+// (the hardware applies the XOR to the computed address), LBO is unused
+// (1 by convention) and SBO = 1024; descriptor mode 1 (bits 62-63).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_LIB_CONVERSION_FP8TOGPU_GEMM_SMEMLAYOUT_H
+#define FP8_LIB_CONVERSION_FP8TOGPU_GEMM_SMEMLAYOUT_H
+
+#include "KernelBuilder.h"
+
+namespace mlir::fp8::gemm {
+
+/// One K-major operand tile of one stage.
+struct TileLayout {
+  /// Rows (BM or BN) and K bytes (BK).
+  int64_t rows = 0, kBytes = 0;
+  Swizzle swizzle = Swizzle::None;
+
+  int64_t bytes() const { return rows * kBytes; }
+  /// Byte offset of (row r, byte k) inside the tile.
+  Value offset(KernelBuilder &kb, Value r, Value k) const;
+  /// Byte offset, inside the tile, of the start of k32 step `step`.
+  int64_t stepOffset(int64_t step) const;
+  /// Descriptor fields (bytes).
+  int64_t leadingByteOffset() const;
+  int64_t strideByteOffset() const;
+};
+
+/// The whole dynamic shared-memory buffer.
+struct SmemLayout {
+  TileLayout a, b;
+  int64_t stages = 1;
+  /// Bytes between the A (B) tiles of consecutive stages.
+  int64_t stageStride = 0;
+  /// Offset of the B tile of stage 0 (A starts at 0).
+  int64_t bOffset = 0;
+  /// Offset of the mbarriers (`numBarriers` x 8 bytes), 0 when none.
+  int64_t barrierOffset = 0;
+  int64_t numBarriers = 0;
+  /// Required alignment of the tiles' base (the kernel rounds the dynamic
+  /// buffer's address up to it) and the bytes that may cost.
+  int64_t alignment = 16, alignmentSlack = 0;
+  /// Dynamic shared memory to launch with.
+  int64_t totalBytes = 0;
+
+  static SmemLayout get(const GemmConfig &config);
+
+  int64_t aTileOffset(int64_t stage) const { return stage * stageStride; }
+  int64_t bTileOffset(int64_t stage) const {
+    return bOffset + stage * stageStride;
+  }
+};
+
+/// The 64-bit wgmma matrix descriptor of the tile bytes at `smemAddr` (i64
+/// shared-window address) + `byteOffset`: start address >> 4 in bits
+/// [0,14), LBO >> 4 in [16,30), SBO >> 4 in [32,46), swizzle mode in
+/// [62,64) (base offset 0: tiles are aligned to their swizzle atom).
+Value buildDescriptor(KernelBuilder &kb, Value smemAddr, int64_t byteOffset,
+                      const TileLayout &tile);
+
+} // namespace mlir::fp8::gemm
+
+#endif // FP8_LIB_CONVERSION_FP8TOGPU_GEMM_SMEMLAYOUT_H

@@ -1,0 +1,404 @@
+//===- TileLoaders.cpp - Global -> shared tile movers ---------------------===//
+//
+// Part of fp8-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileLoaders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::gemm;
+
+TileLoader::~TileLoader() = default;
+
+namespace {
+
+/// One operand's side of a copy: where its rows come from and go to.
+struct CopySide {
+  /// Global source: a flat memref (scalar copies) or !llvm.ptr<1> (vector).
+  Value src;
+  /// Element offset of the batch in `src`.
+  Value srcBase;
+  /// First global row of the tile and rows that exist (M or N).
+  Value rowBase;
+  int64_t validRows;
+  const TileLayout *tile;
+};
+
+/// Every thread of the CTA copies, zero-filling rows >= M (N) and columns
+/// >= K; the single-warpgroup kernel's loader. Vector mode (K a multiple of
+/// 16): 16-byte chunks; scalar mode: one byte per thread and row.
+class ThreadCopyLoader : public TileLoader {
+public:
+  ThreadCopyLoader(const GemmPlan &plan, const SmemLayout &layout, bool vector)
+      : TileLoader(plan, layout), vector(vector) {}
+
+  void prepare(KernelBuilder &kb, const KernelValues &kv) override {
+    if (!vector)
+      return;
+    lhsPtr = llvmPointer(kb, kv.lhs, 1, /*fromGeneric=*/true);
+    rhsPtr = llvmPointer(kb, kv.rhs, 1, /*fromGeneric=*/true);
+    smemPtr = llvmPointer(kb, kv.smem, 3, /*fromGeneric=*/false);
+  }
+
+  void load(KernelBuilder &kb, const KernelValues &kv, Value stage,
+            Value k0) override {
+    if (vector) {
+      CopySide a{lhsPtr, kv.lhsBase, kv.m0, kb.p.m, &layout.a};
+      CopySide b{rhsPtr, kv.rhsBase, kv.n0, kb.p.n, &layout.b};
+      copyVectorized(kb, a, stageOffset(kb, stage, 0), kv.tid, k0);
+      copyVectorized(kb, b, stageOffset(kb, stage, layout.bOffset), kv.tid, k0);
+      return;
+    }
+    assert(!stage && "element-wise copies serve a single stage");
+    CopySide a{kv.lhs, kv.lhsBase, kv.m0, kb.p.m, &layout.a};
+    CopySide b{kv.rhs, kv.rhsBase, kv.n0, kb.p.n, &layout.b};
+    copyScalar(kb, a, kv.tileA, kv.tid, k0);
+    copyScalar(kb, b, kv.tileB, kv.tid, k0);
+  }
+
+  void acquire(KernelBuilder &kb, const KernelValues &, Value, Value) override {
+    // Generic-proxy stores -> async-proxy (wgmma) reads.
+    NVVM::FenceProxyOp::create(
+        kb.b, kb.loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(kb.b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(kb.b, kb.loc);
+  }
+
+  void release(KernelBuilder &kb, const KernelValues &, Value) override {
+    // The stage may be overwritten once every warp got here.
+    gpu::BarrierOp::create(kb.b, kb.loc);
+  }
+
+private:
+  /// Byte offset of a tile at `tileOffset` in stage `stage`: a constant
+  /// (folded into the copy's address) for the single stage.
+  struct StageOffset {
+    Value dynamic;
+    int64_t constant;
+  };
+  StageOffset stageOffset(KernelBuilder &kb, Value stage, int64_t tileOffset) {
+    if (!stage)
+      return {Value(), tileOffset};
+    return {kb.addC(kb.mulC(stage, layout.stageStride), tileOffset), 0};
+  }
+
+  void copyScalar(KernelBuilder &kb, const CopySide &side, Value tile,
+                  Value tid, Value k0);
+  void copyVectorized(KernelBuilder &kb, const CopySide &side, StageOffset dst,
+                      Value tid, Value k0);
+  void storeChunk(KernelBuilder &kb, const CopySide &side, StageOffset dst,
+                  Value r, Value kInTile, Value gk, Value kOk);
+
+  bool vector;
+  Value lhsPtr, rhsPtr, smemPtr;
+};
+
+/// Copies rows [rowBase, rowBase + rows) x K [k0, k0 + BK) of `side.src`
+/// (rank 1, row stride K) into the typed tile view `tile`, one byte per
+/// thread (thread t: column k0 + t) and row.
+void ThreadCopyLoader::copyScalar(KernelBuilder &kb, const CopySide &side,
+                                  Value tile, Value tid, Value k0) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Type elt = cast<MemRefType>(tile.getType()).getElementType();
+  Value gk = kb.add(k0, tid);
+  Value kOk = kb.ultC(gk, kb.p.k);
+  Value zero = arith::ConstantFloatOp::create(
+      b, loc, cast<FloatType>(elt),
+      APFloat::getZero(cast<FloatType>(elt).getFloatSemantics()));
+  auto loop = scf::ForOp::create(b, loc, kb.cIdx(0), kb.cIdx(side.tile->rows),
+                                 kb.cIdx(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value r = loop.getInductionVar();
+  Value gr = kb.add(side.rowBase, r);
+  Value ok = arith::AndIOp::create(b, loc, kOk, kb.ultC(gr, side.validRows));
+  auto ifOp = scf::IfOp::create(
+      b, loc, ok,
+      [&](OpBuilder &tb, Location l) {
+        Value lin = kb.add(side.srcBase, kb.add(kb.mulC(gr, kb.p.k), gk));
+        Value v = memref::LoadOp::create(tb, l, side.src, ValueRange{lin});
+        scf::YieldOp::create(tb, l, v);
+      },
+      [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, zero); });
+  memref::StoreOp::create(b, loc, ifOp.getResult(0), tile,
+                          ValueRange{side.tile->offset(kb, r, tid)});
+}
+
+/// The 16-byte copy used when K is a multiple of 16 (every 16-byte chunk of
+/// a row is then entirely in or out of range, and 16-byte aligned): thread t
+/// moves chunk t / 16 of row t % 16 of each group of 16 rows, so the eight
+/// threads of one shared-memory phase write the eight rows of one core
+/// matrix (128 contiguous bytes, no bank conflicts). Plain llvm.load/store
+/// with align 16 (ld.global.v4 / st.shared.v4): the pass does not depend on
+/// the vector dialect.
+void ThreadCopyLoader::copyVectorized(KernelBuilder &kb, const CopySide &side,
+                                      StageOffset dst, Value tid, Value k0) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const int64_t rows = side.tile->rows;
+  Value r16 = kb.remC(tid, 16), chunk = kb.divC(tid, 16);
+  Value kInTile = kb.mulC(chunk, 16);
+  Value gk = kb.add(k0, kInTile);
+  Value kOk = kb.ultC(gk, kb.p.k);
+  auto loop = scf::ForOp::create(
+      b, loc, kb.cIdx(0), kb.cIdx(llvm::divideCeil(rows, 16)), kb.cIdx(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value r = kb.add(kb.mulC(loop.getInductionVar(), 16), r16);
+  if (rows % 16 == 0) {
+    storeChunk(kb, side, dst, r, kInTile, gk, kOk);
+    return;
+  }
+  // A tile of N rows that is not a multiple of 16 (BN = 72, ...).
+  auto inTile = scf::IfOp::create(b, loc, kb.ultC(r, rows),
+                                  /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&inTile.getThenRegion().front());
+  storeChunk(kb, side, dst, r, kInTile, gk, kOk);
+}
+
+/// One 16-byte chunk: row `r` of the tile, bytes [kInTile, kInTile + 16),
+/// global column `gk`; zeros when out of range.
+void ThreadCopyLoader::storeChunk(KernelBuilder &kb, const CopySide &side,
+                                  StageOffset dst, Value r, Value kInTile,
+                                  Value gk, Value kOk) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  auto vecType = VectorType::get({4}, kb.i32);
+  Value gr = kb.add(side.rowBase, r);
+  Value ok = arith::AndIOp::create(b, loc, kOk, kb.ultC(gr, side.validRows));
+  auto ifOp = scf::IfOp::create(
+      b, loc, ok,
+      [&](OpBuilder &tb, Location l) {
+        Value lin = kb.add(side.srcBase, kb.add(kb.mulC(gr, kb.p.k), gk));
+        lin = arith::IndexCastOp::create(tb, l, kb.i64, lin);
+        Value ptr =
+            LLVM::GEPOp::create(tb, l, side.src.getType(), tb.getI8Type(),
+                                side.src, ArrayRef<LLVM::GEPArg>{lin});
+        Value v = LLVM::LoadOp::create(tb, l, vecType, ptr, 16);
+        scf::YieldOp::create(tb, l, v);
+      },
+      [&](OpBuilder &eb, Location l) {
+        scf::YieldOp::create(eb, l,
+                             ValueRange{LLVM::ZeroOp::create(eb, l, vecType)});
+      });
+  Value off = kb.addC(side.tile->offset(kb, r, kInTile), dst.constant);
+  if (dst.dynamic)
+    off = kb.add(off, dst.dynamic);
+  off = arith::IndexCastOp::create(b, loc, kb.i64, off);
+  Value ptr = LLVM::GEPOp::create(b, loc, smemPtr.getType(), b.getI8Type(),
+                                  smemPtr, ArrayRef<LLVM::GEPArg>{off});
+  LLVM::StoreOp::create(b, loc, ifOp.getResult(0), ptr, 16);
+}
+
+/// TMA loads (LoaderKind::TMA): the host encodes a tensor map per operand
+/// (fp8rt_cuda_tensor_map_encode_tiled: UINT8 elements, 128B swizzle, boxes
+/// of BM (BN) rows x 128 bytes, zero fill out of bounds, a device copy of
+/// the map); in the kernel thread 0 issues the copies of a stage, which
+/// complete on the stage's mbarrier.
+class TmaLoader : public TileLoader {
+public:
+  using TileLoader::TileLoader;
+
+  void prepareHost(KernelBuilder &kb, KernelValues &kv) override;
+  void prepare(KernelBuilder &kb, const KernelValues &kv) override;
+  void load(KernelBuilder &kb, const KernelValues &kv, Value stage,
+            Value k0) override;
+  void acquire(KernelBuilder &kb, const KernelValues &kv, Value stage,
+               Value phase) override;
+  void release(KernelBuilder &kb, const KernelValues &, Value) override {
+    gpu::BarrierOp::create(kb.b, kb.loc);
+  }
+
+private:
+  /// A pointer into the tiles' region: byte `offset` (index) from its base.
+  Value smemAt(KernelBuilder &kb, Value offset);
+  /// The mbarrier of `stage`.
+  Value barrier(KernelBuilder &kb, Value stage) {
+    return smemAt(kb, kb.addC(kb.mulC(stage, 8), layout.barrierOffset));
+  }
+  /// A call to the runtime's encoder for `data` (flat memref) seen as
+  /// [rows, K] bytes, boxes of `boxRows` x BK.
+  Value encodeTensorMap(KernelBuilder &kb, Value data, int64_t rows,
+                        int64_t boxRows);
+  /// One tile's copy: box at (row, k0) of `map` into `dstOffset` (index).
+  void copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
+                Value dstOffset, Value bar);
+
+  /// The tiles' base as !llvm.ptr<3>.
+  Value base;
+};
+
+Value TmaLoader::encodeTensorMap(KernelBuilder &kb, Value data, int64_t rows,
+                                 int64_t boxRows) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  MLIRContext *ctx = b.getContext();
+  auto ptrType = LLVM::LLVMPointerType::get(ctx);
+  // int32_t args: rank, element bytes, data type, interleave, swizzle, L2
+  // promotion, OOB fill (CUDA's enum values).
+  constexpr StringLiteral kEncoder = "fp8rt_cuda_tensor_map_encode_tiled";
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  auto fnType = LLVM::LLVMFunctionType::get(
+      ptrType, {ptrType, kb.i32, ptrType, ptrType, ptrType, kb.i32, kb.i32,
+                kb.i32, kb.i32, kb.i32, kb.i32});
+  if (!module.lookupSymbol(kEncoder)) {
+    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+    LLVM::LLVMFuncOp::create(mb, loc, kEncoder, fnType);
+  }
+  Value global = LLVM::IntToPtrOp::create(
+      b, loc, ptrType,
+      kb.toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, data)));
+  // dims [rows, K], strides [K, 1] (elements), box [boxRows, BK] in a
+  // stack array (not a global: the model library moves every global of the
+  // host module to device memory), freed after the call so that a call site
+  // inside a loop does not grow the stack.
+  const int64_t values[6] = {rows, kb.p.k, kb.p.k, 1, boxRows, plan.config.bk};
+  Value stack = LLVM::StackSaveOp::create(b, loc, ptrType);
+  Value array = LLVM::AllocaOp::create(b, loc, ptrType, kb.i64, kb.cI32(6));
+  SmallVector<Value, 3> parts;
+  for (int i = 0; i < 6; ++i) {
+    Value slot = LLVM::GEPOp::create(b, loc, ptrType, kb.i64, array,
+                                     ArrayRef<LLVM::GEPArg>{i});
+    LLVM::StoreOp::create(b, loc, kb.cI64(values[i]), slot);
+    if (i % 2 == 0)
+      parts.push_back(slot);
+  }
+  enum {
+    kUInt8 = 0,
+    kNoInterleave = 0,
+    kSwizzle128B = 3,
+    kL2Promote256B = 3,
+    kZeroFill = 0
+  };
+  SmallVector<Value> args = {global,
+                             kb.cI32(2),
+                             parts[0],
+                             parts[1],
+                             parts[2],
+                             kb.cI32(1),
+                             kb.cI32(kUInt8),
+                             kb.cI32(kNoInterleave),
+                             kb.cI32(kSwizzle128B),
+                             kb.cI32(kL2Promote256B),
+                             kb.cI32(kZeroFill)};
+  Value map = LLVM::CallOp::create(b, loc, fnType, kEncoder, args).getResult();
+  LLVM::StackRestoreOp::create(b, loc, stack);
+  return map;
+}
+
+void TmaLoader::prepareHost(KernelBuilder &kb, KernelValues &kv) {
+  const GemmProblem &p = kb.p;
+  // Rows of every batch, one after the other: a box that crosses from one
+  // batch into the next reads rows whose products are never stored (rows
+  // >= M of A, columns >= N of B); K beyond the end is zero-filled.
+  kv.tensorMapA = encodeTensorMap(kb, kv.lhs, p.batch * p.m, layout.a.rows);
+  kv.tensorMapB = encodeTensorMap(
+      kb, kv.rhs, (p.rhsBatched ? p.batch : 1) * p.n, layout.b.rows);
+}
+
+Value TmaLoader::smemAt(KernelBuilder &kb, Value offset) {
+  return LLVM::GEPOp::create(kb.b, kb.loc, base.getType(), kb.b.getI8Type(),
+                             base, ArrayRef<LLVM::GEPArg>{kb.toI64(offset)});
+}
+
+void TmaLoader::prepare(KernelBuilder &kb, const KernelValues &kv) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value raw = llvmPointer(kb, kv.smem, 3, /*fromGeneric=*/false);
+  base = kv.smemAlignOffset
+             ? LLVM::GEPOp::create(b, loc, raw.getType(), b.getI8Type(), raw,
+                                   ArrayRef<LLVM::GEPArg>{kv.smemAlignOffset})
+             : raw;
+  // Thread 0 initializes every stage's mbarrier (one arrival: its own
+  // arrive.expect_tx) and makes the initialization visible to the async
+  // proxy; the CTA barrier publishes it to the other threads.
+  auto init = scf::IfOp::create(b, loc, kb.eqC(kv.tid, 0),
+                                /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&init.getThenRegion().front());
+    for (int64_t s = 0; s < layout.stages; ++s)
+      NVVM::MBarrierInitOp::create(b, loc, barrier(kb, kb.cIdx(s)), kb.cI32(1),
+                                   /*predicate=*/Value());
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+  }
+  gpu::BarrierOp::create(b, loc);
+}
+
+void TmaLoader::copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
+                         Value dstOffset, Value bar) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  MLIRContext *ctx = b.getContext();
+  // The instruction's destination is shared::cluster (this CTA's window).
+  Value dst = LLVM::AddrSpaceCastOp::create(
+      b, loc, LLVM::LLVMPointerType::get(ctx, 7), smemAt(kb, dstOffset));
+  // Coordinates innermost first: (k, row).
+  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      b, loc, dst, map, ValueRange{kb.toI32(k0), kb.toI32(row)}, bar,
+      /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+      /*l2CacheHint=*/Value(),
+      NVVM::TMALoadModeAttr::get(ctx, NVVM::TMALoadMode::TILE),
+      /*isCTAOnly=*/b.getBoolAttr(false), /*group=*/nullptr,
+      /*predicate=*/Value());
+}
+
+void TmaLoader::load(KernelBuilder &kb, const KernelValues &kv, Value stage,
+                     Value k0) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const GemmProblem &p = kb.p;
+  auto issue = scf::IfOp::create(b, loc, kb.eqC(kv.tid, 0),
+                                 /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&issue.getThenRegion().front());
+  Value bar = barrier(kb, stage);
+  NVVM::MBarrierArriveExpectTxOp::create(
+      b, loc, /*res=*/Type(), bar, kb.cI32(layout.a.bytes() + layout.b.bytes()),
+      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA),
+      b.getBoolAttr(false), /*predicate=*/Value());
+  Value stageOffset = kb.mulC(stage, layout.stageStride);
+  Value rowA = p.batch > 1 ? kb.add(kb.mulC(kv.bz, p.m), kv.m0) : kv.m0;
+  Value rowB = p.rhsBatched ? kb.add(kb.mulC(kv.bz, p.n), kv.n0) : kv.n0;
+  copyTile(kb, kv.tensorMapA, rowA, k0, kb.addC(stageOffset, 0), bar);
+  copyTile(kb, kv.tensorMapB, rowB, k0, kb.addC(stageOffset, layout.bOffset),
+           bar);
+}
+
+void TmaLoader::acquire(KernelBuilder &kb, const KernelValues &, Value stage,
+                        Value phase) {
+  // try_wait.parity with a suspend-time hint, in a loop until the phase
+  // completed.
+  NVVM::MBarrierTryWaitParityOp::create(kb.b, kb.loc, barrier(kb, stage), phase,
+                                        kb.cI32(10000000));
+}
+
+} // namespace
+
+std::unique_ptr<TileLoader> gemm::createTileLoader(const GemmPlan &plan,
+                                                   const SmemLayout &layout) {
+  switch (plan.config.loader) {
+  case LoaderKind::ThreadScalar:
+    return std::make_unique<ThreadCopyLoader>(plan, layout, /*vector=*/false);
+  case LoaderKind::ThreadVector:
+    return std::make_unique<ThreadCopyLoader>(plan, layout, /*vector=*/true);
+  case LoaderKind::TMA:
+    return std::make_unique<TmaLoader>(plan, layout);
+  }
+  return nullptr;
+}
