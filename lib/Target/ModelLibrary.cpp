@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Target/ModelLibrary.h"
+#include "fp8/Target/ExternalWeights.h"
 #include "fp8/Import/ONNXImporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,9 +39,7 @@
 
 using namespace mlir;
 
-namespace {
-/// ONNX TensorProto.DataType of an element type (= fp8rt_dtype).
-std::optional<int> abiDtype(Type t) {
+std::optional<int> fp8::abiDtype(Type t) {
   if (t.isF32())
     return 1;
   if (t.isF64())
@@ -53,6 +52,8 @@ std::optional<int> abiDtype(Type t) {
     return 17;
   if (isa<Float8E5M2Type>(t))
     return 19;
+  if (isa<Float8E8M0FNUType>(t))
+    return 24;
   if (auto i = dyn_cast<IntegerType>(t)) {
     switch (i.getWidth()) {
     case 1:
@@ -70,6 +71,7 @@ std::optional<int> abiDtype(Type t) {
   return std::nullopt;
 }
 
+namespace {
 LogicalResult appendTensor(std::string &sig, Location loc, Type type,
                            DictionaryAttr attrs, StringRef kind, unsigned i) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -77,7 +79,7 @@ LogicalResult appendTensor(std::string &sig, Location loc, Type type,
     return emitError(loc) << kind << " " << i << " has type " << type
                           << ": a model library needs static shapes "
                              "(pin them with --input-shape)";
-  std::optional<int> dtype = abiDtype(tensor.getElementType());
+  std::optional<int> dtype = fp8::abiDtype(tensor.getElementType());
   // The importer records ONNX's own element type where MLIR's signless
   // integers lose it (uint8 vs int8).
   if (attrs)
@@ -373,6 +375,7 @@ LogicalResult fp8::addModelEntryPoints(ModuleOp module, StringRef signature) {
   LLVM::CallOp::create(b, loc, main, args);
   LLVM::ReturnOp::create(b, loc, ValueRange{});
   b.setInsertionPointToEnd(module.getBody());
+  addEmptyWeightsTable(module);
   return addStateTable(module, b);
 }
 
@@ -544,6 +547,10 @@ LogicalResult fp8::redirectGlobalsToDevice(ModuleOp module) {
   SmallVector<DeviceGlobal> device;
   llvm::StringMap<LLVM::GlobalOp> slotOf; // host global name -> its slot
   for (LLVM::GlobalOp g : globals) {
+    // The weights table's slots already hold device addresses (the shim
+    // uploads the weights file into them).
+    if (isWeightsTableGlobal(g.getSymName()))
+      continue;
     std::optional<uint64_t> size = byteSize(g.getGlobalType());
     if (!size)
       return g.emitError() << "global of unsupported type "

@@ -9,6 +9,10 @@
  *   const char __fp8_model_state_names[];  "<bytes> <name>" per line
  *   void *const __fp8_model_state_table[]; the state tensors' addresses
  *
+ *   const weight_entry __fp8_model_weights[]; external weights (below)
+ *   const uint64_t __fp8_model_weights_fingerprint;
+ *   const char __fp8_model_weights_file[]; the weights file's name
+ *
  * Signature text: a header line "fp8rt-signature 2 <inputs> <outputs>
  * <checks>", then one line per tensor, inputs first: "<dtype> <rank>
  * <dims...> <len> <name>", where <name> is the <len> bytes after the single
@@ -24,13 +28,17 @@
  *
  *===----------------------------------------------------------------------===*/
 
+#define _GNU_SOURCE /* dladdr */
 #include "fp8rt/fp8rt.h"
+#include "fp8rt/fp8w.h"
 #ifdef FP8RT_TARGET_CUDA
 #include "fp8rt/fp8rt_cuda.h"
 #endif
 #include <pthread.h>
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +71,29 @@ static pthread_mutex_t cuda_lock = PTHREAD_MUTEX_INITIALIZER;
 static int cuda_uploaded;
 static __thread char cuda_create_error[1024];
 #endif
+
+/* External weights (fp8::externalizeWeights, docs/Weights.md): the host
+ * code reads each weight's address from its slot, which the first create of
+ * the process fills from the weights file (CPU: the mapped file; CUDA: a
+ * device copy). The table ends with a NULL name; an empty table means the
+ * library holds its weights. */
+typedef struct weight_entry {
+  const char *name;
+  uint64_t name_bytes;
+  uint64_t bytes;
+  uint64_t dtype;
+  void **slot;
+} weight_entry;
+extern const weight_entry __fp8_model_weights[];
+extern const uint64_t __fp8_model_weights_fingerprint;
+extern const char __fp8_model_weights_file[];
+static pthread_mutex_t weights_lock = PTHREAD_MUTEX_INITIALIZER;
+static int weights_loaded;
+static char weights_loaded_from[4096];
+#ifndef FP8RT_TARGET_CUDA
+static fp8w_file *weights_map; /* kept mapped while the library is loaded */
+#endif
+static __thread char weights_error[10240]; /* two paths and a message */
 
 #define FP8RT_EXPORT __attribute__((visibility("default")))
 
@@ -278,6 +309,159 @@ static int cuda_prepare(fp8rt_model *m, const char **error) {
 }
 #endif
 
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Where the weights file is: the path given to create, else $FP8RT_WEIGHTS,
+ * else the recorded file name in the library's own directory. */
+static int weights_path(const char *given, char *path, size_t size) {
+  const char *env = getenv("FP8RT_WEIGHTS");
+  if (given && *given)
+    return snprintf(path, size, "%s", given) < (int)size;
+  if (env && *env)
+    return snprintf(path, size, "%s", env) < (int)size;
+  Dl_info info;
+  if (!dladdr((const void *)__fp8_model_weights, &info) || !info.dli_fname)
+    return 0;
+  const char *slash = strrchr(info.dli_fname, '/');
+  int dir = slash ? (int)(slash - info.dli_fname) : 0;
+  return snprintf(path, size, "%.*s%s%s", dir, info.dli_fname,
+                  slash ? "/" : "", __fp8_model_weights_file) < (int)size;
+}
+
+/* Fills every weight slot from the weights file, once per process. On any
+ * failure nothing is filled and *error says why. */
+static int load_weights(const char *given, const char **error) {
+  if (!__fp8_model_weights[0].name) {
+    if (given) {
+      snprintf(weights_error, sizeof(weights_error),
+               "fp8rt: this library holds its weights (compiled with "
+               "--weights=embed, or small enough for --weights=auto): it "
+               "uses no weights file, and %s was not read",
+               given);
+      *error = weights_error;
+      return 0;
+    }
+    return 1;
+  }
+  char path[4096];
+  if (!weights_path(given, path, sizeof(path))) {
+    *error = "fp8rt: cannot tell where the weights file is (the library's "
+             "path is unknown or too long): set FP8RT_WEIGHTS";
+    return 0;
+  }
+  pthread_mutex_lock(&weights_lock);
+  if (weights_loaded) {
+    int same = strcmp(path, weights_loaded_from) == 0;
+    pthread_mutex_unlock(&weights_lock);
+    if (!same && given) {
+      snprintf(weights_error, sizeof(weights_error),
+               "fp8rt: this library's weights are already loaded from %s "
+               "(once per process); %s was not read",
+               weights_loaded_from, path);
+      *error = weights_error;
+      return 0;
+    }
+    return 1;
+  }
+  const char *verify = getenv("FP8RT_WEIGHTS_VERIFY");
+  unsigned flags = verify && strcmp(verify, "0") == 0 ? 0 : FP8W_VERIFY_DATA;
+  char why[1024];
+  double start = seconds_now();
+  fp8w_file *f = fp8w_open(path, __fp8_model_weights_fingerprint, flags, why,
+                           sizeof(why));
+  if (!f) {
+    snprintf(weights_error, sizeof(weights_error), "fp8rt: %s", why);
+    goto fail;
+  }
+  const weight_entry *w;
+  uint64_t total = 0;
+  for (w = __fp8_model_weights; w->name; ++w) {
+    int64_t i = fp8w_find(f, w->name, (size_t)w->name_bytes);
+    const fp8w_entry *e = i < 0 ? NULL : fp8w_entry_at(f, (uint64_t)i);
+    if (!e) {
+      snprintf(weights_error, sizeof(weights_error),
+               "fp8rt: %s has no tensor '%.*s', which the library needs", path,
+               (int)w->name_bytes, w->name);
+      goto fail;
+    }
+    if (e->bytes != w->bytes || (uint64_t)e->dtype != w->dtype) {
+      snprintf(weights_error, sizeof(weights_error),
+               "fp8rt: %s: tensor '%.*s' is %llu bytes of type %d; the "
+               "library expects %llu bytes of type %llu",
+               path, (int)w->name_bytes, w->name,
+               (unsigned long long)e->bytes, e->dtype,
+               (unsigned long long)w->bytes, (unsigned long long)w->dtype);
+      goto fail;
+    }
+    total += e->bytes;
+  }
+  for (w = __fp8_model_weights; w->name; ++w) {
+    const void *data = fp8w_data(f, (uint64_t)fp8w_find(f, w->name,
+                                                        (size_t)w->name_bytes));
+#ifdef FP8RT_TARGET_CUDA
+    void *d = fp8rt_cuda_alloc((size_t)w->bytes ? (size_t)w->bytes : 1);
+    if (!d || fp8rt_cuda_copy(d, data, (size_t)w->bytes) != 0) {
+      snprintf(weights_error, sizeof(weights_error),
+               "fp8rt: uploading tensor '%.*s' of %s (%llu bytes): %s",
+               (int)w->name_bytes, w->name, path,
+               (unsigned long long)w->bytes, fp8rt_cuda_last_error());
+      fp8rt_cuda_free(d);
+      for (const weight_entry *u = __fp8_model_weights; u != w; ++u) {
+        fp8rt_cuda_free(*u->slot);
+        *u->slot = NULL;
+      }
+      goto fail;
+    }
+    *w->slot = d;
+#else
+    *w->slot = (void *)(uintptr_t)data; /* read only by the compiled code */
+#endif
+  }
+#ifdef FP8RT_TARGET_CUDA
+  fp8w_close(f);
+#else
+  weights_map = f;
+#endif
+  f = NULL;
+  weights_loaded = 1;
+  snprintf(weights_loaded_from, sizeof(weights_loaded_from), "%s", path);
+  pthread_mutex_unlock(&weights_lock);
+  {
+    const char *verbose = getenv("FP8RT_VERBOSE");
+    if (verbose && *verbose && strcmp(verbose, "0") != 0) {
+      double s = seconds_now() - start;
+      fprintf(stderr,
+              "fp8rt: weights: %s, %.3f GB %s in %.3f s (%.2f GB/s)%s\n",
+              path, (double)total * 1e-9,
+#ifdef FP8RT_TARGET_CUDA
+              "verified and uploaded",
+#else
+              "mapped and verified",
+#endif
+              s, s > 0 ? (double)total * 1e-9 / s : 0.0,
+              flags ? "" : " (FP8RT_WEIGHTS_VERIFY=0: hashes not checked)");
+    }
+  }
+  return 1;
+fail:
+  fp8w_close(f);
+  pthread_mutex_unlock(&weights_lock);
+  *error = weights_error;
+  return 0;
+}
+
+#ifndef FP8RT_TARGET_CUDA
+__attribute__((destructor)) static void unload_weights(void) {
+  fp8w_close(weights_map);
+  weights_map = NULL;
+}
+#endif
+
+
 /* Allocates the undo copies of the state (models with checks and state). */
 static int prepare_undo(fp8rt_model *m) {
   if (m->num_checks == 0 || m->num_state == 0)
@@ -319,6 +503,11 @@ static int copy_undo(fp8rt_model *m, int restore) {
 }
 
 FP8RT_EXPORT fp8rt_model *fp8rt_model_create(const char **error) {
+  return fp8rt_model_create_with_weights(NULL, error);
+}
+
+FP8RT_EXPORT fp8rt_model *
+fp8rt_model_create_with_weights(const char *weights, const char **error) {
   static const char *bad = "fp8rt: the model's signature is malformed";
   static const char *oom = "fp8rt: out of memory";
   fp8rt_model *m = calloc(1, sizeof(*m));
@@ -435,6 +624,15 @@ FP8RT_EXPORT fp8rt_model *fp8rt_model_create(const char **error) {
     }
   }
 #endif
+  {
+    const char *why = NULL;
+    if (!load_weights(weights, &why)) {
+      free_model(m);
+      if (error)
+        *error = why;
+      return NULL;
+    }
+  }
   if (!prepare_undo(m))
     goto out_of_memory;
   return m;

@@ -57,9 +57,13 @@ class TensorInfo:
 
 
 class Model:
-    """One instance of a compiled model (fp8rt_model_create)."""
+    """One instance of a compiled model (fp8rt_model_create).
 
-    def __init__(self, path):
+    `weights`: the weights file of a library compiled with external weights
+    (docs/Weights.md); by default $FP8RT_WEIGHTS, else the file fp8-compile
+    wrote beside the library."""
+
+    def __init__(self, path, weights=None):
         path = os.path.abspath(path)
         try:
             self._lib = lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
@@ -99,7 +103,15 @@ class Model:
             lib.fp8rt_model_device.restype = cp
             self.device = lib.fp8rt_model_device().decode()
         err = cp()
-        self._m = lib.fp8rt_model_create(ctypes.byref(err))
+        if weights is None:
+            self._m = lib.fp8rt_model_create(ctypes.byref(err))
+        else:
+            if not hasattr(lib, "fp8rt_model_create_with_weights"):
+                raise Error(f"{path} predates external weights: it takes no "
+                            "weights file")
+            create = lib.fp8rt_model_create_with_weights
+            create.restype, create.argtypes = vp, [cp, ctypes.POINTER(cp)]
+            self._m = create(os.fsencode(weights), ctypes.byref(err))
         if not self._m:
             raise Error((err.value or b"fp8rt_model_create failed").decode())
 

@@ -44,7 +44,7 @@ constexpr long kMaxRepeat = 1000000;
 const char kUsage[] =
     "usage: fp8-run MODEL.so --data DIR [--device=cpu|cuda] [--rtol R] "
     "[--atol A] [--repeat N] [--save OUTDIR] [--top1] [--load-state FILE] "
-    "[--save-state FILE]\n";
+    "[--save-state FILE] [--weights FILE]\n";
 
 const char kHelp[] =
     "usage: fp8-run MODEL.so --data DIR [options]\n"
@@ -83,6 +83,9 @@ const char kHelp[] =
     "  --save-state FILE  write the model's persistent state to FILE after "
     "the\n"
     "                     runs. Default: none\n"
+    "  --weights FILE     the weights file of a library compiled with external\n"
+    "                     weights (docs/Weights.md). Default: $FP8RT_WEIGHTS,\n"
+    "                     else the file fp8-compile wrote beside the library\n"
     "  -h, --help         print this help and exit 0\n"
     "  --version          print fp8-opt's version and git revision\n"
     "\n"
@@ -109,7 +112,8 @@ const char kHelp[] =
     "(unknown option, missing or malformed value).\n";
 
 struct Options {
-  std::string model, data, save, device = "cpu", loadState, saveState;
+  std::string model, data, save, device = "cpu", loadState, saveState,
+      weights;
   bool top1 = false;
   double rtol = 1e-5, atol = 0.0;
   long repeat = 1;
@@ -176,6 +180,8 @@ Options parse(int argc, char **argv) {
       o.loadState = value("--load-state");
     else if (is("--save"))
       o.save = value("--save");
+    else if (is("--weights"))
+      o.weights = value("--weights");
     else if (is("--device"))
       o.device = value("--device");
     else if (is("--rtol")) {
@@ -541,6 +547,7 @@ int run(int argc, char **argv) {
   FP8RT_SYM(fp8rt_model_load_state);
   FP8RT_SYM(fp8rt_model_num_state_tensors);
   FP8RT_SYM(fp8rt_model_device);
+  FP8RT_SYM(fp8rt_model_create_with_weights);
 #undef FP8RT_SYM
   // Libraries from before fp8rt_model_device existed are CPU libraries.
   const char *builtFor = fp8rt_model_device ? fp8rt_model_device() : "cpu";
@@ -568,7 +575,14 @@ int run(int argc, char **argv) {
     return 1;
   }
   const char *createError = nullptr;
-  fp8rt_model *m = fp8rt_model_create(&createError);
+  if (!o.weights.empty() && !fp8rt_model_create_with_weights) {
+    fail(o.model + " predates external weights: it takes no --weights");
+    return 1;
+  }
+  fp8rt_model *m =
+      o.weights.empty()
+          ? fp8rt_model_create(&createError)
+          : fp8rt_model_create_with_weights(o.weights.c_str(), &createError);
   if (!m) {
     fail(createError ? createError : "creating the model failed");
     return 1;

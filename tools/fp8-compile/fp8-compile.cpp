@@ -24,6 +24,7 @@
 #include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Support/OutputFiles.h"
 #include "fp8/Support/Version.h"
+#include "fp8/Target/ExternalWeights.h"
 #include "fp8/Target/ModelLibrary.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -176,6 +177,22 @@ static cl::opt<bool> strict(
     cl::desc("A --policy rule that decides no product is an error (else a "
              "warning)"),
     cl::cat(category));
+static cl::opt<fp8::WeightsMode> weightsMode(
+    "weights", cl::desc("Where the weights go (docs/Weights.md)"),
+    cl::values(
+        clEnumValN(fp8::WeightsMode::Auto, "auto",
+                   "in a weights file beside the library when they exceed "
+                   "64 MiB, else inside it (default)"),
+        clEnumValN(fp8::WeightsMode::Embed, "embed", "inside the library"),
+        clEnumValN(fp8::WeightsMode::External, "external",
+                   "every constant of 4 KiB or more in the weights file")),
+    cl::init(fp8::WeightsMode::Auto), cl::cat(category));
+static cl::opt<std::string> weightsFile(
+    "weights-file",
+    cl::desc("The weights file to write (default: -o with the extension "
+             ".fp8w); the library looks for a file of this name beside "
+             "itself"),
+    cl::value_desc("path"), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress output"),
                            cl::cat(category));
 
@@ -277,6 +294,20 @@ int main(int argc, char **argv) {
     return fail("--emit=" + emit + ": expected mlir, llvm, obj, so or ptx");
   if (emit == "ptx" && !gpu)
     return fail("--emit=ptx needs a GPU --target (sm_90a or sm_89)");
+  if (weightsMode == fp8::WeightsMode::Embed && !weightsFile.empty())
+    return fail("--weights-file names where external weights go: not with "
+                "--weights=embed");
+  if ((emit == "mlir" || emit == "ptx") &&
+      (weightsMode.getNumOccurrences() || !weightsFile.empty()))
+    return fail("--weights and --weights-file apply to --emit=so, obj and "
+                "llvm");
+  // The weights file: -o with the extension .fp8w unless named.
+  std::string weightsPath = weightsFile;
+  if (weightsPath.empty()) {
+    SmallString<256> path(outputFile);
+    llvm::sys::path::replace_extension(path, "fp8w");
+    weightsPath = std::string(path);
+  }
 
   fp8::ImportOptions importOptions;
   for (const std::string &spec : inputShapes)
@@ -317,10 +348,14 @@ int main(int argc, char **argv) {
     for (const std::string &file : externalFiles)
       guard.addInput(file, "the model's external data");
   }
-  for (auto [path, what] :
-       {std::pair(&outputFile, "-o"), std::pair(&report, "--report")})
-    if (!path->empty())
-      if (std::string err = guard.checkOutput(*path, what); !err.empty())
+  std::vector<std::pair<std::string, const char *>> outputs = {
+      {outputFile, "-o"}, {report, "--report"}};
+  if (weightsMode != fp8::WeightsMode::Embed && emit != "mlir" &&
+      emit != "ptx")
+    outputs.push_back({weightsPath, "the weights file"});
+  for (auto [path, what] : outputs)
+    if (!path.empty())
+      if (std::string err = guard.checkOutput(path, what); !err.empty())
         return fail(err);
 
   if (kvCache != "none") {
@@ -381,7 +416,13 @@ int main(int argc, char **argv) {
   // Binary outputs: written to a temporary file beside -o, then committed
   // (renamed, or copied into a non-regular file such as /dev/null).
   std::string tmp, tmpError;
+  std::string weightsTmp;
   auto commit = [&]() -> int {
+    // The weights first: a library never lands without its file.
+    if (!weightsTmp.empty())
+      if (std::string err = fp8::commitOutput(weightsTmp, weightsPath);
+          !err.empty())
+        return fail(err);
     if (std::string err = fp8::commitOutput(tmp, outputFile); !err.empty())
       return fail(err);
     return 0;
@@ -413,9 +454,6 @@ int main(int argc, char **argv) {
         return 1;
       return writeText([&](raw_ostream &os) { os << *ptx; });
     }
-    if (failed(fp8::redirectGlobalsToDevice(*module)) ||
-        failed(fp8::addModelEntryPoints(*module, *signature)))
-      return 1;
   } else {
     Stage stage("lower (fp8-cpu-lowering-pipeline)");
     PassManager pm(&context);
@@ -424,9 +462,20 @@ int main(int argc, char **argv) {
     fp8::buildFP8CPULoweringPipeline(pm, options);
     if (failed(pm.run(*module)))
       return fail("lowering failed");
-    if (failed(fp8::addModelEntryPoints(*module, *signature)))
-      return 1;
   }
+  // Large constants leave the module for the weights file (written after
+  // the library links); the host code reads them through slots.
+  fp8::WeightsOptions weightsOptions;
+  weightsOptions.mode = weightsMode;
+  weightsOptions.fileName = llvm::sys::path::filename(weightsPath).str();
+  FailureOr<fp8::ExternalWeights> weights =
+      fp8::externalizeWeights(*module, *signature, weightsOptions);
+  if (failed(weights))
+    return 1;
+  if (gpu && failed(fp8::redirectGlobalsToDevice(*module)))
+    return 1;
+  if (failed(fp8::addModelEntryPoints(*module, *signature)))
+    return 1;
 
   fp8::CodegenOptions codegen;
   codegen.cpu = cpu;
@@ -437,6 +486,10 @@ int main(int argc, char **argv) {
   SmallString<128> object;
   llvm::sys::RemoveFileOnSignal(tmp);
   auto cleanup = llvm::make_scope_exit([&] {
+    if (!weightsTmp.empty()) {
+      llvm::sys::fs::remove(weightsTmp);
+      llvm::sys::DontRemoveFileOnSignal(weightsTmp);
+    }
     llvm::sys::fs::remove(tmp);
     llvm::sys::DontRemoveFileOnSignal(tmp);
     if (!object.empty()) {
@@ -444,6 +497,21 @@ int main(int argc, char **argv) {
       llvm::sys::DontRemoveFileOnSignal(object);
     }
   });
+  if (!weights->empty()) {
+    Stage stage("weights file");
+    weightsTmp = fp8::temporaryPathFor(weightsPath, tmpError);
+    if (weightsTmp.empty())
+      return fail(tmpError);
+    llvm::sys::RemoveFileOnSignal(weightsTmp);
+    if (std::string err = fp8::writeWeightsFile(*weights, weightsTmp);
+        !err.empty())
+      return fail(err);
+    if (!quiet)
+      llvm::errs() << llvm::format(" %zu tensors, %.1f MB ->",
+                                   weights->tensors.size(),
+                                   weights->bytes / 1e6)
+                   << " " << weightsPath << ",";
+  }
   if (emit == "llvm" || emit == "obj") {
     Stage stage("codegen");
     if (failed(fp8::translateAndEmit(*module, tmp, codegen,

@@ -31,6 +31,10 @@ constexpr llvm::StringLiteral kModelMainName = "__fp8_model_main";
 /// loads them.
 constexpr llvm::StringLiteral kModelStatePrefix = "fp8_state_";
 
+/// ONNX TensorProto.DataType of an element type (= fp8rt_dtype), if the
+/// model ABI and the weights file have it.
+std::optional<int> abiDtype(Type type);
+
 /// Renames `entryName` to kModelMainName and returns the signature text the
 /// runtime shim parses. Fails (with a diagnostic) on dynamic shapes or
 /// element types the ABI has no code for.

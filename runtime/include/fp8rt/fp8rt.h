@@ -39,7 +39,8 @@ typedef enum fp8rt_dtype {
   FP8RT_UINT64 = 13,
   FP8RT_BFLOAT16 = 16,
   FP8RT_FLOAT8E4M3FN = 17,
-  FP8RT_FLOAT8E5M2 = 19
+  FP8RT_FLOAT8E5M2 = 19,
+  FP8RT_FLOAT8E8M0 = 24 /* MXFP8's power-of-two block scales */
 } fp8rt_dtype;
 
 typedef enum fp8rt_status {
@@ -69,6 +70,15 @@ const char *fp8rt_model_device(void);
 /* Creates a handle; returns NULL on failure (then, if `error` is not NULL,
  * *error points to a static message). */
 fp8rt_model *fp8rt_model_create(const char **error);
+/* The same, for a library compiled with external weights
+ * (docs/Weights.md), reading them from `weights_path` instead of the
+ * default: $FP8RT_WEIGHTS, else the file fp8-compile wrote, looked up
+ * beside the library. The weights are loaded once per process (CPU: mapped;
+ * CUDA: uploaded) and every handle shares them; naming another file once
+ * they are loaded is an error. A missing, truncated, corrupt or mismatched
+ * file fails the create. */
+fp8rt_model *fp8rt_model_create_with_weights(const char *weights_path,
+                                             const char **error);
 void fp8rt_model_destroy(fp8rt_model *model);
 
 /* The signature: graph inputs then graph outputs, in ONNX order. `shape`
@@ -132,6 +142,7 @@ static inline size_t fp8rt_dtype_size_inline(int32_t dtype) {
   case FP8RT_BOOL:
   case FP8RT_FLOAT8E4M3FN:
   case FP8RT_FLOAT8E5M2:
+  case FP8RT_FLOAT8E8M0:
     return 1;
   default:
     return 0;
