@@ -259,4 +259,38 @@ def FP8_TransposeOp : FP8_Op<"transpose", [Pure]> {
   }];
 }
 
+
+//===----------------------------------------------------------------------===//
+// Weights that stay in files
+//===----------------------------------------------------------------------===//
+
+def FP8_ExternalWeightOp : FP8_Op<"external_weight", [Pure]> {
+  let summary = "a weight whose bytes stay in the model's external data file";
+  let description = [{
+    The tensor stored at bytes `[offset, offset + length)` of the file
+    `location` (relative to the model's directory, which the module's
+    `fp8.external_data_dir` attribute names), little-endian and row-major,
+    as ONNX external data is. The compiler never reads it: the importer
+    makes one for each large external initializer when weights go to a
+    weights file (`fp8-compile --weights`), `fp8-materialize-external-weights`
+    turns it into an uninitialized constant `memref.global`, and the
+    library's weights file receives the bytes, streamed from `location`
+    (docs/Weights.md). `name` is the ONNX initializer's.
+
+    ```mlir
+    %w = fp8.external_weight "model.layers.0.mlp.up_proj.weight"
+        from "model.onnx.data" [4096, 117440512] : tensor<14336x4096xf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$location,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$offset,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$length);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $name `from` $location `[` $offset `,` $length `]` attr-dict `:`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FP8_OPS_TD

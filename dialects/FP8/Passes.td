@@ -414,4 +414,23 @@ def FP8KVCache : Pass<"fp8-kv-cache", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+
+def FP8MaterializeExternalWeights
+    : Pass<"fp8-materialize-external-weights", "::mlir::ModuleOp"> {
+  let summary = "External weights as uninitialized constant memref.globals";
+  let description = [{
+    Replaces each `fp8.external_weight` with a read-only
+    `bufferization.to_tensor` of a `memref.get_global` of an uninitialized
+    constant `memref.global @__fp8_external_<name>`, and records where its
+    bytes are in the module attribute `fp8.external_weights` (global name
+    -> `{name, location, offset, length}`). Bufferization and the lowerings
+    treat it as any constant; `fp8::externalizeWeights` (fp8-compile) then
+    gives its slot and streams the bytes from the file into the library's
+    weights file. A module run without that step would read zeros: the
+    pipelines that produce model libraries are the only users.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // FP8_TRANSFORMS_PASSES_TD

@@ -235,6 +235,10 @@ private:
   LogicalResult importNode(const onnx::NodeProto &node, size_t index);
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &vi,
                                         Location loc);
+  /// An fp8.external_weight for an external-data initializer that should
+  /// stay in its file (ImportOptions::externalWeightMinBytes), or a null
+  /// Value when it should be read.
+  FailureOr<Value> externalWeight(const onnx::TensorProto &t, Location loc);
   FailureOr<std::string> readExternalData(const onnx::TensorProto &t,
                                           Location loc);
   FailureOr<std::string> resolveExternalPath(const onnx::TensorProto &t,

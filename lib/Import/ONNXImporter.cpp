@@ -16,6 +16,8 @@
 #include "Importer.h"
 #include "ONNXProtoIO.h"
 
+#include "fp8/Dialect/FP8/IR/FP8.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -88,7 +90,7 @@ std::string fp8::parseInputShapeSpec(StringRef spec, ImportOptions &opts) {
 }
 
 void fp8::registerONNXImportDialects(DialectRegistry &registry) {
-  registry.insert<arith::ArithDialect, func::FuncDialect,
+  registry.insert<fp8::FP8Dialect, arith::ArithDialect, func::FuncDialect,
                   linalg::LinalgDialect, math::MathDialect,
                   tensor::TensorDialect>();
 }
@@ -331,6 +333,74 @@ FailureOr<std::string> Importer::resolveExternalPath(const onnx::TensorProto &t,
   if (externalFiles && !llvm::is_contained(*externalFiles, real.str()))
     externalFiles->push_back(real.str().str());
   return real.str().str();
+}
+
+FailureOr<Value> Importer::externalWeight(const onnx::TensorProto &t,
+                                          Location loc) {
+  if (opts.externalWeightMinBytes <= 0 ||
+      t.data_location() != onnx::TensorProto::EXTERNAL)
+    return Value();
+  Type et = elementType(t.data_type());
+  if (!et || !isa<FloatType>(et) || et.getIntOrFloatBitWidth() % 8 != 0)
+    return Value(); // read as usual (and refused there if unsupported)
+  SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return Value();
+  int64_t n = numElementsSat(shape);
+  if (n > kMaxTensorElements)
+    return Value();
+  const int64_t bytes = n * (et.getIntOrFloatBitWidth() / 8);
+  if (bytes < opts.externalWeightMinBytes)
+    return Value();
+  std::string location;
+  uint64_t offset = 0;
+  int64_t length = -1;
+  for (const onnx::StringStringEntryProto &kv : t.external_data()) {
+    if (kv.key() == "location")
+      location = kv.value();
+    else if ((kv.key() == "offset" &&
+              StringRef(kv.value()).getAsInteger(10, offset)) ||
+             (kv.key() == "length" &&
+              StringRef(kv.value()).getAsInteger(10, length)))
+      return emitError(loc) << "tensor '" << t.name()
+                            << "': malformed external data " << kv.key();
+  }
+  if (location.empty())
+    return emitError(loc) << "tensor '" << t.name()
+                          << "': external data without a location";
+  if (length >= 0 && length != bytes)
+    return emitError(loc) << "tensor '" << t.name() << "' holds " << length
+                          << " bytes of external data, expected " << bytes
+                          << " for its shape";
+  FailureOr<std::string> path = resolveExternalPath(t, location, loc);
+  if (failed(path))
+    return failure();
+  uint64_t fileSize = 0;
+  if (std::error_code ec = llvm::sys::fs::file_size(*path, fileSize))
+    return emitError(loc) << "tensor '" << t.name()
+                          << "': cannot read external data file '" << *path
+                          << "': " << ec.message();
+  if (offset > fileSize || uint64_t(bytes) > fileSize - offset)
+    return emitError(loc) << "tensor '" << t.name()
+                          << "': external data range past the end of '"
+                          << *path << "'";
+  // Locations stay relative (the compiled computation does not depend on
+  // where the model is); the module records the directory once.
+  ModuleOp module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  if (module && !module->hasAttr(kExternalDataDirAttr)) {
+    SmallString<256> dir;
+    StringRef modelDir = opts.externalDataDir.empty()
+                             ? StringRef(".")
+                             : StringRef(opts.externalDataDir);
+    if (std::error_code ec = llvm::sys::fs::real_path(modelDir, dir))
+      return emitError(loc) << "the model's directory '" << modelDir
+                            << "': " << ec.message();
+    module->setAttr(kExternalDataDirAttr, b.getStringAttr(dir));
+  }
+  auto type = RankedTensorType::get(shape, et);
+  return ExternalWeightOp::create(b, loc, type, t.name(), location,
+                                  static_cast<int64_t>(offset), bytes)
+      .getResult();
 }
 
 FailureOr<std::string> Importer::readExternalData(const onnx::TensorProto &t,
@@ -1628,6 +1698,13 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph,
 
   for (const onnx::TensorProto &t : graph.initializer()) {
     Location loc = graphLoc(t.name());
+    FailureOr<Value> ref = externalWeight(t, loc);
+    if (failed(ref))
+      return failure();
+    if (*ref) {
+      values[t.name()] = *ref;
+      continue;
+    }
     FailureOr<ElementsAttr> attr = tensorToAttr(t, loc, /*forceDense=*/false);
     if (failed(attr))
       return failure();

@@ -106,6 +106,8 @@ static void addHostToLLVM(OpPassManager &pm, bool barePointers,
 
 void fp8::buildFP8CPULoweringPipeline(
     OpPassManager &pm, const CPULoweringPipelineOptions &options) {
+  // Weights that stay in files become constant globals (docs/Weights.md).
+  pm.addPass(createFP8MaterializeExternalWeights());
   // FP8 semantics first, while everything is still on tensors.
   pm.addPass(createConvertFP8ToLinalg());
   // Element-wise arith/math on whole tensors (as importers and users write
@@ -138,6 +140,7 @@ void fp8::buildFP8GPULoweringPipeline(
   // Tensor level: the same as the CPU path, except that FP8 products are
   // outlined for the GEMM kernels and FP8 casts stay arith casts (the GPU
   // lowers them to cvt instructions).
+  pm.addPass(createFP8MaterializeExternalWeights());
   pm.addPass(createFP8OutlineScaledMatmuls());
   ConvertFP8ToLinalgOptions toLinalg;
   toLinalg.splitTensorAmax = true; // per-tensor amax as a reduction tree

@@ -8,6 +8,7 @@
 #include "fp8/Target/ExternalWeights.h"
 #include "fp8/Target/ModelLibrary.h"
 
+#include "fp8/Dialect/FP8/IR/FP8.h"
 #include "fp8rt/fp8w.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -18,6 +19,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -51,6 +53,8 @@ std::optional<Candidate> asCandidate(LLVM::GlobalOp global, uint64_t minBytes) {
       global.getSymName().starts_with(kModelStatePrefix))
     return std::nullopt;
   Attribute value = global.getValueOrNull();
+  if (!value)
+    return std::nullopt; // uninitialized: see asFileCandidate
   ShapedType type;
   ArrayRef<char> data;
   if (auto dense = dyn_cast_if_present<DenseElementsAttr>(value)) {
@@ -77,7 +81,58 @@ std::optional<Candidate> asCandidate(LLVM::GlobalOp global, uint64_t minBytes) {
     return std::nullopt;
   Candidate c{global, {global.getSymName().str(), *dtype,
                        SmallVector<int64_t>(type.getShape()), data}};
+  c.tensor.bytes = bytes;
   return c;
+}
+
+/// Element type and shape of an LLVM global's value type (nested arrays of
+/// a scalar).
+std::optional<std::pair<Type, SmallVector<int64_t>>> arrayShape(Type t) {
+  SmallVector<int64_t> shape;
+  while (auto array = dyn_cast<LLVM::LLVMArrayType>(t)) {
+    shape.push_back(array.getNumElements());
+    t = array.getElementType();
+  }
+  if (!t.isIntOrFloat())
+    return std::nullopt;
+  return std::make_pair(t, shape);
+}
+
+/// A weight that stayed in its file: an uninitialized constant global that
+/// the module's fp8.external_weights table describes.
+FailureOr<std::optional<Candidate>>
+asFileCandidate(LLVM::GlobalOp global, DictionaryAttr table, StringRef dir) {
+  if (!table || !global.getConstant() || global.getValueOrNull())
+    return std::optional<Candidate>();
+  auto entry = table.getAs<DictionaryAttr>(global.getSymName());
+  if (!entry)
+    return std::optional<Candidate>();
+  auto name = entry.getAs<StringAttr>("name");
+  auto location = entry.getAs<StringAttr>("location");
+  auto offset = entry.getAs<IntegerAttr>("offset");
+  auto length = entry.getAs<IntegerAttr>("length");
+  auto shape = arrayShape(global.getGlobalType());
+  std::optional<int> dtype = shape ? abiDtype(shape->first) : std::nullopt;
+  if (!name || !location || !offset || !length || !dtype || dir.empty())
+    return global.emitError()
+           << "external weight @" << global.getSymName()
+           << ": incomplete " << kExternalWeightsAttr << " entry or no "
+           << kExternalDataDirAttr << " on the module";
+  SmallString<256> path(dir);
+  llvm::sys::path::append(path, location.getValue());
+  Candidate c{global, {global.getSymName().str(), *dtype, shape->second, {}}};
+  c.tensor.sourcePath = std::string(path);
+  c.tensor.sourceOffset = offset.getInt();
+  c.tensor.bytes = length.getInt();
+  uint64_t want = fp8w_dtype_size(*dtype);
+  for (int64_t d : shape->second)
+    want *= uint64_t(d);
+  if (want != c.tensor.bytes)
+    return global.emitError() << "external weight @" << global.getSymName()
+                              << ": " << c.tensor.bytes << " bytes in "
+                              << location.getValue() << ", the global holds "
+                              << want;
+  return std::optional<Candidate>(std::move(c));
 }
 
 /// `__fp8_weight_<name>`: where the host code finds the weight at run time.
@@ -158,7 +213,7 @@ void emitTable(ModuleOp module, ArrayRef<Candidate> moved,
     };
     for (auto [i, c] : llvm::enumerate(moved))
       fill(i, {LLVM::AddressOfOp::create(b, loc, names[i]),
-               c64(c.tensor.name.size()), c64(c.tensor.data.size()),
+               c64(c.tensor.name.size()), c64(c.tensor.bytes),
                c64(c.tensor.dtype), LLVM::AddressOfOp::create(b, loc, slots[i])});
     Value null = LLVM::ZeroOp::create(b, loc, ptr);
     fill(moved.size(), {null, c64(0), c64(0), c64(0), null});
@@ -183,8 +238,15 @@ uint64_t fingerprintOf(StringRef signature, ArrayRef<Candidate> moved) {
     std::string line = t.name + " " + std::to_string(t.dtype);
     for (int64_t d : t.shape)
       line += " " + std::to_string(d);
-    line += " " + std::to_string(fp8w_hash_bytes(t.data.data(),
-                                                 t.data.size())) + "\n";
+    // A weight read from its file is tied by where it is, not its bytes
+    // (the compiler never reads them); the file's hashes guard the bytes.
+    if (t.sourcePath.empty())
+      line += " " +
+              std::to_string(fp8w_hash_bytes(t.data.data(), t.data.size()));
+    else
+      line += " file " + llvm::sys::path::filename(t.sourcePath).str() + " " +
+              std::to_string(t.sourceOffset) + " " + std::to_string(t.bytes);
+    line += "\n";
     fp8w_hash_update(&h, line.data(), line.size());
   }
   uint64_t v = fp8w_hash_digest(&h);
@@ -196,17 +258,39 @@ uint64_t fingerprintOf(StringRef signature, ArrayRef<Candidate> moved) {
 FailureOr<ExternalWeights>
 fp8::externalizeWeights(ModuleOp module, StringRef signature,
                         const WeightsOptions &options) {
-  SmallVector<Candidate> moved;
+  SmallVector<Candidate> moved, inFiles;
   uint64_t total = 0;
+  auto table = module->getAttrOfType<DictionaryAttr>(kExternalWeightsAttr);
+  StringRef dir;
+  if (auto d = module->getAttrOfType<StringAttr>(kExternalDataDirAttr))
+    dir = d.getValue();
+  for (auto global : module.getOps<LLVM::GlobalOp>()) {
+    FailureOr<std::optional<Candidate>> c = asFileCandidate(global, table, dir);
+    if (failed(c))
+      return failure();
+    if (*c)
+      inFiles.push_back(std::move(**c));
+  }
+  if (!inFiles.empty() && options.mode == WeightsMode::Embed)
+    return module.emitError()
+           << "the module references " << inFiles.size()
+           << " weights that stay in their files (fp8.external_weight): they "
+              "go to a weights file, not with --weights=embed";
   if (options.mode != WeightsMode::Embed)
     for (auto global : module.getOps<LLVM::GlobalOp>())
       if (std::optional<Candidate> c = asCandidate(global, options.minBytes)) {
-        total += c->tensor.data.size();
+        total += c->tensor.bytes;
         moved.push_back(std::move(*c));
       }
-  if (options.mode == WeightsMode::Auto && total <= options.autoBytes) {
+  // Auto: out past the threshold, or when there is a weights file anyway.
+  if (options.mode == WeightsMode::Auto && inFiles.empty() &&
+      total <= options.autoBytes) {
     moved.clear();
     total = 0;
+  }
+  for (Candidate &c : inFiles) {
+    total += c.tensor.bytes;
+    moved.push_back(std::move(c));
   }
   ExternalWeights out;
   out.bytes = total;
@@ -256,6 +340,39 @@ void fp8::addEmptyWeightsTable(ModuleOp module) {
     emitTable(module, {}, {}, 0, "");
 }
 
+/// Copies a weight that stayed in its file into the weights file, in
+/// pieces: the compiler never holds more than one.
+static std::string streamFromFile(fp8w_writer *w,
+                                  const ExternalWeights::Tensor &t) {
+  int fd = ::open(t.sourcePath.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return "cannot read external data " + t.sourcePath + ": " +
+           std::strerror(errno);
+  std::vector<char> buffer(std::min<uint64_t>(t.bytes, 16u << 20));
+  uint64_t done = 0;
+  std::string error;
+  while (done < t.bytes) {
+    size_t want = std::min<uint64_t>(buffer.size(), t.bytes - done);
+    ssize_t got = ::pread(fd, buffer.data(), want, t.sourceOffset + done);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0) {
+      error = "cannot read external data " + t.sourcePath + " for '" +
+              t.name + "': " +
+              (got < 0 ? std::strerror(errno) : "the file ends early");
+      break;
+    }
+    if (fp8w_writer_write(w, buffer.data(), size_t(got)) != 0) {
+      error = "writing the weights file failed: " +
+              std::string(std::strerror(errno));
+      break;
+    }
+    done += uint64_t(got);
+  }
+  ::close(fd);
+  return error;
+}
+
 std::string fp8::writeWeightsFile(const ExternalWeights &weights,
                                   StringRef path) {
   std::vector<fp8w_tensor_desc> descs;
@@ -274,10 +391,18 @@ std::string fp8::writeWeightsFile(const ExternalWeights &weights,
   if (!w) {
     result = error;
   } else {
-    for (const ExternalWeights::Tensor &t : weights.tensors)
-      if (fp8w_writer_write(w, t.data.data(), t.data.size()) != 0)
+    for (const ExternalWeights::Tensor &t : weights.tensors) {
+      if (!t.sourcePath.empty()) {
+        result = streamFromFile(w, t);
+        if (!result.empty())
+          break;
+      } else if (fp8w_writer_write(w, t.data.data(), t.data.size()) != 0) {
         break;
-    if (fp8w_writer_finish(w, error, sizeof(error)) != 0)
+      }
+    }
+    if (!result.empty())
+      fp8w_writer_abort(w);
+    else if (fp8w_writer_finish(w, error, sizeof(error)) != 0)
       result = error;
   }
   if (::close(fd) != 0 && result.empty())

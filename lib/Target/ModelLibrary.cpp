@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Target/ModelLibrary.h"
+#include "fp8/Dialect/FP8/IR/FP8.h"
 #include "fp8/Target/ExternalWeights.h"
 #include "fp8/Import/ONNXImporter.h"
 
@@ -137,6 +138,9 @@ static uint64_t computeFingerprint(ModuleOp module) {
       mixText(text);
     }
     for (NamedAttribute attr : op->getAttrs()) {
+      // Where the model's files are is no part of what it computes.
+      if (attr.getName() == fp8::kExternalDataDirAttr)
+        continue;
       mixText(attr.getName().getValue());
       Attribute value = attr.getValue();
       if (auto dense = dyn_cast<DenseElementsAttr>(value)) {

@@ -193,6 +193,14 @@ static cl::opt<std::string> weightsFile(
              ".fp8w); the library looks for a file of this name beside "
              "itself"),
     cl::value_desc("path"), cl::cat(category));
+static cl::opt<uint64_t> weightsReadLimit(
+    "weights-read-limit",
+    cl::desc("Floating-point initializers in external data larger than this "
+             "many bytes are never read by the compiler: their bytes go from "
+             "the model's files straight into the weights file (so they are "
+             "not quantized at compile time). 0: read every initializer. "
+             "Default 64 MiB"),
+    cl::init(uint64_t(64) << 20), cl::value_desc("bytes"), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress output"),
                            cl::cat(category));
 
@@ -298,9 +306,10 @@ int main(int argc, char **argv) {
     return fail("--weights-file names where external weights go: not with "
                 "--weights=embed");
   if ((emit == "mlir" || emit == "ptx") &&
-      (weightsMode.getNumOccurrences() || !weightsFile.empty()))
-    return fail("--weights and --weights-file apply to --emit=so, obj and "
-                "llvm");
+      (weightsMode.getNumOccurrences() || !weightsFile.empty() ||
+       weightsReadLimit.getNumOccurrences()))
+    return fail("--weights, --weights-file and --weights-read-limit apply to "
+                "--emit=so, obj and llvm");
   // The weights file: -o with the extension .fp8w unless named.
   std::string weightsPath = weightsFile;
   if (weightsPath.empty()) {
@@ -310,6 +319,11 @@ int main(int argc, char **argv) {
   }
 
   fp8::ImportOptions importOptions;
+  // Without a weights file (embed, or an IR dump) every weight is read.
+  if (weightsMode != fp8::WeightsMode::Embed && emit != "mlir" &&
+      emit != "ptx" && weightsReadLimit > 0)
+    importOptions.externalWeightMinBytes =
+        int64_t(std::min<uint64_t>(weightsReadLimit, INT64_MAX - 1)) + 1;
   for (const std::string &spec : inputShapes)
     if (std::string err = fp8::parseInputShapeSpec(spec, importOptions);
         !err.empty())

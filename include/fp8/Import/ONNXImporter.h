@@ -52,6 +52,12 @@ struct ImportOptions {
   /// out-of-range indices are clamped so that nothing is read out of
   /// bounds. Without checks, out-of-range indices are clamped silently.
   bool boundsChecks = true;
+
+  /// Floating-point initializers in external data of at least this many
+  /// bytes are not read: they become fp8.external_weight ops (their file,
+  /// offset and length), whose bytes fp8-compile streams into the library's
+  /// weights file (docs/Weights.md). 0: every initializer is read.
+  int64_t externalWeightMinBytes = 0;
 };
 
 /// Result attribute of the run-time check status result of an imported

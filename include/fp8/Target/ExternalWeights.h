@@ -52,8 +52,13 @@ struct ExternalWeights {
     std::string name;
     int dtype;
     SmallVector<int64_t> shape;
-    /// The bytes, owned by the MLIRContext (the global's attribute).
+    /// The bytes, owned by the MLIRContext (the global's attribute); empty
+    /// for a weight that stays in a file (fp8.external_weight), whose bytes
+    /// are `bytes` at `sourceOffset` of `sourcePath`.
     ArrayRef<char> data;
+    std::string sourcePath;
+    uint64_t sourceOffset = 0;
+    uint64_t bytes = 0;
   };
   std::vector<Tensor> tensors;
   uint64_t fingerprint = 0;
@@ -62,7 +67,8 @@ struct ExternalWeights {
 };
 
 /// Moves the module's large constant LLVM globals out (as WeightsOptions
-/// decides) and emits the table, fingerprint and file name the shim reads;
+/// decides; the weights that stayed in files, fp8-materialize-external-
+/// weights' globals, always) and emits the table, fingerprint and file name the shim reads;
 /// with nothing to move out, an empty table. `signature` (the model's
 /// signature text, which fingerprints the compiled computation) goes into
 /// the fingerprint. Run on the lowered host module, before

@@ -1,7 +1,9 @@
 """Writes a small two-layer MLP (MatMul-Relu-MatMul-Add, seeded random
 weights of 8-32 KB, so that --weights=external moves them out) and an ONNX
 test folder whose reference output is computed here in numpy:
-make_mlp.py OUTDIR -> OUTDIR/mlp.onnx, OUTDIR/data/{input_0,output_0}.pb"""
+make_mlp.py OUTDIR -> OUTDIR/mlp.onnx, OUTDIR/data/{input_0,output_0}.pb;
+also OUTDIR/mlp-ext.onnx, the same model with its initializers in the
+external data file OUTDIR/mlp-ext.data."""
 import os
 import sys
 
@@ -28,6 +30,9 @@ graph = helper.make_graph(
      numpy_helper.from_array(b2, "b2")])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 onnx.save(model, os.path.join(out, "mlp.onnx"))
+onnx.save(model, os.path.join(out, "mlp-ext.onnx"), save_as_external_data=True,
+          all_tensors_to_one_file=True, location="mlp-ext.data",
+          size_threshold=0)
 os.makedirs(os.path.join(out, "data"), exist_ok=True)
 y = np.maximum(x @ w1, 0) @ w2 + b2
 for name, value in (("input_0", x), ("output_0", y)):

@@ -13,6 +13,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <cstring>
@@ -625,4 +626,32 @@ LogicalResult TransposeOp::fold(FoldAdaptor adaptor,
   results.push_back(newData);
   results.push_back(newScale);
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ExternalWeightOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ExternalWeightOp::verify() {
+  auto type = cast<RankedTensorType>(getResult().getType());
+  Type elt = type.getElementType();
+  if (!elt.isIntOrFloat() || elt.isInteger(1) ||
+      elt.getIntOrFloatBitWidth() % 8 != 0)
+    return emitOpError() << "element type " << elt
+                         << " has no byte-per-element file layout";
+  uint64_t bytes = elt.getIntOrFloatBitWidth() / 8;
+  for (int64_t d : type.getShape())
+    if (__builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+      return emitOpError("the tensor's size overflows");
+  if (uint64_t(getLength()) != bytes)
+    return emitOpError() << "length " << getLength() << " bytes, but "
+                         << type << " holds " << bytes;
+  if (getLocation().empty())
+    return emitOpError("an empty location");
+  return success();
+}
+
+bool fp8::isWeight(Value value) {
+  return matchPattern(value, m_Constant()) ||
+         value.getDefiningOp<ExternalWeightOp>();
 }

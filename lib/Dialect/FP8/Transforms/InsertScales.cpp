@@ -325,7 +325,7 @@ struct FP8InsertScalesPass
                         ? Type(Float8E8M0FNUType::get(b.getContext()))
                         : Type(f32);
     auto scaleType = RankedTensorType::get(scaleShape, scaleElt);
-    const bool activation = !matchPattern(x, m_Constant());
+    const bool activation = !isWeight(x);
     // A calibrated per-tensor current scale is static: no amax at run time.
     Value amax;
     if (calibrated && activation && layout.isPerTensor() && !p.delayed)
@@ -379,7 +379,7 @@ struct FP8InsertScalesPass
       const bool batched = isa<linalg::BatchMatmulOp>(op);
       Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
       Value init = op.getDpsInits()[0];
-      const bool rhsIsWeight = matchPattern(rhs, m_Constant());
+      const bool rhsIsWeight = isWeight(rhs);
       Decision d;
       d.recipe = recipe;
       d.format = format;

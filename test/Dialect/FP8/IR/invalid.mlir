@@ -318,3 +318,27 @@ func.func @matmul_m_major_zero(%a: tensor<8x128xf8E4M3FN>, %b: tensor<64x128xf8E
   %0 = fp8.scaled_matmul %a, %sa layout<row> m_major(0), %b, %s layout<tensor> transpose_rhs : (tensor<8x128xf8E4M3FN>, tensor<1x8xf32>, tensor<64x128xf8E4M3FN>, tensor<f32>) -> tensor<8x64xf32>
   return
 }
+
+// -----
+
+func.func @external_weight_length() -> tensor<4x8xf16> {
+  // expected-error @+1 {{'fp8.external_weight' op length 63 bytes, but 'tensor<4x8xf16>' holds 64}}
+  %w = fp8.external_weight "w" from "model.data" [0, 63] : tensor<4x8xf16>
+  return %w : tensor<4x8xf16>
+}
+
+// -----
+
+func.func @external_weight_bool() -> tensor<8xi1> {
+  // expected-error @+1 {{'fp8.external_weight' op element type 'i1' has no byte-per-element file layout}}
+  %w = fp8.external_weight "w" from "model.data" [0, 8] : tensor<8xi1>
+  return %w : tensor<8xi1>
+}
+
+// -----
+
+func.func @external_weight_negative_offset() -> tensor<8xf32> {
+  // expected-error @+1 {{'fp8.external_weight' op attribute 'offset' failed to satisfy constraint}}
+  %w = fp8.external_weight "w" from "model.data" [-4, 32] : tensor<8xf32>
+  return %w : tensor<8xf32>
+}

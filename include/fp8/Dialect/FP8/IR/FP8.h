@@ -24,6 +24,15 @@ namespace mlir::fp8 {
 /// padding): real recipes use 32 or 128; anything beyond this would only
 /// make padding and scale tensors absurdly large.
 inline constexpr int64_t kMaxBlockSize = 65536;
+
+/// Module attributes of external weights (fp8.external_weight,
+/// docs/Weights.md): the absolute directory their locations are relative
+/// to (set by the importer), and after fp8-materialize-external-weights the
+/// table global name -> {name, location, offset, length}.
+inline constexpr llvm::StringLiteral kExternalDataDirAttr =
+    "fp8.external_data_dir";
+inline constexpr llvm::StringLiteral kExternalWeightsAttr =
+    "fp8.external_weights";
 } // namespace mlir::fp8
 
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h.inc"
@@ -36,6 +45,13 @@ inline constexpr int64_t kMaxBlockSize = 65536;
 
 #define GET_OP_CLASSES
 #include "fp8/Dialect/FP8/IR/FP8Ops.h.inc"
+
+namespace mlir::fp8 {
+/// A weight: a constant, or a weight that stays in its file
+/// (fp8.external_weight). Recipes treat both alike (no delayed scaling:
+/// the amax of a weight never changes).
+bool isWeight(Value value);
+} // namespace mlir::fp8
 
 namespace mlir::fp8 {
 
