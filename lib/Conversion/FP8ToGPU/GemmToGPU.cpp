@@ -1,8 +1,9 @@
 //===- GemmToGPU.cpp - FP8 GEMM kernels (wgmma / mma.sync) ----------------===//
 //
 // Part of fp8-opt. Replaces the body of every bufferized `@__fp8_gemm_<i>`
-// function (made by fp8-outline-scaled-matmuls) with a `gpu.launch` of a
-// tensor-core kernel built from gpu/nvvm/arith/scf/memref/llvm ops.
+// function (made by fp8-outline-scaled-matmuls) with a `gpu.launch_func` of a
+// tensor-core kernel built from gpu/nvvm/arith/scf/memref/llvm ops (a
+// gpu.func in its own gpu.module, next to the function).
 //
 // The generator lives in Gemm/, one concern per file:
 //   GemmPlan       what the function computes (GemmProblem: shapes, types,
@@ -44,6 +45,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_CONVERTFP8GEMMTOGPU
@@ -69,11 +71,12 @@ struct ConvertFP8GemmToGPUPass
     for (auto func : module.getOps<func::FuncOp>())
       if (func->hasAttr(kGemmAttrName))
         funcs.push_back(func);
+    SymbolTable symbols(module);
     for (func::FuncOp func : funcs)
-      convert(func);
+      convert(func, symbols);
   }
 
-  void convert(func::FuncOp func) {
+  void convert(func::FuncOp func, SymbolTable &symbols) {
     std::string why;
     gemm::GemmOptions options;
     options.tmaPipeline = tmaPipeline;
@@ -92,7 +95,7 @@ struct ConvertFP8GemmToGPUPass
         func.emitRemark() << "fp8 gemm: keeping the reference body: " << why;
       return;
     }
-    gemm::buildGemmKernel(func, *plan);
+    gemm::buildGemmKernel(func, *plan, symbols);
     if (remarks)
       func.emitRemark() << "fp8 gemm: " << gemm::describeGemmPlan(*plan);
   }
