@@ -158,6 +158,7 @@ void fp8::buildFP8GPULoweringPipeline(
     ConvertFP8GemmToGPUOptions gemm;
     gemm.chip = options.chip;
     gemm.tmaPipeline = options.gemmTmaPipeline;
+    gemm.warpSpecialized = options.gemmWarpSpecialized;
     // The kernels come as gpu.funcs in their own gpu.modules (with the
     // attributes and parameters outlining would drop) and launch_funcs.
     pm.addPass(createConvertFP8GemmToGPU(gemm));

@@ -1,5 +1,5 @@
 // RUN: fp8-opt %s -split-input-file -verify-diagnostics \
-// RUN:   --convert-fp8-gemm-to-gpu="tma-pipeline=true remarks=true" | FileCheck %s
+// RUN:   --convert-fp8-gemm-to-gpu="tma-pipeline=true warp-specialized=false remarks=true" | FileCheck %s
 
 // The experimental TMA pipeline: the host encodes one tensor map per operand
 // (UINT8 = 0, 128B swizzle = 3, boxes of 64 (BN) rows x 128 bytes) and

@@ -31,15 +31,14 @@
 // CHECK-COUNT-3:   nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
 // CHECK-NEXT:      nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT:      nvvm.wgmma.wait.group.sync.aligned 0
-// Promotion: scales of this K-block, then total += partial * (sa * sb).
+// Promotion: scales of this K-block, then total = fma(partial, sa * sb, total).
 // CHECK:           %[[SA:.*]] = memref.load %{{.*}} : memref<64xf32>
 // CHECK:           memref.load %{{.*}} : memref<64xf32>
 // CHECK:           %[[SB:.*]] = memref.load %{{.*}} : memref<2xf32>
 // CHECK:           %[[F:.*]] = arith.mulf %[[SA]], %[[SB]]
 // CHECK:           %[[P:.*]] = llvm.extractvalue %{{.*}}[0]
 // CHECK:           %[[T:.*]] = llvm.extractvalue %{{.*}}[0]
-// CHECK:           %[[PF:.*]] = arith.mulf %[[P]], %[[F]]
-// CHECK:           %[[S:.*]] = arith.addf %[[T]], %[[PF]]
+// CHECK:           %[[S:.*]] = llvm.intr.fma(%[[P]], %[[F]], %[[T]]) : (f32, f32, f32) -> f32
 // CHECK:           llvm.insertvalue %[[S]], %{{.*}}[0]
 // CHECK:           gpu.barrier
 // CHECK:           scf.yield

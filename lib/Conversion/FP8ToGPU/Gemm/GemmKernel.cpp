@@ -23,6 +23,7 @@
 
 #include "Epilogue.h"
 #include "Mainloop.h"
+#include "WarpSpecialized.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -100,11 +101,14 @@ KernelValues bindParams(const KernelValues &host, Block &kernelEntry) {
   return kv;
 }
 
-/// Grid: N tiles x M tiles x batch.
+/// Grid: N tiles x M tiles x batch, or the persistent CTAs.
 std::array<int64_t, 3> gridSize(const GemmPlan &plan) {
   const GemmProblem &p = plan.problem;
   const GemmConfig &c = plan.config;
-  return {llvm::divideCeil(p.n, c.bn), llvm::divideCeil(p.m, c.bm), p.batch};
+  if (c.persistentCtas)
+    return {c.persistentCtas, 1, 1};
+  return {static_cast<int64_t>(llvm::divideCeil(p.n, c.bn)),
+          static_cast<int64_t>(llvm::divideCeil(p.m, c.bm)), p.batch};
 }
 
 /// An empty kernel function taking `paramTypes`, alone in a new gpu.module
@@ -162,12 +166,12 @@ void setupKernelValues(KernelBuilder &kb, const GemmPlan &plan,
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = plan.problem;
-  kv.bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  kv.by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  kv.bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   kv.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  kv.n0 = kb.mulC(kv.bx, plan.config.bn);
-  kv.m0 = kb.mulC(kv.by, plan.config.bm);
+  // A persistent kernel's tiles are set per tile of its walk.
+  if (!plan.config.persistentCtas)
+    setTile(kb, plan.config, kv, gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+            gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
+            gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
 
   auto wg =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -195,14 +199,6 @@ void setupKernelValues(KernelBuilder &kb, const GemmPlan &plan,
         arith::AndIOp::create(b, loc, bumped, kb.cI64(~(layout.alignment - 1)));
     kv.smemAlignOffset = arith::SubIOp::create(b, loc, kv.smemBase, raw);
   }
-}
-
-/// Element offsets of this CTA's batch in lhs, rhs and out.
-void setupBatchOffsets(KernelBuilder &kb, const GemmProblem &p,
-                       KernelValues &kv) {
-  kv.lhsBase = kb.mulC(kv.bz, p.m * p.k);
-  kv.rhsBase = p.rhsBatched ? kb.mulC(kv.bz, p.n * p.k) : kb.cIdx(0);
-  kv.outBase = kb.mulC(kv.bz, p.m * p.n);
 }
 
 /// The kernel's body after the setup: one warpgroup loads and multiplies.
@@ -242,7 +238,10 @@ void gemm::buildGemmKernel(func::FuncOp func, const GemmPlan &plan,
   KernelValues kv = bindParams(host, kernel.front());
   setupKernelValues(kb, plan, layout, kv);
   loader->prepare(kb, kv);
-  setupBatchOffsets(kb, plan.problem, kv);
-  buildSingleWarpgroupBody(kb, plan, layout, kv, *loader);
+  if (plan.config.kind == KernelKind::WarpSpecialized)
+    buildWarpSpecializedBody(kb, plan, layout, kv,
+                             static_cast<TmaLoader &>(*loader));
+  else
+    buildSingleWarpgroupBody(kb, plan, layout, kv, *loader);
   gpu::ReturnOp::create(b, kb.loc);
 }

@@ -55,6 +55,67 @@ protected:
   const SmemLayout &layout;
 };
 
+/// TMA loads (LoaderKind::TMA): the host encodes a tensor map per operand
+/// (fp8rt_cuda_tensor_map_encode_tiled: UINT8 elements, 128B swizzle, boxes
+/// of BM (BN) rows x 128 bytes, zero fill out of bounds, a device copy of
+/// the map); the copies of a stage complete on the stage's full mbarrier.
+/// The single-warpgroup kernel drives it through the TileLoader interface;
+/// the warp-specialized kernel through issue / waitFull / arriveEmpty /
+/// waitEmpty: the producer's thread waits until a stage is empty and issues
+/// its copies, the consumers wait until it is full and, once their wgmmas on
+/// it completed, release it on its empty mbarrier (no CTA barrier).
+class TmaLoader : public TileLoader {
+public:
+  using TileLoader::TileLoader;
+
+  void prepareHost(KernelBuilder &kb, KernelValues &kv) override;
+  /// Thread 0 initializes the full mbarriers (one arrival: the issuing
+  /// thread's arrive.expect_tx) and the empty ones (one arrival per
+  /// consumer warp), then a CTA barrier publishes them.
+  void prepare(KernelBuilder &kb, const KernelValues &kv) override;
+  /// Thread 0 issues the stage's copies.
+  void load(KernelBuilder &kb, const KernelValues &kv, Value stage,
+            Value k0) override;
+  void acquire(KernelBuilder &kb, const KernelValues &kv, Value stage,
+               Value phase) override {
+    waitFull(kb, stage, phase);
+  }
+  /// A CTA barrier: thread 0 refills the stage only after every warp's
+  /// wgmmas on it completed.
+  void release(KernelBuilder &kb, const KernelValues &, Value) override;
+
+  /// Arms `stage`'s full mbarrier with the tiles' bytes and issues the
+  /// copies of the K tile at `k0` (the caller is a single thread).
+  void issue(KernelBuilder &kb, const KernelValues &kv, Value stage, Value k0);
+  /// Waits until the phase of parity `parity` (i32) of `stage`'s full
+  /// (empty) mbarrier completed.
+  void waitFull(KernelBuilder &kb, Value stage, Value parity);
+  void waitEmpty(KernelBuilder &kb, Value stage, Value parity);
+  /// Lane 0 of the calling warp arrives on `stage`'s empty mbarrier
+  /// (`lane`: the thread's lane, index).
+  void arriveEmpty(KernelBuilder &kb, Value stage, Value lane);
+
+private:
+  /// A pointer into the tiles' region: byte `offset` (index) from its base.
+  Value smemAt(KernelBuilder &kb, Value offset);
+  Value fullBarrier(KernelBuilder &kb, Value stage) {
+    return smemAt(kb, kb.addC(kb.mulC(stage, 8), layout.fullBarrierOffset()));
+  }
+  Value emptyBarrier(KernelBuilder &kb, Value stage) {
+    return smemAt(kb, kb.addC(kb.mulC(stage, 8), layout.emptyBarrierOffset()));
+  }
+  /// A call to the runtime's encoder for `data` (flat memref) seen as
+  /// [rows, K] bytes, boxes of `boxRows` x BK.
+  Value encodeTensorMap(KernelBuilder &kb, Value data, int64_t rows,
+                        int64_t boxRows);
+  /// One tile's copy: box at (row, k0) of `map` into `dstOffset` (index).
+  void copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
+                Value dstOffset, Value bar);
+
+  /// The tiles' base as !llvm.ptr<3>.
+  Value base;
+};
+
 /// The loader `plan.config.loader` names.
 std::unique_ptr<TileLoader> createTileLoader(const GemmPlan &plan,
                                              const SmemLayout &layout);
