@@ -105,6 +105,10 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
     Option<"smCount", "sm-count", "unsigned", "132",
            "Persistent CTAs to launch (the SMs of an H100/H200 SXM; any "
            "count computes the same)">,
+    Option<"clusterM", "cluster-m", "unsigned", "1",
+           "Persistent CTAs in clusters of this many (1 or 2) along M that "
+           "share each B tile through TMA multicast (experimental: correct "
+           "but slower on the H200 today, see docs/GPU.md)">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -2,6 +2,8 @@
 // RUN:   --convert-fp8-gemm-to-gpu="remarks=true" | FileCheck %s
 // RUN: fp8-opt %s -split-input-file \
 // RUN:   --convert-fp8-gemm-to-gpu="ws-stages=3" | FileCheck %s --check-prefix=STAGES
+// RUN: fp8-opt %s -split-input-file \
+// RUN:   --convert-fp8-gemm-to-gpu="cluster-m=2" | FileCheck %s --check-prefix=CLUSTER
 
 // The warp-specialized kernel (TMA loads, M >= 128): 384 threads, warpgroups
 // 0 and 1 consume (64 rows each of a 128-row CTA tile), warpgroup 2
@@ -61,10 +63,35 @@
 // CHECK-NOT:           gpu.barrier
 // CHECK:               scf.yield
 // The register epilogue of the warpgroup's rows.
-// CHECK:             memref.store
+// CHECK:             llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<1>
 // CHECK:           gpu.return
 // ws-stages=3: 3 x 32 KB + 6 mbarriers + 1008 bytes.
 // STAGES:        dynamic_shared_memory_size %c99360_i32
+
+// cluster-m=2 (experimental): clusters of 2 CTAs along M; B's map has
+// boxes of 64 rows, each CTA multicasts its half of the B tile (mask 0b11)
+// at rank * 8192 bytes into both CTAs' stage; empty barriers count the 16
+// consumer warps of the cluster, which arrive on both CTAs' barriers
+// (mapa); cluster barriers after the initialization and before the exit.
+// CLUSTER-LABEL: func.func private @__fp8_gemm_block
+// CLUSTER:         llvm.store %c64_i64
+// CLUSTER:         llvm.call @fp8rt_cuda_tensor_map_encode_tiled
+// CLUSTER:         gpu.launch_func {{.*}} blocks in (%c4
+// CLUSTER:       gpu.func @__fp8_gemm_block_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 384, 1, 1>, known_grid_size = array<i32: 4, 1, 1>, nvvm.cluster_dim = array<i32: 2, 1, 1>, nvvm.minctasm = 1 : i32}
+// CLUSTER:           nvvm.mbarrier.init %{{.*}}, %c16_i32
+// CLUSTER:           nvvm.cluster.arrive {aligned}
+// CLUSTER-NEXT:      nvvm.cluster.wait {aligned}
+// CLUSTER:             nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CLUSTER:             nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg5, %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// CLUSTER:             %[[MASK:.*]] = arith.constant 3 : i16
+// CLUSTER:             nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg6, %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %[[MASK]]
+// CLUSTER:               nvvm.mapa %{{.*}}, %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER-NEXT:          nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CLUSTER:               nvvm.mapa %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER-NEXT:          nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CLUSTER:           nvvm.cluster.arrive {aligned}
+// CLUSTER-NEXT:      nvvm.cluster.wait {aligned}
+// CLUSTER-NEXT:      gpu.return
 func.func private @__fp8_gemm_block(%a: memref<256x2048xf8E4M3FN>, %sa: memref<256x16xf32>, %b: memref<256x2048xf8E4M3FN>, %sb: memref<2x16xf32>, %out: memref<256x256xf32>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
   // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x128x128, promotion every 128 K, grid 4 persistent CTAs over 4 tiles, TMA into 7 128B-swizzled stages}}

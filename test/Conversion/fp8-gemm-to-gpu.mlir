@@ -42,9 +42,12 @@
 // CHECK:           llvm.insertvalue %[[S]], %{{.*}}[0]
 // CHECK:           gpu.barrier
 // CHECK:           scf.yield
-// Epilogue: bounds-checked stores from the fragments.
+// Epilogue: bounds-checked stores from the fragments; N even: the two
+// adjacent columns a thread holds go out as one aligned 2-element store.
 // CHECK:         scf.if
-// CHECK:           memref.store %{{.*}} : memref<4096xf32>
+// CHECK:           llvm.insertelement {{.*}} : vector<2xf32>
+// CHECK:           llvm.insertelement {{.*}} : vector<2xf32>
+// CHECK:           llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
 // CHECK:         gpu.return
 func.func private @__fp8_gemm_block(%a: memref<32x256xf8E4M3FN>, %sa: memref<32x2xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<32x128xf32>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
@@ -72,7 +75,7 @@ func.func private @__fp8_gemm_block(%a: memref<32x256xf8E4M3FN>, %sa: memref<32x
 // CHECK:           arith.extf %{{.*}} : bf16 to f32
 // CHECK:           math.tanh
 // CHECK:           arith.truncf %{{.*}} : f32 to bf16
-// CHECK:           memref.store %{{.*}} : memref<14400xbf16>
+// CHECK:           llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
 func.func private @__fp8_gemm_odd(%a: memref<200x100xf8E5M2>, %sa: memref<f32>, %b: memref<72x100xf8E4M3FN>, %sb: memref<f32>, %bias: memref<72xbf16>, %out: memref<200x72xbf16>)
     attributes {fp8.gemm = {epilogue = 2 : i32, has_bias = true, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
   // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n72k32, CTA tile 64x72x128, promotion every 128 K, grid 1x4x1}}
@@ -194,5 +197,21 @@ func.func private @__fp8_gemm_kn(%a: memref<32x128xf8E4M3FN>, %sa: memref<f32>, 
 func.func private @__fp8_gemm_dyn(%a: memref<?x128xf8E4M3FN>, %sa: memref<f32>, %b: memref<64x128xf8E4M3FN>, %sb: memref<f32>, %out: memref<?x64xf32>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
   // expected-remark @-2 {{dynamic shapes are not served yet}}
+  return
+}
+
+// -----
+
+// N odd: a thread's column pairs may straddle the end of a row; one
+// bounds-checked scalar store per register.
+// CHECK-LABEL: func.func private @__fp8_gemm_oddn
+// CHECK:         gpu.func
+// CHECK:           scf.if
+// CHECK:             memref.store %{{.*}} : memref<2112xf16>
+// CHECK-NOT:       vector<2xf16>
+// CHECK:           gpu.return
+func.func private @__fp8_gemm_oddn(%a: memref<64x64xf8E4M3FN>, %sa: memref<f32>, %b: memref<33x64xf8E4M3FN>, %sb: memref<f32>, %out: memref<64x33xf16>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n40k32, CTA tile 64x40x128, promotion every 128 K, grid 1x1x1}}
   return
 }

@@ -155,4 +155,13 @@ module {
     call @__fp8_gemm_ws_walk(%a, %sa, %b, %sb, %out) : (memref<3x1160x256xf8E4M3FN>, memref<3x1160x2xf32>, memref<3x520x256xf8E4M3FN>, memref<3x5x2xf32>, memref<3x1160x520xbf16>) -> ()
     return
   }
+  // N odd (33): the epilogue's scalar stores (even N pairs columns).
+  func.func private @__fp8_gemm_odd_n(%a: memref<136x64xf8E4M3FN>, %sa: memref<f32>, %b: memref<33x64xf8E4M3FN>, %sb: memref<f32>, %out: memref<136x33xf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_odd_n(%a: memref<136x64xf8E4M3FN>, %sa: memref<f32>, %b: memref<33x64xf8E4M3FN>, %sb: memref<f32>, %out: memref<136x33xf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_odd_n(%a, %sa, %b, %sb, %out) : (memref<136x64xf8E4M3FN>, memref<f32>, memref<33x64xf8E4M3FN>, memref<f32>, memref<136x33xf16>) -> ()
+    return
+  }
 }

@@ -491,6 +491,7 @@ DECL5(batched_mmajor, 3, 3, 2, 2, 3)
 DECL5(ws_block_mmajor, 2, 2, 2, 2, 2)
 DECL5(ws_batched_rhs, 3, 0, 3, 0, 3)
 DECL5(ws_walk, 3, 3, 3, 3, 3)
+DECL5(odd_n, 2, 0, 2, 0, 2)
 
 int main(int argc, char **argv) {
   const Layout row = blockL(1, 1 << 30); // `row`: one scale per row
@@ -567,6 +568,10 @@ int main(int argc, char **argv) {
         Ty::E4M3, Ty::E4M3, Ty::F32, Ty::BF16, blockL(1, 128),
         blockL(128, 128), 0, Ty::F32, Epi::None},
        run_ws_walk},
+      // N odd: scalar stores (even N stores column pairs).
+      {{"odd_n33_f16", 1, 136, 33, 64, false, Ty::E4M3, Ty::E4M3, Ty::F32,
+        Ty::F16, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
+       run_odd_n},
   };
   if (argc > 1 && std::string(argv[1]) == "--no-run") {
     for (auto &e : all)

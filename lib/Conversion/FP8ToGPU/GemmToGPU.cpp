@@ -88,6 +88,7 @@ struct ConvertFP8GemmToGPUPass
     options.wsStages = wsStages;
     options.persistent = persistent;
     options.smCount = smCount;
+    options.clusterM = clusterM;
     FailureOr<gemm::GemmPlan> plan = gemm::planGemm(func, options, why);
     if (succeeded(plan) && chip == "sm_89") {
       plan = failure();

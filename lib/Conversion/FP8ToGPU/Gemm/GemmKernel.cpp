@@ -141,6 +141,11 @@ gpu::GPUFuncOp createKernelFunc(func::FuncOp func, const GemmPlan &plan,
   if (c.producerRegisters || c.consumerRegisters)
     kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                     b.getI32IntegerAttr(1));
+  // .reqnctapercluster: a plain launch then runs in clusters.
+  if (c.clusterM > 1)
+    kernel->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                    b.getDenseI32ArrayAttr(
+                        {static_cast<int32_t>(c.clusterM), 1, 1}));
   return kernel;
 }
 

@@ -298,10 +298,19 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
   c.bm = kWgmmaM * c.consumerWarpgroups;
   c.producerRegisters = 40;
   c.consumerRegisters = 232;
-  if (options.persistent)
-    c.persistentCtas = std::min<int64_t>(
-        options.smCount, p.batch * llvm::divideCeil(p.m, c.bm) *
-                             llvm::divideCeil(p.n, c.bn));
+  if (options.persistent) {
+    const int64_t numM = llvm::divideCeil(p.m, c.bm);
+    // Clusters take adjacent M tiles (the last one may be past M: computed,
+    // not stored); B tiles split into one multicast slice per CTA.
+    if (options.clusterM == 2 && numM >= 2 && c.bn % 16 == 0)
+      c.clusterM = 2;
+    const int64_t clusterTiles = p.batch *
+                                 llvm::divideCeil(numM, c.clusterM) *
+                                 llvm::divideCeil(p.n, c.bn);
+    c.persistentCtas =
+        std::min<int64_t>(options.smCount / c.clusterM, clusterTiles) *
+        c.clusterM;
+  }
   c.stages = options.wsStages > 0
                  ? std::min<int64_t>(options.wsStages, llvm::divideCeil(p.k, c.bk))
                  : maxStages(p, c);
@@ -370,9 +379,14 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
     return fail("wgmma N must be a multiple of 8 in [8, 256]");
   if (c.bk != 128 || c.bk % p.promo != 0)
     return fail("BK must be 128 bytes and hold whole promotion units");
-  if (c.clusterM != 1 || c.clusterN != 1 ||
+  if (c.clusterN != 1 || c.clusterM < 1 || c.clusterM > 2 ||
       c.epilogue != EpilogueKind::Registers)
     return fail("configuration not implemented yet");
+  if (c.clusterM > 1 &&
+      (!c.persistentCtas || c.persistentCtas % c.clusterM != 0 ||
+       c.bn % (8 * c.clusterM) != 0))
+    return fail("clusters need persistent CTAs (a multiple of the cluster) "
+                "and B slices of whole 8-row swizzle atoms");
   if (c.persistentCtas &&
       (c.kind != KernelKind::WarpSpecialized || c.rasterGroup < 1))
     return fail("only the warp-specialized kernel is persistent");
@@ -423,7 +437,11 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
      << "x" << c.bk << ", promotion every " << p.promo << " K"
      << ", grid ";
   if (c.persistentCtas)
-    os << c.persistentCtas << " persistent CTAs over "
+    os << c.persistentCtas << " persistent CTAs"
+       << (c.clusterM > 1 ? " in clusters of " + std::to_string(c.clusterM) +
+                                " along M (B multicast)"
+                          : std::string())
+       << " over "
        << p.batch * llvm::divideCeil(p.m, c.bm) * llvm::divideCeil(p.n, c.bn)
        << " tiles";
   else

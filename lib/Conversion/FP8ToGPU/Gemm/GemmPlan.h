@@ -153,6 +153,11 @@ struct GemmOptions {
   /// and epilogue; any count is correct, fewer or more only slower.
   bool persistent = true;
   int64_t smCount = 132;
+  /// Persistent CTAs in clusters of this many along M (1 or 2) that load
+  /// each B tile once for the cluster (TMA multicast), to cut the L2 -> SM
+  /// traffic of 128 x 128 tiles. Off by default: correct on the H200
+  /// (gemm_test_tma, memcheck) but 1.8x slower at 4096^3 (docs/GPU.md).
+  int64_t clusterM = 1;
 };
 
 /// Most pipeline stages a kernel uses (mbarrier phases are tracked per K

@@ -271,8 +271,9 @@ void TmaLoader::prepareHost(KernelBuilder &kb, KernelValues &kv) {
   // batch into the next reads rows whose products are never stored (rows
   // >= M of A, columns >= N of B); K beyond the end is zero-filled.
   kv.tensorMapA = encodeTensorMap(kb, kv.lhs, p.batch * p.m, layout.a.rows);
-  kv.tensorMapB = encodeTensorMap(
-      kb, kv.rhs, (p.rhsBatched ? p.batch : 1) * p.n, layout.b.rows);
+  kv.tensorMapB =
+      encodeTensorMap(kb, kv.rhs, (p.rhsBatched ? p.batch : 1) * p.n,
+                      layout.b.rows / plan.config.clusterM);
 }
 
 Value TmaLoader::smemAt(KernelBuilder &kb, Value offset) {
@@ -292,8 +293,12 @@ void TmaLoader::prepare(KernelBuilder &kb, const KernelValues &kv) {
   // initialization visible to the async proxy; the CTA barrier publishes it
   // to the other threads.
   const bool withEmpty = plan.config.kind == KernelKind::WarpSpecialized;
-  const int64_t consumerWarps =
-      plan.config.consumerWarpgroups * (kWarpgroupThreads / 32);
+  const int64_t consumerWarps = plan.config.consumerWarpgroups *
+                                (kWarpgroupThreads / 32) *
+                                plan.config.clusterM;
+  if (plan.config.clusterM > 1)
+    rank = kb.remC(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                   plan.config.clusterM);
   auto init = scf::IfOp::create(b, loc, kb.eqC(kv.tid, 0),
                                 /*withElseRegion=*/false);
   {
@@ -309,11 +314,26 @@ void TmaLoader::prepare(KernelBuilder &kb, const KernelValues &kv) {
     }
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
-  gpu::BarrierOp::create(b, loc);
+  // Peers arrive on (and multicast into) this CTA's barriers: the cluster
+  // barrier publishes the initialization cluster-wide.
+  if (rank)
+    clusterSync(kb);
+  else
+    gpu::BarrierOp::create(b, loc);
+}
+
+void TmaLoader::clusterSync(KernelBuilder &kb) {
+  NVVM::ClusterArriveOp::create(kb.b, kb.loc, kb.b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(kb.b, kb.loc, kb.b.getUnitAttr());
+}
+
+void TmaLoader::finish(KernelBuilder &kb) {
+  if (rank)
+    clusterSync(kb);
 }
 
 void TmaLoader::copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
-                         Value dstOffset, Value bar) {
+                         Value dstOffset, Value bar, Value multicastMask) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   MLIRContext *ctx = b.getContext();
@@ -323,7 +343,7 @@ void TmaLoader::copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
   // Coordinates innermost first: (k, row).
   NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
       b, loc, dst, map, ValueRange{kb.toI32(k0), kb.toI32(row)}, bar,
-      /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+      /*im2colOffsets=*/ValueRange{}, multicastMask,
       /*l2CacheHint=*/Value(),
       NVVM::TMALoadModeAttr::get(ctx, NVVM::TMALoadMode::TILE),
       /*isCTAOnly=*/b.getBoolAttr(false), /*group=*/nullptr,
@@ -357,8 +377,21 @@ void TmaLoader::issue(KernelBuilder &kb, const KernelValues &kv, Value stage,
   Value rowA = p.batch > 1 ? kb.add(kb.mulC(kv.bz, p.m), kv.m0) : kv.m0;
   Value rowB = p.rhsBatched ? kb.add(kb.mulC(kv.bz, p.n), kv.n0) : kv.n0;
   copyTile(kb, kv.tensorMapA, rowA, k0, kb.addC(stageOffset, 0), bar);
-  copyTile(kb, kv.tensorMapB, rowB, k0, kb.addC(stageOffset, layout.bOffset),
-           bar);
+  if (!rank) {
+    copyTile(kb, kv.tensorMapB, rowB, k0, kb.addC(stageOffset, layout.bOffset),
+             bar);
+    return;
+  }
+  // This CTA's slice of B, multicast to the whole cluster (same offset and
+  // barrier offset in every CTA).
+  const int64_t sliceRows = layout.b.rows / plan.config.clusterM;
+  Value slice = kb.mulC(rank, sliceRows);
+  Value mask = arith::ConstantIntOp::create(
+      b, loc, b.getI16Type(), (1 << plan.config.clusterM) - 1);
+  copyTile(kb, kv.tensorMapB, kb.add(rowB, slice), k0,
+           kb.add(kb.addC(stageOffset, layout.bOffset),
+                  kb.mulC(slice, layout.b.kBytes)),
+           bar, mask);
 }
 
 // try_wait.parity with a suspend-time hint, in a loop until the phase
@@ -378,10 +411,24 @@ void TmaLoader::arriveEmpty(KernelBuilder &kb, Value stage, Value lane) {
                                   /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(kb.b);
   kb.b.setInsertionPointToStart(&leader.getThenRegion().front());
-  // Release semantics (.release.cta): the warp's reads of the stage (its
-  // completed wgmmas) happen before the producer's refill.
-  NVVM::MBarrierArriveOp::create(kb.b, kb.loc, /*res=*/Type(),
-                                 emptyBarrier(kb, stage), /*count=*/Value());
+  // Release semantics: the warp's reads of the stage (its completed
+  // wgmmas) happen before the producer's refill.
+  Value bar = emptyBarrier(kb, stage);
+  if (!rank) {
+    NVVM::MBarrierArriveOp::create(kb.b, kb.loc, /*res=*/Type(), bar,
+                                   /*count=*/Value());
+    return;
+  }
+  // Every CTA's producer multicasts into this stage: release it to each
+  // (the barrier at the same offset in CTA q, through mapa).
+  auto clusterPtr = LLVM::LLVMPointerType::get(kb.b.getContext(), 7);
+  for (int64_t q = 0; q < plan.config.clusterM; ++q) {
+    Value remote =
+        NVVM::MapaOp::create(kb.b, kb.loc, clusterPtr, bar, kb.cI32(q));
+    NVVM::MBarrierArriveOp::create(
+        kb.b, kb.loc, /*res=*/Type(), remote, /*count=*/Value(),
+        NVVM::MemScopeKind::CLUSTER, /*relaxed=*/false);
+  }
 }
 
 std::unique_ptr<TileLoader> gemm::createTileLoader(const GemmPlan &plan,

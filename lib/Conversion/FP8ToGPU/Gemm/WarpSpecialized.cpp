@@ -39,19 +39,25 @@ int64_t numKTiles(const GemmPlan &plan) {
 }
 
 /// The output tiles a CTA computes: its own (grid N x M x batch), or with
-/// persistent CTAs tiles blockIdx.x, blockIdx.x + gridDim.x, ... of the
-/// raster order: ids run down a band of `rasterGroup` M tiles, then on to
-/// the band's next N tile, then to the next band; batch outermost.
+/// persistent CTAs the cluster tiles (C = clusterM adjacent M tiles; CTA
+/// rank r of a cluster takes the r-th) c, c + clusters, ... of the raster
+/// order, c = blockIdx.x / C: ids run down a band of rasterGroup / C
+/// cluster rows, then on to the band's next N tile, then to the next band;
+/// batch outermost. A cluster tile's M tiles past M are computed (their
+/// loads are zero-filled or unused rows) and not stored.
 class TileWalk {
 public:
   TileWalk(KernelBuilder &kb, const GemmPlan &plan) : plan(plan) {
     const GemmProblem &p = plan.problem;
     const GemmConfig &c = plan.config;
-    numM = llvm::divideCeil(p.m, c.bm);
+    numM = llvm::divideCeil(llvm::divideCeil(p.m, c.bm), c.clusterM);
     numN = llvm::divideCeil(p.n, c.bn);
     numTiles = p.batch * numM * numN;
-    if (c.persistentCtas)
-      cta = gpu::BlockIdOp::create(kb.b, kb.loc, gpu::Dimension::x);
+    if (c.persistentCtas) {
+      Value bx = gpu::BlockIdOp::create(kb.b, kb.loc, gpu::Dimension::x);
+      cta = kb.divC(bx, c.clusterM);
+      rank = c.clusterM > 1 ? kb.remC(bx, c.clusterM) : Value();
+    }
   }
 
   /// Builds `body(tile values, t)` for each tile t = 0, 1, ... of the CTA
@@ -62,7 +68,8 @@ public:
       body(kv, kb.cIdx(0));
       return;
     }
-    const int64_t grid = plan.config.persistentCtas;
+    const int64_t grid =
+        plan.config.persistentCtas / plan.config.clusterM;
     // Tiles cta, cta + grid, ... < numTiles (cta < grid <= numTiles).
     Value count = kb.addC(
         kb.divC(arith::SubIOp::create(kb.b, kb.loc, kb.cIdx(numTiles - 1), cta),
@@ -86,7 +93,9 @@ private:
     const int64_t perBatch = numM * numN;
     bz = plan.problem.batch > 1 ? kb.divC(id, perBatch) : kb.cIdx(0);
     Value r = plan.problem.batch > 1 ? kb.remC(id, perBatch) : id;
-    const int64_t group = std::min(plan.config.rasterGroup, numM);
+    const int64_t group = std::min(
+        std::max<int64_t>(plan.config.rasterGroup / plan.config.clusterM, 1),
+        numM);
     const int64_t bandTiles = group * numN;
     Value firstM = kb.mulC(kb.divC(r, bandTiles), group);
     // The last band may be narrower.
@@ -96,11 +105,15 @@ private:
     Value inBand = kb.remC(r, bandTiles);
     mb = kb.add(firstM, arith::RemUIOp::create(b, loc, inBand, rows));
     nb = arith::DivUIOp::create(b, loc, inBand, rows);
+    if (rank)
+      mb = kb.add(kb.mulC(mb, plan.config.clusterM), rank);
   }
 
   const GemmPlan &plan;
+  /// Cluster rows (M tiles / C), N tiles, cluster tiles.
   int64_t numM = 0, numN = 0, numTiles = 0;
-  Value cta;
+  /// The CTA's cluster (its index among the persistent clusters) and rank.
+  Value cta, rank;
 };
 
 /// The producer warpgroup: gives registers back; its first thread refills
@@ -213,4 +226,6 @@ void gemm::buildWarpSpecializedBody(KernelBuilder &kb, const GemmPlan &plan,
   walk.forEachTile(kb, kv, [&](const KernelValues &tile, Value t) {
     buildConsumerTile(kb, plan, layout, tile, loader, wg, t);
   });
+  b.setInsertionPointAfter(role);
+  loader.finish(kb);
 }
