@@ -89,7 +89,26 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "a multi-stage mbarrier pipeline where K is a multiple of 16 "
            "(false: thread copies into one stage)">,
     Option<"stages", "stages", "unsigned", "4",
-           "Shared-memory stages of the TMA pipeline">,
+           "Shared-memory stages of the single-warpgroup TMA pipeline">,
+    Option<"warpSpecialized", "warp-specialized", "bool", "true",
+           "With TMA loads and M >= 128: one producer warpgroup (TMA) and "
+           "two consumer warpgroups (wgmma, 128-row CTA tiles) with "
+           "setmaxnreg and full/empty mbarriers per stage (false: the "
+           "single-warpgroup pipeline for every product)">,
+    Option<"wsStages", "ws-stages", "unsigned", "0",
+           "Shared-memory stages of the warp-specialized kernel (0: as many "
+           "as fit, at most 8)">,
+    Option<"persistent", "persistent", "bool", "true",
+           "Warp-specialized kernels run persistent CTAs, one per SM, that "
+           "walk the output tiles in a raster order (false: one CTA per "
+           "tile)">,
+    Option<"smCount", "sm-count", "unsigned", "132",
+           "Persistent CTAs to launch (the SMs of an H100/H200 SXM; any "
+           "count computes the same)">,
+    Option<"clusterM", "cluster-m", "unsigned", "1",
+           "Persistent CTAs in clusters of this many (1 or 2) along M that "
+           "share each B tile through TMA multicast (experimental: correct "
+           "but slower on the H200 today, see docs/GPU.md)">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

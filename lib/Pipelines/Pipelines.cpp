@@ -161,10 +161,10 @@ void fp8::buildFP8GPULoweringPipeline(
     ConvertFP8GemmToGPUOptions gemm;
     gemm.chip = options.chip;
     gemm.tmaPipeline = options.gemmTmaPipeline;
+    gemm.warpSpecialized = options.gemmWarpSpecialized;
+    // The kernels come as gpu.funcs in their own gpu.modules (with the
+    // attributes and parameters outlining would drop) and launch_funcs.
     pm.addPass(createConvertFP8GemmToGPU(gemm));
-    // Outline the GEMM kernels before anything canonicalizes: constants
-    // hoisted out of a gpu.launch would become kernel arguments.
-    pm.addPass(createGpuKernelOutliningPass());
   }
   pm.addPass(createInlinerPass());
   FP8GPUMapLoopsOptions map;

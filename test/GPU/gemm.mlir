@@ -122,4 +122,46 @@ module {
     call @__fp8_gemm_batched_mmajor(%a, %sa, %b, %sb, %out) : (memref<3x38x256xf8E4M3FN>, memref<3x2x40xf32>, memref<128x256xf8E4M3FN>, memref<1x2xf32>, memref<3x38x128xf32>) -> ()
     return
   }
+  // Warp-specialized kernel (M >= 128) with more K tiles (16) than stages,
+  // so that the producer waits on the consumers' empty mbarriers and every
+  // stage's phase parity flips: M-major block scales and a partial last
+  // CTA tile (264 = 2 x 128 + 8), and a batched rhs whose A boxes cross
+  // into the next batch (136 rows).
+  func.func private @__fp8_gemm_ws_block_mmajor(%a: memref<264x2048xf8E4M3FN>, %sa: memref<16x264xf32>, %b: memref<384x2048xf8E4M3FN>, %sb: memref<3x16xf32>, %out: memref<264x384xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 4 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_ws_block_mmajor(%a: memref<264x2048xf8E4M3FN>, %sa: memref<16x264xf32>, %b: memref<384x2048xf8E4M3FN>, %sb: memref<3x16xf32>, %out: memref<264x384xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_ws_block_mmajor(%a, %sa, %b, %sb, %out) : (memref<264x2048xf8E4M3FN>, memref<16x264xf32>, memref<384x2048xf8E4M3FN>, memref<3x16xf32>, memref<264x384xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_ws_batched_rhs(%a: memref<2x136x2048xf8E4M3FN>, %sa: memref<f32>, %b: memref<2x96x2048xf8E4M3FN>, %sb: memref<f32>, %out: memref<2x136x96xf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_ws_batched_rhs(%a: memref<2x136x2048xf8E4M3FN>, %sa: memref<f32>, %b: memref<2x96x2048xf8E4M3FN>, %sb: memref<f32>, %out: memref<2x136x96xf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_ws_batched_rhs(%a, %sa, %b, %sb, %out) : (memref<2x136x2048xf8E4M3FN>, memref<f32>, memref<2x96x2048xf8E4M3FN>, memref<f32>, memref<2x136x96xf16>) -> ()
+    return
+  }
+  // The persistent walk: 3 x 10 x 5 = 150 tiles over 132 CTAs (18 take two
+  // tiles, the stages' phases running on across them), a narrower last
+  // raster band (10 M tiles = 8 + 2), partial M (1160) and N (520) tiles
+  // and the batch from the walk (batched rhs and scales).
+  func.func private @__fp8_gemm_ws_walk(%a: memref<3x1160x256xf8E4M3FN>, %sa: memref<3x1160x2xf32>, %b: memref<3x520x256xf8E4M3FN>, %sb: memref<3x5x2xf32>, %out: memref<3x1160x520xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_ws_walk(%a: memref<3x1160x256xf8E4M3FN>, %sa: memref<3x1160x2xf32>, %b: memref<3x520x256xf8E4M3FN>, %sb: memref<3x5x2xf32>, %out: memref<3x1160x520xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_ws_walk(%a, %sa, %b, %sb, %out) : (memref<3x1160x256xf8E4M3FN>, memref<3x1160x2xf32>, memref<3x520x256xf8E4M3FN>, memref<3x5x2xf32>, memref<3x1160x520xbf16>) -> ()
+    return
+  }
+  // N odd (33): the epilogue's scalar stores (even N pairs columns).
+  func.func private @__fp8_gemm_odd_n(%a: memref<136x64xf8E4M3FN>, %sa: memref<f32>, %b: memref<33x64xf8E4M3FN>, %sb: memref<f32>, %out: memref<136x33xf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_odd_n(%a: memref<136x64xf8E4M3FN>, %sa: memref<f32>, %b: memref<33x64xf8E4M3FN>, %sb: memref<f32>, %out: memref<136x33xf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_odd_n(%a, %sa, %b, %sb, %out) : (memref<136x64xf8E4M3FN>, memref<f32>, memref<33x64xf8E4M3FN>, memref<f32>, memref<136x33xf16>) -> ()
+    return
+  }
 }

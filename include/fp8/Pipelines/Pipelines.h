@@ -61,6 +61,12 @@ struct GPULoweringPipelineOptions
                      "mbarrier pipeline (convert-fp8-gemm-to-gpu"
                      "{tma-pipeline}); false: thread copies, one stage"),
       llvm::cl::init(true)};
+  Option<bool> gemmWarpSpecialized{
+      *this, "gemm-warp-specialized",
+      llvm::cl::desc("GEMMs with M >= 128 and TMA loads get the "
+                     "warp-specialized kernel (convert-fp8-gemm-to-gpu"
+                     "{warp-specialized}); false: single warpgroup"),
+      llvm::cl::init(true)};
 };
 
 struct QuantizePipelineOptions

@@ -1,8 +1,9 @@
 //===- GemmToGPU.cpp - FP8 GEMM kernels (wgmma / mma.sync) ----------------===//
 //
 // Part of fp8-opt. Replaces the body of every bufferized `@__fp8_gemm_<i>`
-// function (made by fp8-outline-scaled-matmuls) with a `gpu.launch` of a
-// tensor-core kernel built from gpu/nvvm/arith/scf/memref/llvm ops.
+// function (made by fp8-outline-scaled-matmuls) with a `gpu.launch_func` of a
+// tensor-core kernel built from gpu/nvvm/arith/scf/memref/llvm ops (a
+// gpu.func in its own gpu.module, next to the function).
 //
 // The generator lives in Gemm/, one concern per file:
 //   GemmPlan       what the function computes (GemmProblem: shapes, types,
@@ -12,23 +13,26 @@
 //                  the heuristic that picks the configuration;
 //   SmemLayout     tile offsets per stage, swizzle (none / 128B), wgmma
 //                  matrix descriptors;
-//   TileLoaders    global -> shared movers behind one interface (thread
-//                  copies today; TMA is the next);
+//   TileLoaders    global -> shared movers behind one interface (TMA with
+//                  mbarriers; thread copies where TMA does not serve);
 //   Mainloop       the K loop: wgmma steps per promotion unit;
 //   Promotion      FP32 promotion of each unit with the K-dependent scales;
 //   Epilogue       K-independent scales, bias, activation, rounding, stores;
+//   WarpSpecialized  the producer/consumer warpgroups of the
+//                  warp-specialized kernel (TMA, full/empty mbarriers);
 //   GemmKernel     assembles the above into the launch;
 //   KernelBuilder  shared IR helpers, launch-wide values, the accumulator
 //                  fragment's geometry.
 //
-// Today's kernel (sm_90a, what chooseGemmConfig picks for every product):
-// one warpgroup per CTA computes a 64 x BN tile (BN = 128, or N rounded up
-// to 8 when N < 128), BK = 128 bytes of K per stage, one stage in the
-// no-swizzle layout filled by the threads (16-byte chunks when K % 16 == 0,
-// else bytes; zeros outside M, N, K), fence.proxy.async + barrier,
-// m64nBNk32 wgmma per k32 step, FP32 promotion per K-block (128 K, 32 for
-// MXFP8), bounds-checked stores from the registers. docs/GPU.md describes
-// it and what the fast variants change.
+// The kernels (sm_90a, chooseGemmConfig decides): with TMA (K % 16 == 0)
+// and M >= 128 the warp-specialized one -- a producer warpgroup issuing TMA
+// loads into up to 8 128B-swizzled stages, two consumer warpgroups running
+// m64nBNk32 wgmma on 64 rows each of a 128 x BN CTA tile, full/empty
+// mbarriers per stage, setmaxnreg 40/232; otherwise one warpgroup per CTA
+// computes a 64 x BN tile, from a TMA pipeline or (K % 16 != 0, or
+// tma-pipeline=false) one stage filled by thread copies. Every kernel
+// promotes in FP32 per K-block (128 K, 32 for MXFP8) and stores from the
+// registers. docs/GPU.md describes them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +48,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_CONVERTFP8GEMMTOGPU
@@ -69,15 +74,21 @@ struct ConvertFP8GemmToGPUPass
     for (auto func : module.getOps<func::FuncOp>())
       if (func->hasAttr(kGemmAttrName))
         funcs.push_back(func);
+    SymbolTable symbols(module);
     for (func::FuncOp func : funcs)
-      convert(func);
+      convert(func, symbols);
   }
 
-  void convert(func::FuncOp func) {
+  void convert(func::FuncOp func, SymbolTable &symbols) {
     std::string why;
     gemm::GemmOptions options;
     options.tmaPipeline = tmaPipeline;
     options.stages = stages;
+    options.warpSpecialized = warpSpecialized;
+    options.wsStages = wsStages;
+    options.persistent = persistent;
+    options.smCount = smCount;
+    options.clusterM = clusterM;
     FailureOr<gemm::GemmPlan> plan = gemm::planGemm(func, options, why);
     if (succeeded(plan) && chip == "sm_89") {
       plan = failure();
@@ -92,7 +103,7 @@ struct ConvertFP8GemmToGPUPass
         func.emitRemark() << "fp8 gemm: keeping the reference body: " << why;
       return;
     }
-    gemm::buildGemmKernel(func, *plan);
+    gemm::buildGemmKernel(func, *plan, symbols);
     if (remarks)
       func.emitRemark() << "fp8 gemm: " << gemm::describeGemmPlan(*plan);
   }

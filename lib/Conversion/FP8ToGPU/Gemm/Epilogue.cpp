@@ -43,6 +43,33 @@ OuterScales loadOuterScales(KernelBuilder &kb, const KernelValues &kv,
   return s;
 }
 
+/// Register `i` of the total, finished: the scales applied once, the bias,
+/// the activation, the rounding to the output type. `outLin` is its
+/// element in `out`.
+Value finishRegister(KernelBuilder &kb, const KernelValues &kv,
+                     const AccumulatorFragment &frag, const OuterScales &scales,
+                     Value acc, int64_t i, Value outLin) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const GemmProblem &p = kb.p;
+  Value col = frag.colOf(kb, i);
+  Value x = LLVM::ExtractValueOp::create(b, loc, acc, i);
+  if (!p.lhsScale.dependsOnK())
+    x = kb.fmul(x, scales.sa[(i / 2) % 2]);
+  if (!p.rhsScale.dependsOnK())
+    x = kb.fmul(x, scales.sbTensor ? scales.sbTensor
+                                   : kb.scaleAt(kv.rhsScale, p.rhsScale, kv.bz,
+                                                col, scales.zeroIdx));
+  if (p.bias == GemmProblem::Bias::Row)
+    x = arith::AddFOp::create(b, loc, x, kb.toF32(kb.load(kv.bias, col)));
+  else if (p.bias == GemmProblem::Bias::Full)
+    x = arith::AddFOp::create(b, loc, x, kb.toF32(kb.load(kv.bias, outLin)));
+  x = buildEpilogue(b, loc, x, p.epilogue);
+  if (!p.outType.isF32())
+    x = arith::TruncFOp::create(b, loc, p.outType, x);
+  return x;
+}
+
 /// Register `i` of the total, finished and stored if inside the output.
 void storeRegister(KernelBuilder &kb, const KernelValues &kv,
                    const AccumulatorFragment &frag, const OuterScales &scales,
@@ -56,22 +83,39 @@ void storeRegister(KernelBuilder &kb, const KernelValues &kv,
   auto ifOp = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value x = LLVM::ExtractValueOp::create(b, loc, acc, i);
-  if (!p.lhsScale.dependsOnK())
-    x = kb.fmul(x, scales.sa[(i / 2) % 2]);
-  if (!p.rhsScale.dependsOnK())
-    x = kb.fmul(x, scales.sbTensor ? scales.sbTensor
-                                   : kb.scaleAt(kv.rhsScale, p.rhsScale, kv.bz,
-                                                col, scales.zeroIdx));
   Value outLin = kb.add(kv.outBase, kb.add(kb.mulC(row, p.n), col));
-  if (p.bias == GemmProblem::Bias::Row)
-    x = arith::AddFOp::create(b, loc, x, kb.toF32(kb.load(kv.bias, col)));
-  else if (p.bias == GemmProblem::Bias::Full)
-    x = arith::AddFOp::create(b, loc, x, kb.toF32(kb.load(kv.bias, outLin)));
-  x = buildEpilogue(b, loc, x, p.epilogue);
-  if (!p.outType.isF32())
-    x = arith::TruncFOp::create(b, loc, p.outType, x);
+  Value x = finishRegister(kb, kv, frag, scales, acc, i, outLin);
   memref::StoreOp::create(b, loc, x, kv.out, ValueRange{outLin});
+}
+
+/// Registers `i` and `i + 1` (columns c, c + 1 of one row, c even) with one
+/// 2-element store when N is even: then c + 1 < N whenever c < N and the
+/// pair's first element index is even, so the store is aligned. Halves the
+/// epilogue's store instructions. `outPtr`: the output as !llvm.ptr<1>.
+void storePair(KernelBuilder &kb, const KernelValues &kv,
+               const AccumulatorFragment &frag, const OuterScales &scales,
+               Value acc, int64_t i, Value outPtr) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const GemmProblem &p = kb.p;
+  Value row = frag.rowOf(i), col = frag.colOf(kb, i);
+  Value ok =
+      arith::AndIOp::create(b, loc, kb.ultC(row, p.m), kb.ultC(col, p.n));
+  auto ifOp = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value outLin = kb.add(kv.outBase, kb.add(kb.mulC(row, p.n), col));
+  auto vecType = VectorType::get({2}, p.outType);
+  Value v = LLVM::UndefOp::create(b, loc, vecType);
+  for (int64_t j = 0; j < 2; ++j) {
+    Value x = finishRegister(kb, kv, frag, scales, acc, i + j,
+                             kb.addC(outLin, j));
+    v = LLVM::InsertElementOp::create(b, loc, v, x, kb.cI32(j));
+  }
+  Value ptr = LLVM::GEPOp::create(b, loc, outPtr.getType(), p.outType, outPtr,
+                                  ArrayRef<LLVM::GEPArg>{kb.toI64(outLin)});
+  const unsigned bytes = 2 * p.outType.getIntOrFloatBitWidth() / 8;
+  LLVM::StoreOp::create(b, loc, v, ptr, bytes);
 }
 
 } // namespace
@@ -80,6 +124,12 @@ void gemm::buildRegisterEpilogue(KernelBuilder &kb, const GemmPlan &plan,
                                  const KernelValues &kv,
                                  const AccumulatorFragment &frag, Value acc) {
   OuterScales scales = loadOuterScales(kb, kv, frag);
+  if (kb.p.n % 2 == 0) {
+    Value outPtr = llvmPointer(kb, kv.out, 1, /*fromGeneric=*/true);
+    for (int64_t i = 0; i < frag.numRegs; i += 2)
+      storePair(kb, kv, frag, scales, acc, i, outPtr);
+    return;
+  }
   for (int64_t i = 0; i < frag.numRegs; ++i)
     storeRegister(kb, kv, frag, scales, acc, i);
 }

@@ -2,9 +2,20 @@
 //
 // Part of fp8-opt.
 //
-// Assembles a kernel from the builders: the launch and the values every
-// builder reads, the tile loader, the mainloop (wgmma + promotion), the
-// epilogue. Every decision comes from the GemmPlan.
+// Assembles a kernel from the builders: the host side (operands flattened,
+// tensor maps, the gpu.launch_func), the kernel function in its own
+// gpu.module with the attributes ptxas needs, the values every builder
+// reads, the tile loader, the mainloop (wgmma + promotion), the epilogue.
+// Every decision comes from the GemmPlan.
+//
+// The kernel is built as a gpu.func rather than a gpu.launch body that
+// gpu-kernel-outlining would move out: outlining keeps neither discardable
+// attributes of the launch nor argument attributes, and warp-specialized
+// kernels need `nvvm.minctasm` next to the block size (or ptxas ignores
+// setmaxnreg, C7508); building the function here also fixes the kernel's
+// parameter list (no constant captured by accident) and works the same in
+// every pipeline, including upstream gpu-lower-to-nvvm-pipeline, which
+// outlines internally and leaves existing gpu.modules alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,10 +23,13 @@
 
 #include "Epilogue.h"
 #include "Mainloop.h"
+#include "WarpSpecialized.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -54,37 +68,115 @@ SmallVector<Value> flattenOperands(KernelBuilder &kb, Block &entry) {
   return flat;
 }
 
-/// The gpu.launch (grid: N tiles x M tiles x batch) and the function's
-/// return after it.
-gpu::LaunchOp createLaunch(KernelBuilder &kb, const GemmPlan &plan,
-                           const SmemLayout &layout) {
+/// The values the host passes to the kernel, in parameter order: lhs,
+/// lhs_scale, rhs, rhs_scale, [bias], out (flat memrefs), [the tensor maps
+/// of A and B].
+SmallVector<Value> kernelParams(const KernelValues &host) {
+  SmallVector<Value> params = {host.lhs, host.lhsScale, host.rhs,
+                               host.rhsScale};
+  if (host.bias)
+    params.push_back(host.bias);
+  params.push_back(host.out);
+  if (host.tensorMapA)
+    params.append({host.tensorMapA, host.tensorMapB});
+  return params;
+}
+
+/// The same values inside the kernel: its arguments, in kernelParams order.
+KernelValues bindParams(const KernelValues &host, Block &kernelEntry) {
+  KernelValues kv;
+  auto args = kernelEntry.getArguments();
+  unsigned i = 0;
+  kv.lhs = args[i++];
+  kv.lhsScale = args[i++];
+  kv.rhs = args[i++];
+  kv.rhsScale = args[i++];
+  if (host.bias)
+    kv.bias = args[i++];
+  kv.out = args[i++];
+  if (host.tensorMapA) {
+    kv.tensorMapA = args[i++];
+    kv.tensorMapB = args[i++];
+  }
+  return kv;
+}
+
+/// Grid: N tiles x M tiles x batch, or the persistent CTAs.
+std::array<int64_t, 3> gridSize(const GemmPlan &plan) {
   const GemmProblem &p = plan.problem;
   const GemmConfig &c = plan.config;
-  Value gridX = kb.cIdx(llvm::divideCeil(p.n, c.bn));
-  Value gridY = kb.cIdx(llvm::divideCeil(p.m, c.bm));
-  Value gridZ = kb.cIdx(p.batch);
+  if (c.persistentCtas)
+    return {c.persistentCtas, 1, 1};
+  return {static_cast<int64_t>(llvm::divideCeil(p.n, c.bn)),
+          static_cast<int64_t>(llvm::divideCeil(p.m, c.bm)), p.batch};
+}
+
+/// An empty kernel function taking `paramTypes`, alone in a new gpu.module
+/// right after `func` (both named `<func>_kernel`, the module renamed if
+/// that collides), with the launch geometry it is built for and, when it
+/// resizes its warpgroups' registers, `nvvm.minctasm = 1` (ptxas honours
+/// setmaxnreg only when it knows the block size and the CTAs per SM).
+gpu::GPUFuncOp createKernelFunc(func::FuncOp func, const GemmPlan &plan,
+                                TypeRange paramTypes, SymbolTable &symbols) {
+  MLIRContext *ctx = func.getContext();
+  Location loc = func.getLoc();
+  auto module = func->getParentOfType<ModuleOp>();
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(ctx));
+  const std::string name = (func.getSymName() + "_kernel").str();
+  OpBuilder b(ctx);
+  auto gpuModule = gpu::GPUModuleOp::create(b, loc, name);
+  symbols.insert(gpuModule, std::next(Block::iterator(func)));
+  b.setInsertionPointToStart(gpuModule.getBody());
+  auto kernel = gpu::GPUFuncOp::create(b, loc, name,
+                                       b.getFunctionType(paramTypes, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  const GemmConfig &c = plan.config;
+  std::array<int64_t, 3> grid = gridSize(plan);
+  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(c.threads()), 1, 1}));
+  kernel.setKnownGridSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(grid[0]), static_cast<int32_t>(grid[1]),
+       static_cast<int32_t>(grid[2])}));
+  if (c.producerRegisters || c.consumerRegisters)
+    kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    b.getI32IntegerAttr(1));
+  // .reqnctapercluster: a plain launch then runs in clusters.
+  if (c.clusterM > 1)
+    kernel->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                    b.getDenseI32ArrayAttr(
+                        {static_cast<int32_t>(c.clusterM), 1, 1}));
+  return kernel;
+}
+
+/// The gpu.launch_func of `kernel` with `params`, and the function's return
+/// after it.
+void createLaunch(KernelBuilder &kb, const GemmPlan &plan,
+                  const SmemLayout &layout, gpu::GPUFuncOp kernel,
+                  ValueRange params) {
+  std::array<int64_t, 3> grid = gridSize(plan);
   Value one = kb.cIdx(1);
-  Value smemSize = kb.cI32(layout.totalBytes);
-  auto launch = gpu::LaunchOp::create(kb.b, kb.loc, gridX, gridY, gridZ,
-                                      kb.cIdx(c.threads()), one, one, smemSize);
+  gpu::KernelDim3 gridDim{kb.cIdx(grid[0]), kb.cIdx(grid[1]),
+                          kb.cIdx(grid[2])};
+  gpu::KernelDim3 blockDim{kb.cIdx(plan.config.threads()), one, one};
+  gpu::LaunchFuncOp::create(kb.b, kb.loc, kernel, gridDim, blockDim,
+                            kb.cI32(layout.totalBytes), params);
   func::ReturnOp::create(kb.b, kb.loc);
-  return launch;
 }
 
 /// Ids, the CTA tile's origin and the shared-memory buffer with its typed
 /// stage-0 tile views.
 void setupKernelValues(KernelBuilder &kb, const GemmPlan &plan,
-                       const SmemLayout &layout, gpu::LaunchOp launch,
-                       KernelValues &kv) {
+                       const SmemLayout &layout, KernelValues &kv) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = plan.problem;
-  kv.bx = launch.getBlockIds().x;
-  kv.by = launch.getBlockIds().y;
-  kv.bz = launch.getBlockIds().z;
-  kv.tid = launch.getThreadIds().x;
-  kv.n0 = kb.mulC(kv.bx, plan.config.bn);
-  kv.m0 = kb.mulC(kv.by, plan.config.bm);
+  kv.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  // A persistent kernel's tiles are set per tile of its walk.
+  if (!plan.config.persistentCtas)
+    setTile(kb, plan.config, kv, gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+            gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
+            gpu::BlockIdOp::create(b, loc, gpu::Dimension::z));
 
   auto wg =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
@@ -114,40 +206,47 @@ void setupKernelValues(KernelBuilder &kb, const GemmPlan &plan,
   }
 }
 
-/// Element offsets of this CTA's batch in lhs, rhs and out.
-void setupBatchOffsets(KernelBuilder &kb, const GemmProblem &p,
-                       KernelValues &kv) {
-  kv.lhsBase = kb.mulC(kv.bz, p.m * p.k);
-  kv.rhsBase = p.rhsBatched ? kb.mulC(kv.bz, p.n * p.k) : kb.cIdx(0);
-  kv.outBase = kb.mulC(kv.bz, p.m * p.n);
+/// The kernel's body after the setup: one warpgroup loads and multiplies.
+void buildSingleWarpgroupBody(KernelBuilder &kb, const GemmPlan &plan,
+                              const SmemLayout &layout, const KernelValues &kv,
+                              TileLoader &loader) {
+  AccumulatorFragment frag = AccumulatorFragment::build(kb, kv, plan.config.bn);
+  Promotion promotion(plan, kv, frag);
+  Value acc = buildMainloop(kb, plan, layout, kv, frag, loader, promotion);
+  buildRegisterEpilogue(kb, plan, kv, frag, acc);
 }
 
 } // namespace
 
-void gemm::buildGemmKernel(func::FuncOp func, const GemmPlan &plan) {
+void gemm::buildGemmKernel(func::FuncOp func, const GemmPlan &plan,
+                           SymbolTable &symbols) {
   Block &entry = func.getBody().front();
   OpBuilder b = resetBody(func);
   KernelBuilder kb(b, func.getLoc(), plan.problem);
   SmallVector<Value> flat = flattenOperands(kb, entry);
-  KernelValues kv;
-  kv.lhs = flat[0];
-  kv.lhsScale = flat[1];
-  kv.rhs = flat[2];
-  kv.rhsScale = flat[3];
-  kv.bias = plan.problem.bias != GemmProblem::Bias::None ? flat[4] : Value();
-  kv.out = flat.back();
+  KernelValues host;
+  host.lhs = flat[0];
+  host.lhsScale = flat[1];
+  host.rhs = flat[2];
+  host.rhsScale = flat[3];
+  host.bias = plan.problem.bias != GemmProblem::Bias::None ? flat[4] : Value();
+  host.out = flat.back();
   SmemLayout layout = SmemLayout::get(plan.config);
   std::unique_ptr<TileLoader> loader = createTileLoader(plan, layout);
-  loader->prepareHost(kb, kv);
-  gpu::LaunchOp launch = createLaunch(kb, plan, layout);
+  loader->prepareHost(kb, host);
+  SmallVector<Value> params = kernelParams(host);
+  gpu::GPUFuncOp kernel =
+      createKernelFunc(func, plan, ValueRange(params).getTypes(), symbols);
+  createLaunch(kb, plan, layout, kernel, params);
 
-  b.setInsertionPointToStart(&launch.getBody().front());
-  setupKernelValues(kb, plan, layout, launch, kv);
+  b.setInsertionPointToStart(&kernel.front());
+  KernelValues kv = bindParams(host, kernel.front());
+  setupKernelValues(kb, plan, layout, kv);
   loader->prepare(kb, kv);
-  setupBatchOffsets(kb, plan.problem, kv);
-  AccumulatorFragment frag = AccumulatorFragment::build(kb, kv, plan.config.bn);
-  Promotion promotion(plan, kv, frag);
-  Value acc = buildMainloop(kb, plan, layout, kv, frag, *loader, promotion);
-  buildRegisterEpilogue(kb, plan, kv, frag, acc);
-  gpu::TerminatorOp::create(b, kb.loc);
+  if (plan.config.kind == KernelKind::WarpSpecialized)
+    buildWarpSpecializedBody(kb, plan, layout, kv,
+                             static_cast<TmaLoader &>(*loader));
+  else
+    buildSingleWarpgroupBody(kb, plan, layout, kv, *loader);
+  gpu::ReturnOp::create(b, kb.loc);
 }

@@ -9,11 +9,18 @@
 
 #include "GemmPlan.h"
 
+namespace mlir {
+class SymbolTable;
+} // namespace mlir
+
 namespace mlir::fp8::gemm {
 
 /// Replaces the body of `func` (lhs, lhs_scale, rhs, rhs_scale, [bias], out)
-/// with a gpu.launch of the kernel `plan` describes.
-void buildGemmKernel(func::FuncOp func, const GemmPlan &plan);
+/// with a gpu.launch_func of the kernel `plan` describes, a gpu.func in a new
+/// gpu.module inserted after `func` into `symbols` (the symbol table of the
+/// module holding `func`, which becomes a gpu.container_module).
+void buildGemmKernel(func::FuncOp func, const GemmPlan &plan,
+                     SymbolTable &symbols);
 
 } // namespace mlir::fp8::gemm
 

@@ -261,19 +261,69 @@ FailureOr<GemmProblem> gemm::analyzeGemm(func::FuncOp func, std::string &why) {
   return p;
 }
 
+namespace {
+
+/// The widest tile N: 128, or 64 when the rhs scales are per column (or per
+/// group of fewer than 8 columns) and vary along K -- MXFP8's 1x32 weight
+/// blocks give each thread one scale per two accumulator registers at every
+/// promotion: with BN = 128 that is 32 scales next to 128 accumulators,
+/// which spills; BN = 64 halves both. N rounded up to 8 when smaller.
+int64_t chooseBn(const GemmProblem &p) {
+  const bool columnScalesAlongK =
+      p.rhsScale.dependsOnK() && p.rhsScale.rowBlock % 8 != 0;
+  const int64_t maxBn = columnScalesAlongK ? 64 : 128;
+  return p.n >= maxBn ? maxBn : llvm::alignTo(p.n, 8);
+}
+
+/// The most stages (at most kMaxStages and the number of K tiles) whose
+/// tiles and barriers fit in shared memory.
+int64_t maxStages(const GemmProblem &p, GemmConfig c) {
+  const int64_t limit =
+      std::min<int64_t>(kMaxStages, llvm::divideCeil(p.k, c.bk));
+  int64_t best = 1;
+  for (c.stages = 1; c.stages <= limit; ++c.stages)
+    if (SmemLayout::get(c).totalBytes <= kMaxSmemBytes)
+      best = c.stages;
+  return best;
+}
+
+/// DeepGEMM's FP8 kernel shape: one producer warpgroup (its first thread
+/// issues the TMA loads; setmaxnreg.dec to 40) and two consumer warpgroups
+/// (setmaxnreg.inc to 232; each owns 64 of the BM = 128 rows), as many
+/// stages as fit. 40 x 128 + 232 x 256 = 64512 of the SM's 65536 registers.
+void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
+                         GemmConfig &c) {
+  c.kind = KernelKind::WarpSpecialized;
+  c.consumerWarpgroups = 2;
+  c.bm = kWgmmaM * c.consumerWarpgroups;
+  c.producerRegisters = 40;
+  c.consumerRegisters = 232;
+  if (options.persistent) {
+    const int64_t numM = llvm::divideCeil(p.m, c.bm);
+    // Clusters take adjacent M tiles (the last one may be past M: computed,
+    // not stored); B tiles split into one multicast slice per CTA.
+    if (options.clusterM == 2 && numM >= 2 && c.bn % 16 == 0)
+      c.clusterM = 2;
+    const int64_t clusterTiles = p.batch *
+                                 llvm::divideCeil(numM, c.clusterM) *
+                                 llvm::divideCeil(p.n, c.bn);
+    c.persistentCtas =
+        std::min<int64_t>(options.smCount / c.clusterM, clusterTiles) *
+        c.clusterM;
+  }
+  c.stages = options.wsStages > 0
+                 ? std::min<int64_t>(options.wsStages, llvm::divideCeil(p.k, c.bk))
+                 : maxStages(p, c);
+}
+
+} // namespace
+
 GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
                                   const GemmOptions &options) {
   GemmConfig c;
   c.kind = KernelKind::SingleWarpgroup;
   c.bm = kWgmmaM;
-  // Scales per column (or per group of fewer than 8 columns) that vary
-  // along K -- MXFP8's 1x32 weight blocks -- give each thread one scale per
-  // two accumulator registers at every promotion: with BN = 128 that is 32
-  // scales next to 128 accumulators, which spills; BN = 64 halves both.
-  const bool columnScalesAlongK =
-      p.rhsScale.dependsOnK() && p.rhsScale.rowBlock % 8 != 0;
-  const int64_t maxBn = columnScalesAlongK ? 64 : 128;
-  c.bn = p.n >= maxBn ? maxBn : llvm::alignTo(p.n, 8);
+  c.bn = chooseBn(p);
   c.bk = 128;
   c.stages = 1;
   c.consumerWarpgroups = 1;
@@ -283,12 +333,18 @@ GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
       p.k % 16 == 0 ? LoaderKind::ThreadVector : LoaderKind::ThreadScalar;
   c.epilogue = EpilogueKind::Registers;
   // TMA needs 16-byte global row strides.
-  if (options.tmaPipeline && p.k % 16 == 0) {
-    c.loader = LoaderKind::TMA;
-    c.swizzle = Swizzle::B128;
-    c.stages =
-        std::clamp<int64_t>(options.stages, 1, llvm::divideCeil(p.k, c.bk));
+  if (!options.tmaPipeline || p.k % 16 != 0)
+    return c;
+  c.loader = LoaderKind::TMA;
+  c.swizzle = Swizzle::B128;
+  // Fewer than 128 rows would leave a consumer warpgroup idle: those keep
+  // the single-warpgroup pipeline (64-row tiles).
+  if (options.warpSpecialized && p.m >= 2 * kWgmmaM) {
+    makeWarpSpecialized(p, options, c);
+    return c;
   }
+  c.stages =
+      std::clamp<int64_t>(options.stages, 1, llvm::divideCeil(p.k, c.bk));
   return c;
 }
 
@@ -298,23 +354,49 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
     why = reason.str();
     return failure();
   };
-  if (c.kind != KernelKind::SingleWarpgroup || c.consumerWarpgroups != 1 ||
-      c.bm != kWgmmaM * c.consumerWarpgroups)
-    return fail("only the single-warpgroup 64-row kernel is implemented");
+  if (c.bm != kWgmmaM * c.consumerWarpgroups)
+    return fail("BM must be 64 rows per consumer warpgroup");
+  if (c.kind == KernelKind::SingleWarpgroup &&
+      (c.consumerWarpgroups != 1 || c.producerRegisters ||
+       c.consumerRegisters))
+    return fail("the single-warpgroup kernel has one warpgroup and keeps "
+                "its registers");
+  if (c.kind == KernelKind::WarpSpecialized) {
+    if (c.loader != LoaderKind::TMA)
+      return fail("the warp-specialized kernel loads with TMA");
+    if (c.consumerWarpgroups < 1 || c.consumerWarpgroups > 2)
+      return fail("the warp-specialized kernel has 1 or 2 consumer "
+                  "warpgroups");
+    for (int64_t r : {c.producerRegisters, c.consumerRegisters})
+      if (r < 24 || r > 256 || r % 8 != 0)
+        return fail("setmaxnreg counts must be multiples of 8 in [24, 256]");
+    if ((c.producerRegisters + c.consumerRegisters * c.consumerWarpgroups) *
+            kWarpgroupThreads >
+        65536)
+      return fail("the warpgroups' registers exceed the SM's 65536");
+  }
   if (c.bn % 8 != 0 || c.bn < 8 || c.bn > 256)
     return fail("wgmma N must be a multiple of 8 in [8, 256]");
   if (c.bk != 128 || c.bk % p.promo != 0)
     return fail("BK must be 128 bytes and hold whole promotion units");
-  if (c.clusterM != 1 || c.clusterN != 1 || c.persistent ||
+  if (c.clusterN != 1 || c.clusterM < 1 || c.clusterM > 2 ||
       c.epilogue != EpilogueKind::Registers)
     return fail("configuration not implemented yet");
+  if (c.clusterM > 1 &&
+      (!c.persistentCtas || c.persistentCtas % c.clusterM != 0 ||
+       c.bn % (8 * c.clusterM) != 0))
+    return fail("clusters need persistent CTAs (a multiple of the cluster) "
+                "and B slices of whole 8-row swizzle atoms");
+  if (c.persistentCtas &&
+      (c.kind != KernelKind::WarpSpecialized || c.rasterGroup < 1))
+    return fail("only the warp-specialized kernel is persistent");
   if (c.loader == LoaderKind::TMA) {
     // The swizzle span is the box's inner extent: 128 bytes of K.
     if (c.swizzle != Swizzle::B128 || c.bk != 128)
       return fail("TMA loads need 128B swizzle and BK = 128");
     if (p.k % 16 != 0)
       return fail("TMA needs K to be a multiple of 16 (16-byte row strides)");
-    if (c.stages < 1 || c.stages > 8)
+    if (c.stages < 1 || c.stages > kMaxStages)
       return fail("TMA pipeline stages must be 1..8");
   } else if (c.stages != 1 || c.swizzle != Swizzle::None) {
     return fail("thread copies serve one unswizzled stage");
@@ -322,9 +404,9 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
   if (c.loader == LoaderKind::ThreadVector && p.k % 16 != 0)
     return fail("16-byte copies need K to be a multiple of 16");
   // 227 KB of shared memory per block on sm_90 (opt-in).
-  if (SmemLayout::get(c).totalBytes > 232448)
+  if (SmemLayout::get(c).totalBytes > kMaxSmemBytes)
     return fail("the tiles of all stages exceed 227 KB of shared memory");
-  if (p.m > 65535 * c.bm)
+  if (!c.persistentCtas && p.m > 65535 * c.bm)
     return fail("M too large for grid.y");
   return success();
 }
@@ -346,10 +428,25 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
   const GemmConfig &c = plan.config;
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << "wgmma kernel m64n" << c.bn << "k32, CTA tile " << c.bm << "x" << c.bn
+  os << "wgmma kernel m64n" << c.bn << "k32";
+  if (c.kind == KernelKind::WarpSpecialized)
+    os << ", warp-specialized (1 producer + " << c.consumerWarpgroups
+       << " consumer warpgroups, setmaxnreg " << c.producerRegisters << "/"
+       << c.consumerRegisters << ")";
+  os << ", CTA tile " << c.bm << "x" << c.bn
      << "x" << c.bk << ", promotion every " << p.promo << " K"
-     << ", grid " << llvm::divideCeil(p.n, c.bn) << "x"
-     << llvm::divideCeil(p.m, c.bm) << "x" << p.batch;
+     << ", grid ";
+  if (c.persistentCtas)
+    os << c.persistentCtas << " persistent CTAs"
+       << (c.clusterM > 1 ? " in clusters of " + std::to_string(c.clusterM) +
+                                " along M (B multicast)"
+                          : std::string())
+       << " over "
+       << p.batch * llvm::divideCeil(p.m, c.bm) * llvm::divideCeil(p.n, c.bn)
+       << " tiles";
+  else
+    os << llvm::divideCeil(p.n, c.bn) << "x" << llvm::divideCeil(p.m, c.bm)
+       << "x" << p.batch;
   if (c.loader == LoaderKind::TMA)
     os << ", TMA into " << c.stages << " 128B-swizzled stages";
   return s;

@@ -92,8 +92,8 @@ enum class LoaderKind {
 enum class KernelKind {
   /// Every warpgroup loads and multiplies.
   SingleWarpgroup,
-  /// A producer warpgroup loads, consumer warpgroups multiply (not
-  /// implemented yet).
+  /// A producer warpgroup (one thread issues the TMA loads) feeds consumer
+  /// warpgroups (wgmma, promotion, epilogue) through full/empty mbarriers.
   WarpSpecialized,
 };
 
@@ -122,8 +122,14 @@ struct GemmConfig {
   Swizzle swizzle = Swizzle::None;
   LoaderKind loader = LoaderKind::ThreadVector;
   EpilogueKind epilogue = EpilogueKind::Registers;
-  /// Persistent CTAs (grid = number of SMs) walking the tiles.
-  bool persistent = false;
+  /// Persistent CTAs: a grid of this many CTAs (at most the number of
+  /// tiles) walks the tiles (0: one CTA per tile, grid N x M x batch).
+  int64_t persistentCtas = 0;
+  /// The persistent walk's tile order: tile ids run down a band of this
+  /// many M tiles, then on to the band's next N tile, then to the next band
+  /// (batch outermost), so that the CTAs running at once share A and B
+  /// tiles in L2.
+  int64_t rasterGroup = 8;
 
   /// Warpgroups per CTA, producer included.
   int64_t warpgroups() const {
@@ -138,7 +144,27 @@ struct GemmOptions {
   bool tmaPipeline = false;
   /// Stages of that pipeline (at most the number of K tiles).
   int64_t stages = 4;
+  /// The warp-specialized kernel where it serves (TMA, M >= 128).
+  bool warpSpecialized = true;
+  /// Its stages; 0: as many as fit in shared memory (at most kMaxStages).
+  int64_t wsStages = 0;
+  /// Persistent warp-specialized CTAs, one per SM (`smCount`, the H100 and
+  /// H200 SXM have 132): the next tile's loads overlap a tile's promotion
+  /// and epilogue; any count is correct, fewer or more only slower.
+  bool persistent = true;
+  int64_t smCount = 132;
+  /// Persistent CTAs in clusters of this many along M (1 or 2) that load
+  /// each B tile once for the cluster (TMA multicast), to cut the L2 -> SM
+  /// traffic of 128 x 128 tiles. Off by default: correct on the H200
+  /// (gemm_test_tma, memcheck) but 1.8x slower at 4096^3 (docs/GPU.md).
+  int64_t clusterM = 1;
 };
+
+/// Most pipeline stages a kernel uses (mbarrier phases are tracked per K
+/// tile, so more would only cost shared memory).
+constexpr int64_t kMaxStages = 8;
+/// Shared memory a CTA may use on sm_90 (227 KB, opt-in).
+constexpr int64_t kMaxSmemBytes = 232448;
 
 /// A problem and the configuration chosen for it.
 struct GemmPlan {

@@ -124,6 +124,17 @@ Value gemm::llvmPointer(KernelBuilder &kb, Value memref, unsigned addressSpace,
       b, loc, LLVM::LLVMPointerType::get(ctx, addressSpace), generic);
 }
 
+void gemm::setTile(KernelBuilder &kb, const GemmConfig &config,
+                   KernelValues &kv, Value nb, Value mb, Value bz) {
+  const GemmProblem &p = kb.p;
+  kv.bz = bz;
+  kv.n0 = kb.mulC(nb, config.bn);
+  kv.m0 = kb.mulC(mb, config.bm);
+  kv.lhsBase = kb.mulC(bz, p.m * p.k);
+  kv.rhsBase = p.rhsBatched ? kb.mulC(bz, p.n * p.k) : kb.cIdx(0);
+  kv.outBase = kb.mulC(bz, p.m * p.n);
+}
+
 AccumulatorFragment AccumulatorFragment::build(KernelBuilder &kb,
                                                const KernelValues &kv,
                                                int64_t bn) {

@@ -69,8 +69,9 @@ struct KernelValues {
   /// The operands flattened to rank 0/1 (identity layouts: contiguous); the
   /// kernel computes linear indices itself. `bias` is null without bias.
   Value lhs, lhsScale, rhs, rhsScale, bias, out;
-  /// Block and thread ids.
-  Value bx, by, bz, tid;
+  /// The CTA tile's batch (grid.z, or the persistent walk's) and the
+  /// thread id.
+  Value bz, tid;
   /// First row (of M) and column (of N) of the CTA tile.
   Value m0, n0;
   /// The dynamic shared-memory buffer (memref<?xi8, workgroup>) and the
@@ -88,6 +89,11 @@ struct KernelValues {
   /// Element offsets of this CTA's batch in lhs, rhs and out.
   Value lhsBase, rhsBase, outBase;
 };
+
+/// Points `kv` at one CTA tile: N tile `nb`, M tile `mb` and batch `bz`
+/// (indices): bz, m0, n0 and the batch offsets.
+void setTile(KernelBuilder &kb, const GemmConfig &config, KernelValues &kv,
+             Value nb, Value mb, Value bz);
 
 /// The wgmma D fragment (f32) of one warpgroup for a 64 x BN tile: register
 /// i of thread t holds row 16 * warp + lane / 4 + 8 * ((i / 2) % 2), column

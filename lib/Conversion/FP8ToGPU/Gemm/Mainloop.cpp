@@ -20,9 +20,9 @@ using namespace mlir::fp8;
 using namespace mlir::fp8::gemm;
 
 Value gemm::buildUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
-                           const SmemLayout &layout, Value smemBase,
-                           int64_t aOffset, int64_t bOffset, Value zeroAcc,
-                           int64_t unit) {
+                           const SmemLayout &layout, Value aBase,
+                           int64_t aOffset, Value bBase, int64_t bOffset,
+                           Value zeroAcc, int64_t unit) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = plan.problem;
@@ -34,10 +34,10 @@ Value gemm::buildUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
   Value partial = zeroAcc;
   for (int64_t s = 0; s < stepsPerUnit; ++s) {
     const int64_t step = unit * stepsPerUnit + s;
-    Value descA = buildDescriptor(
-        kb, smemBase, aOffset + layout.a.stepOffset(step), layout.a);
-    Value descB = buildDescriptor(
-        kb, smemBase, bOffset + layout.b.stepOffset(step), layout.b);
+    Value descA = buildDescriptor(kb, aBase,
+                                  aOffset + layout.a.stepOffset(step), layout.a);
+    Value descB = buildDescriptor(kb, bBase,
+                                  bOffset + layout.b.stepOffset(step), layout.b);
     partial = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, zeroAcc.getType(), partial, descA, descB, shape, typeA, typeB,
         NVVM::WGMMATypes::f32,
@@ -77,7 +77,7 @@ Value buildSingleStageMainloop(KernelBuilder &kb, const GemmPlan &plan,
   for (int64_t u = 0; u < unitsPerTile; ++u) {
     Value partial =
         buildUnitWgmma(kb, plan, layout, kv.smemBase, layout.aTileOffset(0),
-                       layout.bTileOffset(0), zeroAcc, u);
+                       kv.smemBase, layout.bTileOffset(0), zeroAcc, u);
     total = promotion.promote(kb, total, partial, k0, u);
   }
   // All wgmmas of this stage completed (wait_group 0).
@@ -116,7 +116,7 @@ Value buildPipelinedMainloop(KernelBuilder &kb, const GemmPlan &plan,
   Value stageBase = arith::AddIOp::create(
       b, loc, kv.smemBase, kb.toI64(kb.mulC(stage, layout.stageStride)));
   for (int64_t u = 0; u < unitsPerTile; ++u) {
-    Value partial = buildUnitWgmma(kb, plan, layout, stageBase, 0,
+    Value partial = buildUnitWgmma(kb, plan, layout, stageBase, 0, stageBase,
                                    layout.bOffset, zeroAcc, u);
     total = promotion.promote(kb, total, partial, k0, u);
   }

@@ -23,13 +23,15 @@ Value buildMainloop(KernelBuilder &kb, const GemmPlan &plan,
                     const AccumulatorFragment &frag, TileLoader &loader,
                     Promotion &promotion);
 
-/// The wgmma steps of promotion unit `unit` on the tiles of one stage (A at
-/// `aOffset`, B at `bOffset` bytes from `smemBase`, an i64 shared-window
-/// address): fence, the steps into a fresh accumulator (`zeroAcc` first),
-/// commit, wait for all. Returns the unit's partial sum.
+/// The wgmma steps of promotion unit `unit` on the tiles of one stage (the
+/// warpgroup's 64 rows of A at `aBase` + `aOffset`, B at `bBase` +
+/// `bOffset`; bases are i64 shared-window addresses): fence, the steps into
+/// a fresh accumulator (`zeroAcc` first), commit, wait for all. Returns the
+/// unit's partial sum.
 Value buildUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
-                     const SmemLayout &layout, Value smemBase, int64_t aOffset,
-                     int64_t bOffset, Value zeroAcc, int64_t unit);
+                     const SmemLayout &layout, Value aBase, int64_t aOffset,
+                     Value bBase, int64_t bOffset, Value zeroAcc,
+                     int64_t unit);
 
 } // namespace mlir::fp8::gemm
 

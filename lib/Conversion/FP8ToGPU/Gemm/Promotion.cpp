@@ -15,9 +15,10 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::gemm;
 
-SmallVector<Value> Promotion::factors(KernelBuilder &kb, Value kStart,
+SmallVector<Value> Promotion::factors(KernelBuilder &kb, Value k0,
                                       int64_t unit) {
   const GemmProblem &p = plan.problem;
+  Value kStart = kb.addC(k0, unit * p.promo);
   const bool lhsK = p.lhsScale.dependsOnK(), rhsK = p.rhsScale.dependsOnK();
   const int64_t bk = plan.config.bk, bn = plan.config.bn;
   // Units starting beyond K (the last tile's zero padding) must not read
@@ -63,17 +64,16 @@ SmallVector<Value> Promotion::factors(KernelBuilder &kb, Value kStart,
   return result;
 }
 
-Value Promotion::promote(KernelBuilder &kb, Value total, Value partial,
-                         Value k0, int64_t unit) {
-  Value kStart = kb.addC(k0, unit * plan.problem.promo);
-  SmallVector<Value> f = factors(kb, kStart, unit);
+Value Promotion::apply(KernelBuilder &kb, Value total, Value partial,
+                       ArrayRef<Value> f) {
   Value next = total;
   for (int64_t i = 0; i < frag.numRegs; ++i) {
     Value pv = LLVM::ExtractValueOp::create(kb.b, kb.loc, partial, i);
     Value tv = LLVM::ExtractValueOp::create(kb.b, kb.loc, next, i);
-    if (f[i])
-      pv = kb.fmul(pv, f[i]);
-    tv = arith::AddFOp::create(kb.b, kb.loc, tv, pv);
+    // One fma per register (the LLVM NVPTX backend does not contract a
+    // separate fmul + fadd).
+    tv = f[i] ? LLVM::FMAOp::create(kb.b, kb.loc, pv, f[i], tv).getResult()
+              : arith::AddFOp::create(kb.b, kb.loc, tv, pv).getResult();
     next = LLVM::InsertValueOp::create(kb.b, kb.loc, next, tv, i);
   }
   return next;

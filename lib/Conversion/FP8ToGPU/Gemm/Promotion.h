@@ -28,13 +28,21 @@ public:
   /// `total` + `partial` times the K-dependent scales of the promotion unit
   /// `unit` of the K tile starting at `k0`.
   Value promote(KernelBuilder &kb, Value total, Value partial, Value k0,
-                int64_t unit);
+                int64_t unit) {
+    return apply(kb, total, partial, factors(kb, k0, unit));
+  }
+
+  /// The two halves of `promote`, for kernels that load the scales before
+  /// the wgmmas they multiply (their latency then hides behind the tensor
+  /// cores): the combined factor sa * sb of every fragment register for
+  /// unit `unit` of the K tile at `k0` (null where no scale depends on K),
+  /// computed once per distinct (row half, rhs scale) pair ...
+  SmallVector<Value> factors(KernelBuilder &kb, Value k0, int64_t unit);
+  /// ... and `total` + `partial` times them.
+  Value apply(KernelBuilder &kb, Value total, Value partial,
+              ArrayRef<Value> factors);
 
 private:
-  /// The combined factor sa * sb of every fragment register (null where no
-  /// scale depends on K), computed once per distinct (row half, rhs scale)
-  /// pair.
-  SmallVector<Value> factors(KernelBuilder &kb, Value kStart, int64_t unit);
 
   const GemmPlan &plan;
   const KernelValues &kv;

@@ -52,8 +52,14 @@ SmemLayout SmemLayout::get(const GemmConfig &config) {
   const int64_t bBytes = llvm::alignTo(l.b.bytes(), l.alignment);
   l.bOffset = aBytes;
   l.stageStride = aBytes + bBytes;
-  // TMA: one "full" mbarrier per stage (the copies complete on it).
-  l.numBarriers = config.loader == LoaderKind::TMA ? config.stages : 0;
+  // TMA: one "full" mbarrier per stage (the copies complete on it); the
+  // warp-specialized kernel adds one "empty" mbarrier per stage (the
+  // consumers release the stage on it).
+  l.numBarriers = 0;
+  if (config.loader == LoaderKind::TMA)
+    l.numBarriers =
+        config.stages *
+        (config.kind == KernelKind::WarpSpecialized ? 2 : 1);
   l.barrierOffset = l.numBarriers ? l.stages * l.stageStride : 0;
   // The dynamic buffer is only 16-byte aligned: the kernel rounds its base
   // up to `alignment`, which may cost alignment - 16 bytes.

@@ -3,7 +3,8 @@
 // Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
 //
 // Where the K-major A and B tiles of each pipeline stage (and, for TMA
-// loads, one mbarrier per stage) live in the dynamic shared-memory buffer
+// loads, a full mbarrier per stage, plus an empty one per stage in the
+// warp-specialized kernel) live in the dynamic shared-memory buffer
 // (offsets from its base rounded up to `alignment`), how a
 // (row, k) element of a tile maps to a byte, and the wgmma matrix
 // descriptors that read them.
@@ -70,6 +71,10 @@ struct SmemLayout {
   int64_t bTileOffset(int64_t stage) const {
     return bOffset + stage * stageStride;
   }
+  /// Offsets of the first full and the first empty mbarrier (stage s's at
+  /// + 8 * s); empty barriers exist in the warp-specialized kernel only.
+  int64_t fullBarrierOffset() const { return barrierOffset; }
+  int64_t emptyBarrierOffset() const { return barrierOffset + 8 * stages; }
 };
 
 /// The 64-bit wgmma matrix descriptor of the tile bytes at `smemAddr` (i64

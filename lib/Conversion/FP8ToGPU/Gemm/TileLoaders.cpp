@@ -204,43 +204,7 @@ void ThreadCopyLoader::storeChunk(KernelBuilder &kb, const CopySide &side,
   LLVM::StoreOp::create(b, loc, ifOp.getResult(0), ptr, 16);
 }
 
-/// TMA loads (LoaderKind::TMA): the host encodes a tensor map per operand
-/// (fp8rt_cuda_tensor_map_encode_tiled: UINT8 elements, 128B swizzle, boxes
-/// of BM (BN) rows x 128 bytes, zero fill out of bounds, a device copy of
-/// the map); in the kernel thread 0 issues the copies of a stage, which
-/// complete on the stage's mbarrier.
-class TmaLoader : public TileLoader {
-public:
-  using TileLoader::TileLoader;
-
-  void prepareHost(KernelBuilder &kb, KernelValues &kv) override;
-  void prepare(KernelBuilder &kb, const KernelValues &kv) override;
-  void load(KernelBuilder &kb, const KernelValues &kv, Value stage,
-            Value k0) override;
-  void acquire(KernelBuilder &kb, const KernelValues &kv, Value stage,
-               Value phase) override;
-  void release(KernelBuilder &kb, const KernelValues &, Value) override {
-    gpu::BarrierOp::create(kb.b, kb.loc);
-  }
-
-private:
-  /// A pointer into the tiles' region: byte `offset` (index) from its base.
-  Value smemAt(KernelBuilder &kb, Value offset);
-  /// The mbarrier of `stage`.
-  Value barrier(KernelBuilder &kb, Value stage) {
-    return smemAt(kb, kb.addC(kb.mulC(stage, 8), layout.barrierOffset));
-  }
-  /// A call to the runtime's encoder for `data` (flat memref) seen as
-  /// [rows, K] bytes, boxes of `boxRows` x BK.
-  Value encodeTensorMap(KernelBuilder &kb, Value data, int64_t rows,
-                        int64_t boxRows);
-  /// One tile's copy: box at (row, k0) of `map` into `dstOffset` (index).
-  void copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
-                Value dstOffset, Value bar);
-
-  /// The tiles' base as !llvm.ptr<3>.
-  Value base;
-};
+} // namespace
 
 Value TmaLoader::encodeTensorMap(KernelBuilder &kb, Value data, int64_t rows,
                                  int64_t boxRows) {
@@ -307,8 +271,9 @@ void TmaLoader::prepareHost(KernelBuilder &kb, KernelValues &kv) {
   // batch into the next reads rows whose products are never stored (rows
   // >= M of A, columns >= N of B); K beyond the end is zero-filled.
   kv.tensorMapA = encodeTensorMap(kb, kv.lhs, p.batch * p.m, layout.a.rows);
-  kv.tensorMapB = encodeTensorMap(
-      kb, kv.rhs, (p.rhsBatched ? p.batch : 1) * p.n, layout.b.rows);
+  kv.tensorMapB =
+      encodeTensorMap(kb, kv.rhs, (p.rhsBatched ? p.batch : 1) * p.n,
+                      layout.b.rows / plan.config.clusterM);
 }
 
 Value TmaLoader::smemAt(KernelBuilder &kb, Value offset) {
@@ -324,24 +289,51 @@ void TmaLoader::prepare(KernelBuilder &kb, const KernelValues &kv) {
              ? LLVM::GEPOp::create(b, loc, raw.getType(), b.getI8Type(), raw,
                                    ArrayRef<LLVM::GEPArg>{kv.smemAlignOffset})
              : raw;
-  // Thread 0 initializes every stage's mbarrier (one arrival: its own
-  // arrive.expect_tx) and makes the initialization visible to the async
-  // proxy; the CTA barrier publishes it to the other threads.
+  // Thread 0 initializes every stage's mbarriers and makes the
+  // initialization visible to the async proxy; the CTA barrier publishes it
+  // to the other threads.
+  const bool withEmpty = plan.config.kind == KernelKind::WarpSpecialized;
+  const int64_t consumerWarps = plan.config.consumerWarpgroups *
+                                (kWarpgroupThreads / 32) *
+                                plan.config.clusterM;
+  if (plan.config.clusterM > 1)
+    rank = kb.remC(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                   plan.config.clusterM);
   auto init = scf::IfOp::create(b, loc, kb.eqC(kv.tid, 0),
                                 /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&init.getThenRegion().front());
-    for (int64_t s = 0; s < layout.stages; ++s)
-      NVVM::MBarrierInitOp::create(b, loc, barrier(kb, kb.cIdx(s)), kb.cI32(1),
-                                   /*predicate=*/Value());
+    for (int64_t s = 0; s < layout.stages; ++s) {
+      NVVM::MBarrierInitOp::create(b, loc, fullBarrier(kb, kb.cIdx(s)),
+                                   kb.cI32(1), /*predicate=*/Value());
+      if (withEmpty)
+        NVVM::MBarrierInitOp::create(b, loc, emptyBarrier(kb, kb.cIdx(s)),
+                                     kb.cI32(consumerWarps),
+                                     /*predicate=*/Value());
+    }
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
-  gpu::BarrierOp::create(b, loc);
+  // Peers arrive on (and multicast into) this CTA's barriers: the cluster
+  // barrier publishes the initialization cluster-wide.
+  if (rank)
+    clusterSync(kb);
+  else
+    gpu::BarrierOp::create(b, loc);
+}
+
+void TmaLoader::clusterSync(KernelBuilder &kb) {
+  NVVM::ClusterArriveOp::create(kb.b, kb.loc, kb.b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(kb.b, kb.loc, kb.b.getUnitAttr());
+}
+
+void TmaLoader::finish(KernelBuilder &kb) {
+  if (rank)
+    clusterSync(kb);
 }
 
 void TmaLoader::copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
-                         Value dstOffset, Value bar) {
+                         Value dstOffset, Value bar, Value multicastMask) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   MLIRContext *ctx = b.getContext();
@@ -351,7 +343,7 @@ void TmaLoader::copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
   // Coordinates innermost first: (k, row).
   NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
       b, loc, dst, map, ValueRange{kb.toI32(k0), kb.toI32(row)}, bar,
-      /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+      /*im2colOffsets=*/ValueRange{}, multicastMask,
       /*l2CacheHint=*/Value(),
       NVVM::TMALoadModeAttr::get(ctx, NVVM::TMALoadMode::TILE),
       /*isCTAOnly=*/b.getBoolAttr(false), /*group=*/nullptr,
@@ -360,14 +352,23 @@ void TmaLoader::copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
 
 void TmaLoader::load(KernelBuilder &kb, const KernelValues &kv, Value stage,
                      Value k0) {
+  auto only = scf::IfOp::create(kb.b, kb.loc, kb.eqC(kv.tid, 0),
+                                /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(kb.b);
+  kb.b.setInsertionPointToStart(&only.getThenRegion().front());
+  issue(kb, kv, stage, k0);
+}
+
+void TmaLoader::release(KernelBuilder &kb, const KernelValues &, Value) {
+  gpu::BarrierOp::create(kb.b, kb.loc);
+}
+
+void TmaLoader::issue(KernelBuilder &kb, const KernelValues &kv, Value stage,
+                      Value k0) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = kb.p;
-  auto issue = scf::IfOp::create(b, loc, kb.eqC(kv.tid, 0),
-                                 /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&issue.getThenRegion().front());
-  Value bar = barrier(kb, stage);
+  Value bar = fullBarrier(kb, stage);
   NVVM::MBarrierArriveExpectTxOp::create(
       b, loc, /*res=*/Type(), bar, kb.cI32(layout.a.bytes() + layout.b.bytes()),
       NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA),
@@ -376,19 +377,59 @@ void TmaLoader::load(KernelBuilder &kb, const KernelValues &kv, Value stage,
   Value rowA = p.batch > 1 ? kb.add(kb.mulC(kv.bz, p.m), kv.m0) : kv.m0;
   Value rowB = p.rhsBatched ? kb.add(kb.mulC(kv.bz, p.n), kv.n0) : kv.n0;
   copyTile(kb, kv.tensorMapA, rowA, k0, kb.addC(stageOffset, 0), bar);
-  copyTile(kb, kv.tensorMapB, rowB, k0, kb.addC(stageOffset, layout.bOffset),
-           bar);
+  if (!rank) {
+    copyTile(kb, kv.tensorMapB, rowB, k0, kb.addC(stageOffset, layout.bOffset),
+             bar);
+    return;
+  }
+  // This CTA's slice of B, multicast to the whole cluster (same offset and
+  // barrier offset in every CTA).
+  const int64_t sliceRows = layout.b.rows / plan.config.clusterM;
+  Value slice = kb.mulC(rank, sliceRows);
+  Value mask = arith::ConstantIntOp::create(
+      b, loc, b.getI16Type(), (1 << plan.config.clusterM) - 1);
+  copyTile(kb, kv.tensorMapB, kb.add(rowB, slice), k0,
+           kb.add(kb.addC(stageOffset, layout.bOffset),
+                  kb.mulC(slice, layout.b.kBytes)),
+           bar, mask);
 }
 
-void TmaLoader::acquire(KernelBuilder &kb, const KernelValues &, Value stage,
-                        Value phase) {
-  // try_wait.parity with a suspend-time hint, in a loop until the phase
-  // completed.
-  NVVM::MBarrierTryWaitParityOp::create(kb.b, kb.loc, barrier(kb, stage), phase,
-                                        kb.cI32(10000000));
+// try_wait.parity with a suspend-time hint, in a loop until the phase
+// completed.
+void TmaLoader::waitFull(KernelBuilder &kb, Value stage, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(kb.b, kb.loc, fullBarrier(kb, stage),
+                                        parity, kb.cI32(10000000));
 }
 
-} // namespace
+void TmaLoader::waitEmpty(KernelBuilder &kb, Value stage, Value parity) {
+  NVVM::MBarrierTryWaitParityOp::create(kb.b, kb.loc, emptyBarrier(kb, stage),
+                                        parity, kb.cI32(10000000));
+}
+
+void TmaLoader::arriveEmpty(KernelBuilder &kb, Value stage, Value lane) {
+  auto leader = scf::IfOp::create(kb.b, kb.loc, kb.eqC(lane, 0),
+                                  /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(kb.b);
+  kb.b.setInsertionPointToStart(&leader.getThenRegion().front());
+  // Release semantics: the warp's reads of the stage (its completed
+  // wgmmas) happen before the producer's refill.
+  Value bar = emptyBarrier(kb, stage);
+  if (!rank) {
+    NVVM::MBarrierArriveOp::create(kb.b, kb.loc, /*res=*/Type(), bar,
+                                   /*count=*/Value());
+    return;
+  }
+  // Every CTA's producer multicasts into this stage: release it to each
+  // (the barrier at the same offset in CTA q, through mapa).
+  auto clusterPtr = LLVM::LLVMPointerType::get(kb.b.getContext(), 7);
+  for (int64_t q = 0; q < plan.config.clusterM; ++q) {
+    Value remote =
+        NVVM::MapaOp::create(kb.b, kb.loc, clusterPtr, bar, kb.cI32(q));
+    NVVM::MBarrierArriveOp::create(
+        kb.b, kb.loc, /*res=*/Type(), remote, /*count=*/Value(),
+        NVVM::MemScopeKind::CLUSTER, /*relaxed=*/false);
+  }
+}
 
 std::unique_ptr<TileLoader> gemm::createTileLoader(const GemmPlan &plan,
                                                    const SmemLayout &layout) {

@@ -55,6 +55,82 @@ protected:
   const SmemLayout &layout;
 };
 
+/// TMA loads (LoaderKind::TMA): the host encodes a tensor map per operand
+/// (fp8rt_cuda_tensor_map_encode_tiled: UINT8 elements, 128B swizzle, boxes
+/// of BM (BN) rows x 128 bytes, zero fill out of bounds, a device copy of
+/// the map); the copies of a stage complete on the stage's full mbarrier.
+/// In clusters of C CTAs along M (GemmConfig::clusterM), CTA r loads rows
+/// [r BN / C, (r + 1) BN / C) of the B tile into that slice of every CTA's
+/// stage (multicast), so each B byte leaves L2 once per cluster; every
+/// CTA's full barrier still expects the whole A + B bytes, and its empty
+/// barrier the consumer warps of the whole cluster.
+/// The single-warpgroup kernel drives it through the TileLoader interface;
+/// the warp-specialized kernel through issue / waitFull / arriveEmpty /
+/// waitEmpty: the producer's thread waits until a stage is empty and issues
+/// its copies, the consumers wait until it is full and, once their wgmmas on
+/// it completed, release it on its empty mbarrier (no CTA barrier).
+class TmaLoader : public TileLoader {
+public:
+  using TileLoader::TileLoader;
+
+  void prepareHost(KernelBuilder &kb, KernelValues &kv) override;
+  /// Thread 0 initializes the full mbarriers (one arrival: the issuing
+  /// thread's arrive.expect_tx) and the empty ones (one arrival per
+  /// consumer warp), then a CTA barrier publishes them.
+  void prepare(KernelBuilder &kb, const KernelValues &kv) override;
+  /// Thread 0 issues the stage's copies.
+  void load(KernelBuilder &kb, const KernelValues &kv, Value stage,
+            Value k0) override;
+  void acquire(KernelBuilder &kb, const KernelValues &kv, Value stage,
+               Value phase) override {
+    waitFull(kb, stage, phase);
+  }
+  /// A CTA barrier: thread 0 refills the stage only after every warp's
+  /// wgmmas on it completed.
+  void release(KernelBuilder &kb, const KernelValues &, Value) override;
+
+  /// Arms `stage`'s full mbarrier with the tiles' bytes and issues the
+  /// copies of the K tile at `k0` (the caller is a single thread).
+  void issue(KernelBuilder &kb, const KernelValues &kv, Value stage, Value k0);
+  /// Waits until the phase of parity `parity` (i32) of `stage`'s full
+  /// (empty) mbarrier completed.
+  void waitFull(KernelBuilder &kb, Value stage, Value parity);
+  void waitEmpty(KernelBuilder &kb, Value stage, Value parity);
+  /// Lane 0 of the calling warp arrives on `stage`'s empty mbarrier
+  /// (`lane`: the thread's lane, index) -- on every CTA of the cluster: a
+  /// CTA multicasts into its peers' stages.
+  void arriveEmpty(KernelBuilder &kb, Value stage, Value lane);
+  /// The end of a clustered kernel: no CTA exits while a peer may still
+  /// arrive on its barriers (a cluster barrier; nothing without clusters).
+  void finish(KernelBuilder &kb);
+
+private:
+  /// A pointer into the tiles' region: byte `offset` (index) from its base.
+  Value smemAt(KernelBuilder &kb, Value offset);
+  Value fullBarrier(KernelBuilder &kb, Value stage) {
+    return smemAt(kb, kb.addC(kb.mulC(stage, 8), layout.fullBarrierOffset()));
+  }
+  Value emptyBarrier(KernelBuilder &kb, Value stage) {
+    return smemAt(kb, kb.addC(kb.mulC(stage, 8), layout.emptyBarrierOffset()));
+  }
+  /// A call to the runtime's encoder for `data` (flat memref) seen as
+  /// [rows, K] bytes, boxes of `boxRows` x BK.
+  Value encodeTensorMap(KernelBuilder &kb, Value data, int64_t rows,
+                        int64_t boxRows);
+  /// One tile's copy: box at (row, k0) of `map` into `dstOffset` (index),
+  /// to the CTAs of `multicastMask` (i16) when given.
+  void copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
+                Value dstOffset, Value bar, Value multicastMask = Value());
+
+  /// Both barriers of a clustered kernel's start and end.
+  void clusterSync(KernelBuilder &kb);
+
+  /// The tiles' base as !llvm.ptr<3>.
+  Value base;
+  /// The CTA's rank in its cluster (index; null without clusters).
+  Value rank;
+};
+
 /// The loader `plan.config.loader` names.
 std::unique_ptr<TileLoader> createTileLoader(const GemmPlan &plan,
                                              const SmemLayout &layout);

@@ -1,0 +1,231 @@
+//===- WarpSpecialized.cpp - The warp-specialized FP8 GEMM kernel ---------===//
+//
+// Part of fp8-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "WarpSpecialized.h"
+#include "Epilogue.h"
+#include "Mainloop.h"
+#include "Promotion.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::gemm;
+
+namespace {
+
+/// Where K step `it` of the CTA's walk lives (it = tile * K tiles + kt: the
+/// stages keep cycling across tiles): stage it % S, in the stage's use
+/// number it / S, whose parity (i32) names the mbarrier phase to wait for.
+struct StageUse {
+  Value stage, parity;
+};
+
+StageUse stageUse(KernelBuilder &kb, Value it, int64_t stages) {
+  return {kb.remC(it, stages), kb.toI32(kb.remC(kb.divC(it, stages), 2))};
+}
+
+int64_t numKTiles(const GemmPlan &plan) {
+  return llvm::divideCeil(plan.problem.k, plan.config.bk);
+}
+
+/// The output tiles a CTA computes: its own (grid N x M x batch), or with
+/// persistent CTAs the cluster tiles (C = clusterM adjacent M tiles; CTA
+/// rank r of a cluster takes the r-th) c, c + clusters, ... of the raster
+/// order, c = blockIdx.x / C: ids run down a band of rasterGroup / C
+/// cluster rows, then on to the band's next N tile, then to the next band;
+/// batch outermost. A cluster tile's M tiles past M are computed (their
+/// loads are zero-filled or unused rows) and not stored.
+class TileWalk {
+public:
+  TileWalk(KernelBuilder &kb, const GemmPlan &plan) : plan(plan) {
+    const GemmProblem &p = plan.problem;
+    const GemmConfig &c = plan.config;
+    numM = llvm::divideCeil(llvm::divideCeil(p.m, c.bm), c.clusterM);
+    numN = llvm::divideCeil(p.n, c.bn);
+    numTiles = p.batch * numM * numN;
+    if (c.persistentCtas) {
+      Value bx = gpu::BlockIdOp::create(kb.b, kb.loc, gpu::Dimension::x);
+      cta = kb.divC(bx, c.clusterM);
+      rank = c.clusterM > 1 ? kb.remC(bx, c.clusterM) : Value();
+    }
+  }
+
+  /// Builds `body(tile values, t)` for each tile t = 0, 1, ... of the CTA
+  /// (an scf.for when persistent, else once with `kv` and t = 0).
+  void forEachTile(KernelBuilder &kb, const KernelValues &kv,
+                   function_ref<void(const KernelValues &, Value)> body) {
+    if (!cta) {
+      body(kv, kb.cIdx(0));
+      return;
+    }
+    const int64_t grid =
+        plan.config.persistentCtas / plan.config.clusterM;
+    // Tiles cta, cta + grid, ... < numTiles (cta < grid <= numTiles).
+    Value count = kb.addC(
+        kb.divC(arith::SubIOp::create(kb.b, kb.loc, kb.cIdx(numTiles - 1), cta),
+                grid),
+        1);
+    auto loop = scf::ForOp::create(kb.b, kb.loc, kb.cIdx(0), count, kb.cIdx(1));
+    OpBuilder::InsertionGuard g(kb.b);
+    kb.b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    KernelValues tile = kv;
+    Value nb, mb, bz;
+    decode(kb, kb.add(cta, kb.mulC(t, grid)), nb, mb, bz);
+    setTile(kb, plan.config, tile, nb, mb, bz);
+    body(tile, t);
+  }
+
+private:
+  void decode(KernelBuilder &kb, Value id, Value &nb, Value &mb, Value &bz) {
+    OpBuilder &b = kb.b;
+    Location loc = kb.loc;
+    const int64_t perBatch = numM * numN;
+    bz = plan.problem.batch > 1 ? kb.divC(id, perBatch) : kb.cIdx(0);
+    Value r = plan.problem.batch > 1 ? kb.remC(id, perBatch) : id;
+    const int64_t group = std::min(
+        std::max<int64_t>(plan.config.rasterGroup / plan.config.clusterM, 1),
+        numM);
+    const int64_t bandTiles = group * numN;
+    Value firstM = kb.mulC(kb.divC(r, bandTiles), group);
+    // The last band may be narrower.
+    Value rows = arith::MinUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, kb.cIdx(numM), firstM),
+        kb.cIdx(group));
+    Value inBand = kb.remC(r, bandTiles);
+    mb = kb.add(firstM, arith::RemUIOp::create(b, loc, inBand, rows));
+    nb = arith::DivUIOp::create(b, loc, inBand, rows);
+    if (rank)
+      mb = kb.add(kb.mulC(mb, plan.config.clusterM), rank);
+  }
+
+  const GemmPlan &plan;
+  /// Cluster rows (M tiles / C), N tiles, cluster tiles.
+  int64_t numM = 0, numN = 0, numTiles = 0;
+  /// The CTA's cluster (its index among the persistent clusters) and rank.
+  Value cta, rank;
+};
+
+/// The producer warpgroup: gives registers back; its first thread refills
+/// the stages in the walk's K order, each once the consumers released it.
+void buildProducer(KernelBuilder &kb, const GemmPlan &plan,
+                   const SmemLayout &layout, const KernelValues &kv,
+                   TmaLoader &loader, TileWalk &walk) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const GemmConfig &c = plan.config;
+  NVVM::SetMaxRegisterOp::create(b, loc, c.producerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  auto elected = scf::IfOp::create(
+      b, loc, kb.eqC(kv.tid, c.consumerWarpgroups * kWarpgroupThreads),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&elected.getThenRegion().front());
+  walk.forEachTile(kb, kv, [&](const KernelValues &tile, Value t) {
+    auto kLoop = scf::ForOp::create(b, loc, kb.cIdx(0),
+                                    kb.cIdx(numKTiles(plan)), kb.cIdx(1));
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value kt = kLoop.getInductionVar();
+    StageUse use = stageUse(
+        kb, kb.add(kb.mulC(t, numKTiles(plan)), kt), layout.stages);
+    // The stage's previous use (parity ^ 1). A fresh mbarrier counts as
+    // having completed the phase before its first, so the first S K steps
+    // do not wait.
+    Value previous = arith::XOrIOp::create(b, loc, use.parity, kb.cI32(1));
+    loader.waitEmpty(kb, use.stage, previous);
+    loader.issue(kb, tile, use.stage, kb.mulC(kt, c.bk));
+  });
+}
+
+/// Consumer warpgroup `wg` (index) on one tile: its 64 rows, from the
+/// stages to the output. `t` is the tile's number in the CTA's walk.
+void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
+                       const SmemLayout &layout, const KernelValues &tile,
+                       TmaLoader &loader, Value wg, Value t) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const GemmProblem &p = plan.problem;
+  const GemmConfig &c = plan.config;
+  // The warpgroup's view: its thread index and first row.
+  KernelValues wkv = tile;
+  wkv.tid = kb.remC(tile.tid, kWarpgroupThreads);
+  wkv.m0 = kb.add(tile.m0, kb.mulC(wg, kWgmmaM));
+  Value lane = kb.remC(tile.tid, 32);
+  AccumulatorFragment frag = AccumulatorFragment::build(kb, wkv, c.bn);
+  Promotion promotion(plan, wkv, frag);
+  // Byte offset of the warpgroup's rows in an A tile (whole 1024-byte
+  // swizzle atoms: 64 rows of 128 bytes).
+  Value aRows = kb.toI64(kb.mulC(wg, kWgmmaM * c.bk));
+  const int64_t unitsPerTile = c.bk / p.promo;
+  Value firstStep = kb.mulC(t, numKTiles(plan));
+
+  Value zeroAcc = LLVM::ZeroOp::create(b, loc, frag.type);
+  auto kLoop =
+      scf::ForOp::create(b, loc, kb.cIdx(0), kb.cIdx(numKTiles(plan)),
+                         kb.cIdx(1), ValueRange{zeroAcc});
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value kt = kLoop.getInductionVar();
+    Value total = kLoop.getRegionIterArgs()[0];
+    Value k0 = kb.mulC(kt, c.bk);
+    StageUse use = stageUse(kb, kb.add(firstStep, kt), layout.stages);
+    // The first unit's scales load while the tiles may still be in flight.
+    SmallVector<Value> factors = promotion.factors(kb, k0, 0);
+    loader.waitFull(kb, use.stage, use.parity);
+    Value stageBase = arith::AddIOp::create(
+        b, loc, tile.smemBase,
+        kb.toI64(kb.mulC(use.stage, layout.stageStride)));
+    Value aBase = arith::AddIOp::create(b, loc, stageBase, aRows);
+    for (int64_t u = 0; u < unitsPerTile; ++u) {
+      if (u > 0)
+        factors = promotion.factors(kb, k0, u);
+      Value partial = buildUnitWgmma(kb, plan, layout, aBase, 0, stageBase,
+                                     layout.bOffset, zeroAcc, u);
+      // Every wgmma on the stage completed (wait_group 0): hand it back
+      // before promoting, which needs registers only.
+      if (u == unitsPerTile - 1)
+        loader.arriveEmpty(kb, use.stage, lane);
+      total = promotion.apply(kb, total, partial, factors);
+    }
+    scf::YieldOp::create(b, loc, total);
+  }
+  buildRegisterEpilogue(kb, plan, wkv, frag, kLoop.getResult(0));
+}
+
+} // namespace
+
+void gemm::buildWarpSpecializedBody(KernelBuilder &kb, const GemmPlan &plan,
+                                    const SmemLayout &layout,
+                                    const KernelValues &kv,
+                                    TmaLoader &loader) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const GemmConfig &c = plan.config;
+  TileWalk walk(kb, plan);
+  Value wg = kb.divC(kv.tid, kWarpgroupThreads);
+  auto role = scf::IfOp::create(b, loc, kb.eqC(wg, c.consumerWarpgroups),
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&role.getThenRegion().front());
+  buildProducer(kb, plan, layout, kv, loader, walk);
+  b.setInsertionPointToStart(&role.getElseRegion().front());
+  NVVM::SetMaxRegisterOp::create(b, loc, c.consumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  walk.forEachTile(kb, kv, [&](const KernelValues &tile, Value t) {
+    buildConsumerTile(kb, plan, layout, tile, loader, wg, t);
+  });
+  b.setInsertionPointAfter(role);
+  loader.finish(kb);
+}

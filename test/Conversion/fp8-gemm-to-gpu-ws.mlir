@@ -1,0 +1,129 @@
+// RUN: fp8-opt %s -split-input-file -verify-diagnostics \
+// RUN:   --convert-fp8-gemm-to-gpu="remarks=true" | FileCheck %s
+// RUN: fp8-opt %s -split-input-file \
+// RUN:   --convert-fp8-gemm-to-gpu="ws-stages=3" | FileCheck %s --check-prefix=STAGES
+// RUN: fp8-opt %s -split-input-file \
+// RUN:   --convert-fp8-gemm-to-gpu="cluster-m=2" | FileCheck %s --check-prefix=CLUSTER
+
+// The warp-specialized kernel (TMA loads, M >= 128): 384 threads, warpgroups
+// 0 and 1 consume (64 rows each of a 128-row CTA tile), warpgroup 2
+// produces. Per stage a full mbarrier (1 arrival: the producer's
+// arrive.expect_tx; TMA completes the bytes) and an empty mbarrier (8
+// arrivals: lane 0 of each consumer warp). A tile of 128 rows x 128 bytes
+// (16 KB) + B 128 x 128 (16 KB) per stage, 7 stages (229376 bytes), 14
+// mbarriers (112 bytes) and 1008 bytes of alignment slack = 230496 bytes.
+
+// CHECK-LABEL: func.func private @__fp8_gemm_block
+// Persistent CTAs: min(132, tiles) = 4 CTAs walk the 2 x 2 tiles.
+// CHECK:         gpu.launch_func @__fp8_gemm_block_kernel::@__fp8_gemm_block_kernel blocks in (%c4{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c384{{.*}}, %c1{{.*}}, %c1{{.*}}) dynamic_shared_memory_size %c230496_i32
+// ptxas honours setmaxnreg only with the block size and .minnctapersm.
+// CHECK:       gpu.func @__fp8_gemm_block_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 384, 1, 1>, known_grid_size = array<i32: 4, 1, 1>, nvvm.minctasm = 1 : i32}
+// Thread 0 initializes full (1 arrival) and empty (8 arrivals) barriers.
+// CHECK:           scf.if
+// CHECK:             nvvm.mbarrier.init %{{.*}}, %c1_i32 : !llvm.ptr<3>, i32
+// CHECK:             nvvm.mbarrier.init %{{.*}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK-COUNT-12:    nvvm.mbarrier.init
+// CHECK-NOT:         nvvm.mbarrier.init
+// CHECK:             nvvm.fence.mbarrier.init
+// CHECK:           gpu.barrier
+// The role: warpgroup tid / 128 == 2 is the producer.
+// CHECK:           %[[WG:.*]] = arith.divui %{{.*}}, %c128{{.*}} : index
+// CHECK:           %[[ISPROD:.*]] = arith.cmpi eq, %[[WG]], %c2{{.*}} : index
+// CHECK:           scf.if %[[ISPROD]] {
+// CHECK-NEXT:        nvvm.setmaxregister  decrease 40
+// Its first thread walks K: waits for the stage's previous use to be
+// released (parity ^ 1 passes at once on a fresh barrier), arms the full
+// barrier with 32768 bytes and issues both boxes.
+// CHECK:             %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c256{{.*}} : index
+// CHECK:             scf.if %[[FIRST]] {
+// The CTA's tiles: blockIdx.x, + 4, ... < 4 (a dynamic count), then K.
+// CHECK:               scf.for %{{.*}} = %c0{{.*}} to %{{[0-9]+}} step
+// CHECK:                 scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step
+// CHECK:                 %[[PREV:.*]] = arith.xori %{{.*}}, %c1_i32{{.*}} : i32
+// CHECK:                 nvvm.mbarrier.try_wait.parity %{{.*}}, %[[PREV]], %{{.*}} : !llvm.ptr<3>, i32, i32
+// CHECK:                 nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CHECK:                 nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK:                 nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK:           } else {
+// CHECK-NEXT:        nvvm.setmaxregister  increase 232
+// CHECK:             scf.for %{{.*}} = %c0{{.*}} to %{{[0-9]+}} step
+// CHECK:               scf.for {{.*}} iter_args
+// The promotion unit's scales load before the wait on the full barrier.
+// CHECK:               memref.load
+// CHECK:               nvvm.mbarrier.try_wait.parity
+// The warpgroup's rows: A at + wg * 8192 bytes.
+// CHECK:               nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4:       nvvm.wgmma.mma_async
+// CHECK:               nvvm.wgmma.commit.group.sync.aligned
+// CHECK:               nvvm.wgmma.wait.group.sync.aligned 0
+// Lane 0 of every warp releases the stage, without a CTA barrier.
+// CHECK:               %[[LEAD:.*]] = arith.cmpi eq, %{{.*}}, %c0{{.*}} : index
+// CHECK:               scf.if %[[LEAD]] {
+// CHECK:                 nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK-NOT:           gpu.barrier
+// CHECK:               scf.yield
+// The register epilogue of the warpgroup's rows.
+// CHECK:             llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<1>
+// CHECK:           gpu.return
+// ws-stages=3: 3 x 32 KB + 6 mbarriers + 1008 bytes.
+// STAGES:        dynamic_shared_memory_size %c99360_i32
+
+// cluster-m=2 (experimental): clusters of 2 CTAs along M; B's map has
+// boxes of 64 rows, each CTA multicasts its half of the B tile (mask 0b11)
+// at rank * 8192 bytes into both CTAs' stage; empty barriers count the 16
+// consumer warps of the cluster, which arrive on both CTAs' barriers
+// (mapa); cluster barriers after the initialization and before the exit.
+// CLUSTER-LABEL: func.func private @__fp8_gemm_block
+// CLUSTER:         llvm.store %c64_i64
+// CLUSTER:         llvm.call @fp8rt_cuda_tensor_map_encode_tiled
+// CLUSTER:         gpu.launch_func {{.*}} blocks in (%c4
+// CLUSTER:       gpu.func @__fp8_gemm_block_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 384, 1, 1>, known_grid_size = array<i32: 4, 1, 1>, nvvm.cluster_dim = array<i32: 2, 1, 1>, nvvm.minctasm = 1 : i32}
+// CLUSTER:           nvvm.mbarrier.init %{{.*}}, %c16_i32
+// CLUSTER:           nvvm.cluster.arrive {aligned}
+// CLUSTER-NEXT:      nvvm.cluster.wait {aligned}
+// CLUSTER:             nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c32768_i32
+// CLUSTER:             nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg5, %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// CLUSTER:             %[[MASK:.*]] = arith.constant 3 : i16
+// CLUSTER:             nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg6, %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %[[MASK]]
+// CLUSTER:               nvvm.mapa %{{.*}}, %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER-NEXT:          nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CLUSTER:               nvvm.mapa %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER-NEXT:          nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CLUSTER:           nvvm.cluster.arrive {aligned}
+// CLUSTER-NEXT:      nvvm.cluster.wait {aligned}
+// CLUSTER-NEXT:      gpu.return
+func.func private @__fp8_gemm_block(%a: memref<256x2048xf8E4M3FN>, %sa: memref<256x16xf32>, %b: memref<256x2048xf8E4M3FN>, %sb: memref<2x16xf32>, %out: memref<256x256xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x128x128, promotion every 128 K, grid 4 persistent CTAs over 4 tiles, TMA into 7 128B-swizzled stages}}
+  return
+}
+
+// -----
+
+// MXFP8: BN = 64 (per-column rhs scales along K), four k32 promotion units
+// per stage, the stage released after the last one; more stages fit.
+// CHECK-LABEL: func.func private @__fp8_gemm_mx
+// CHECK:       gpu.func @__fp8_gemm_mx_kernel
+// CHECK:           nvvm.setmaxregister  increase 232
+// CHECK:             nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-4:     nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK:             nvvm.mbarrier.arrive
+func.func private @__fp8_gemm_mx(%a: memref<256x1024xf8E4M3FN>, %sa: memref<256x32xf8E8M0FNU>, %b: memref<256x1024xf8E4M3FN>, %sb: memref<256x32xf8E8M0FNU>, %out: memref<256x256xbf16>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x32>, rhs_layout = #fp8.layout<block 1x32>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n64k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x64x128, promotion every 32 K, grid 8 persistent CTAs over 8 tiles, TMA into 8 128B-swizzled stages}}
+  return
+}
+
+// -----
+
+// Fewer than 128 rows: the single-warpgroup TMA pipeline (64-row tiles).
+// CHECK-LABEL: func.func private @__fp8_gemm_small_m
+// CHECK:         threads in (%c128
+// CHECK:       gpu.func @__fp8_gemm_small_m_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>, known_grid_size = array<i32: 2, 2, 1>} {
+// CHECK-NOT:       nvvm.setmaxregister
+// CHECK:           gpu.return
+func.func private @__fp8_gemm_small_m(%a: memref<120x512xf8E4M3FN>, %sa: memref<f32>, %b: memref<256x512xf8E4M3FN>, %sb: memref<f32>, %out: memref<120x256xf16>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, CTA tile 64x128x128, promotion every 128 K, grid 2x2x1, TMA into 4 128B-swizzled stages}}
+  return
+}
