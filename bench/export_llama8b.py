@@ -1,0 +1,45 @@
+"""Exports a Llama-3-8B-shaped causal LM (hidden 4096, 32 heads, 8 KV heads,
+FFN 14336, vocab 128256, RoPE theta 500000) with LAYERS decoder layers in
+FP16 through torch's dynamo exporter with external data, for
+issue 12's real-size checks. Runs where torch and transformers are (the
+H200 machine); only OUT/model.onnx (the graph, a few hundred KB) needs to
+travel: scripts/fill_external_data.py regenerates seeded weights in the
+layout it references.
+
+usage: export_llama8b.py OUT [--layers 2] [--seq 128]
+"""
+# fp8-opt-deps: device-only (torch, transformers)
+import argparse
+import json
+import os
+import time
+
+import torch
+import transformers
+
+p = argparse.ArgumentParser()
+p.add_argument("out")
+p.add_argument("--layers", type=int, default=2)
+p.add_argument("--seq", type=int, default=128)
+a = p.parse_args()
+os.makedirs(a.out, exist_ok=True)
+torch.manual_seed(0)
+config = transformers.LlamaConfig(
+    hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+    intermediate_size=14336, vocab_size=128256, num_hidden_layers=a.layers,
+    rope_theta=500000.0, max_position_embeddings=8192, rms_norm_eps=1e-5,
+    tie_word_embeddings=False, use_cache=False)
+t0 = time.time()
+model = transformers.LlamaForCausalLM(config).to(torch.float16).eval()
+ids = torch.randint(0, config.vocab_size, (1, a.seq))
+t1 = time.time()
+with torch.no_grad():
+    torch.onnx.export(model, (ids,), os.path.join(a.out, "model.onnx"),
+                      dynamo=True, external_data=True,
+                      input_names=["input_ids"], output_names=["logits"])
+t2 = time.time()
+sizes = {f: os.path.getsize(os.path.join(a.out, f)) for f in os.listdir(a.out)}
+print(json.dumps({"layers": a.layers, "seq": a.seq, "build_s": round(t1 - t0, 1),
+                  "export_s": round(t2 - t1, 1), "files": sizes,
+                  "torch": torch.__version__,
+                  "transformers": transformers.__version__}))
