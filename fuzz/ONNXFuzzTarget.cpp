@@ -70,31 +70,15 @@ uint64_t hashBytes(llvm::StringRef bytes) {
   return h;
 }
 
-/// As the importer does for text input: '//' lines become blank.
-std::string stripSlashComments(llvm::StringRef text) {
-  std::string out;
-  out.reserve(text.size());
-  while (!text.empty()) {
-    auto [line, rest] = text.split('\n');
-    if (line.ltrim().starts_with("//"))
-      out.append(line.size(), ' ');
-    else
-      out.append(line.begin(), line.end());
-    if (text.size() != line.size())
-      out.push_back('\n');
-    text = rest;
-  }
-  return out;
-}
-
 /// Parses as the importer will (same functions, same comment stripping),
 /// so that bytes that are no ONNX model are refused before an MLIRContext
 /// exists: creating one and loading the import dialects is most of the
 /// cost of a typical mutated input.
 std::string parseModel(llvm::StringRef bytes, bool isText,
                        onnx::ModelProto &model) {
-  return isText ? fp8::detail::parseTextModel(stripSlashComments(bytes), model)
-                : fp8::detail::parseBinaryModel(bytes, model);
+  using namespace fp8::detail;
+  return isText ? parseTextModel(stripSlashComments(bytes), model)
+                : parseBinaryModel(bytes, model);
 }
 
 /// Graph inputs with symbolic or unknown dimensions get them pinned to 2

@@ -14,6 +14,7 @@ PKGS=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata
   libgtest-dev
+  clang libclang-rt-14-dev
   python3 python3-minimal python3-numpy python3-onnx python3-protobuf
 )
 

@@ -235,6 +235,14 @@ private:
   LogicalResult importNode(const onnx::NodeProto &node, size_t index);
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &vi,
                                         Location loc);
+  /// An initializer's external_data entries.
+  struct ExternalData {
+    std::string location;
+    uint64_t offset = 0;
+    int64_t length = -1; // -1: to the end of the file
+  };
+  FailureOr<ExternalData> parseExternalData(const onnx::TensorProto &t,
+                                            Location loc);
   /// An fp8.external_weight for an external-data initializer that should
   /// stay in its file (ImportOptions::externalWeightMinBytes), or a null
   /// Value when it should be read.

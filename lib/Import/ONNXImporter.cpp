@@ -95,9 +95,7 @@ void fp8::registerONNXImportDialects(DialectRegistry &registry) {
                   tensor::TensorDialect>();
 }
 
-/// ONNX's text parser knows only '#' comments; lit tests and onnx-mlir style
-/// files use '//' lines too. Blank those out (keeping line structure).
-static std::string stripSlashComments(StringRef text) {
+std::string fp8::detail::stripSlashComments(StringRef text) {
   std::string out;
   out.reserve(text.size());
   while (!text.empty()) {
@@ -125,7 +123,7 @@ fp8::importONNXBuffer(StringRef bytes, bool isText, StringRef bufferName,
   Location fileLoc = FileLineColLoc::get(&ctx, bufferName, 0, 0);
   onnx::ModelProto model;
   std::string err = isText
-                        ? detail::parseTextModel(stripSlashComments(bytes), model)
+                        ? detail::parseTextModel(detail::stripSlashComments(bytes), model)
                         : detail::parseBinaryModel(bytes, model);
   if (!err.empty())
     return emitError(fileLoc) << "cannot read ONNX model: " << err;
@@ -335,6 +333,25 @@ FailureOr<std::string> Importer::resolveExternalPath(const onnx::TensorProto &t,
   return real.str().str();
 }
 
+FailureOr<Importer::ExternalData>
+Importer::parseExternalData(const onnx::TensorProto &t, Location loc) {
+  ExternalData d;
+  for (const onnx::StringStringEntryProto &kv : t.external_data()) {
+    if (kv.key() == "location")
+      d.location = kv.value();
+    else if ((kv.key() == "offset" &&
+              StringRef(kv.value()).getAsInteger(10, d.offset)) ||
+             (kv.key() == "length" &&
+              StringRef(kv.value()).getAsInteger(10, d.length)))
+      return emitError(loc) << "tensor '" << t.name()
+                            << "': malformed external data " << kv.key();
+  }
+  if (d.location.empty())
+    return emitError(loc) << "tensor '" << t.name()
+                          << "': external data without a location";
+  return d;
+}
+
 FailureOr<Value> Importer::externalWeight(const onnx::TensorProto &t,
                                           Location loc) {
   if (opts.externalWeightMinBytes <= 0 ||
@@ -352,22 +369,12 @@ FailureOr<Value> Importer::externalWeight(const onnx::TensorProto &t,
   const int64_t bytes = n * (et.getIntOrFloatBitWidth() / 8);
   if (bytes < opts.externalWeightMinBytes)
     return Value();
-  std::string location;
-  uint64_t offset = 0;
-  int64_t length = -1;
-  for (const onnx::StringStringEntryProto &kv : t.external_data()) {
-    if (kv.key() == "location")
-      location = kv.value();
-    else if ((kv.key() == "offset" &&
-              StringRef(kv.value()).getAsInteger(10, offset)) ||
-             (kv.key() == "length" &&
-              StringRef(kv.value()).getAsInteger(10, length)))
-      return emitError(loc) << "tensor '" << t.name()
-                            << "': malformed external data " << kv.key();
-  }
-  if (location.empty())
-    return emitError(loc) << "tensor '" << t.name()
-                          << "': external data without a location";
+  FailureOr<ExternalData> ext = parseExternalData(t, loc);
+  if (failed(ext))
+    return failure();
+  const std::string &location = ext->location;
+  const uint64_t offset = ext->offset;
+  const int64_t length = ext->length;
   if (length >= 0 && length != bytes)
     return emitError(loc) << "tensor '" << t.name() << "' holds " << length
                           << " bytes of external data, expected " << bytes
@@ -405,25 +412,12 @@ FailureOr<Value> Importer::externalWeight(const onnx::TensorProto &t,
 
 FailureOr<std::string> Importer::readExternalData(const onnx::TensorProto &t,
                                                   Location loc) {
-  std::string location;
-  uint64_t offset = 0;
-  int64_t length = -1;
-  for (const onnx::StringStringEntryProto &kv : t.external_data()) {
-    if (kv.key() == "location")
-      location = kv.value();
-    else if (kv.key() == "offset" &&
-             StringRef(kv.value()).getAsInteger(10, offset))
-      return emitError(loc) << "tensor '" << t.name()
-                            << "': malformed external data offset";
-    else if (kv.key() == "length" &&
-             StringRef(kv.value()).getAsInteger(10, length))
-      return emitError(loc) << "tensor '" << t.name()
-                            << "': malformed external data length";
-  }
-  if (location.empty())
-    return emitError(loc) << "tensor '" << t.name()
-                          << "': external data without a location";
-  FailureOr<std::string> resolved = resolveExternalPath(t, location, loc);
+  FailureOr<ExternalData> ext = parseExternalData(t, loc);
+  if (failed(ext))
+    return failure();
+  const uint64_t offset = ext->offset;
+  const int64_t length = ext->length;
+  FailureOr<std::string> resolved = resolveExternalPath(t, ext->location, loc);
   if (failed(resolved))
     return failure();
   std::string path = std::move(*resolved);

@@ -25,6 +25,11 @@ std::string parseBinaryModel(llvm::StringRef bytes, onnx::ModelProto &model);
 /// on success, else the parser's message.
 std::string parseTextModel(llvm::StringRef text, onnx::ModelProto &model);
 
+/// ONNX's text parser knows only '#' comments; lit tests and onnx-mlir style
+/// files use '//' lines too. Blanks those out (keeping line structure), as
+/// the importer does before parseTextModel.
+std::string stripSlashComments(llvm::StringRef text);
+
 } // namespace mlir::fp8::detail
 
 #endif // FP8_LIB_IMPORT_ONNXPROTOIO_H

@@ -70,22 +70,29 @@ Value finishRegister(KernelBuilder &kb, const KernelValues &kv,
   return x;
 }
 
+/// Opens `if (row < M && col < N)` for register `i` and leaves the builder
+/// inside it (callers hold an InsertionGuard); returns the output's linear
+/// index of that register.
+Value openInBounds(KernelBuilder &kb, const KernelValues &kv,
+                   const AccumulatorFragment &frag, int64_t i) {
+  OpBuilder &b = kb.b;
+  const GemmProblem &p = kb.p;
+  Value row = frag.rowOf(i), col = frag.colOf(kb, i);
+  Value ok =
+      arith::AndIOp::create(b, kb.loc, kb.ultC(row, p.m), kb.ultC(col, p.n));
+  auto ifOp = scf::IfOp::create(b, kb.loc, ok, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  return kb.add(kv.outBase, kb.add(kb.mulC(row, p.n), col));
+}
+
 /// Register `i` of the total, finished and stored if inside the output.
 void storeRegister(KernelBuilder &kb, const KernelValues &kv,
                    const AccumulatorFragment &frag, const OuterScales &scales,
                    Value acc, int64_t i) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
-  const GemmProblem &p = kb.p;
-  Value row = frag.rowOf(i), col = frag.colOf(kb, i);
-  Value ok =
-      arith::AndIOp::create(b, loc, kb.ultC(row, p.m), kb.ultC(col, p.n));
-  auto ifOp = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value outLin = kb.add(kv.outBase, kb.add(kb.mulC(row, p.n), col));
+  OpBuilder::InsertionGuard g(kb.b);
+  Value outLin = openInBounds(kb, kv, frag, i);
   Value x = finishRegister(kb, kv, frag, scales, acc, i, outLin);
-  memref::StoreOp::create(b, loc, x, kv.out, ValueRange{outLin});
+  memref::StoreOp::create(kb.b, kb.loc, x, kv.out, ValueRange{outLin});
 }
 
 /// Registers `i` and `i + 1` (columns c, c + 1 of one row, c even) with one
@@ -98,13 +105,8 @@ void storePair(KernelBuilder &kb, const KernelValues &kv,
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = kb.p;
-  Value row = frag.rowOf(i), col = frag.colOf(kb, i);
-  Value ok =
-      arith::AndIOp::create(b, loc, kb.ultC(row, p.m), kb.ultC(col, p.n));
-  auto ifOp = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value outLin = kb.add(kv.outBase, kb.add(kb.mulC(row, p.n), col));
+  Value outLin = openInBounds(kb, kv, frag, i);
   auto vecType = VectorType::get({2}, p.outType);
   Value v = LLVM::UndefOp::create(b, loc, vecType);
   for (int64_t j = 0; j < 2; ++j) {
