@@ -293,9 +293,31 @@ def module_imports(code, where):
     return sorted(found)
 
 
+LIT_CONDITIONAL = re.compile(
+    r"%if\s+[^%]*?%\{(.*?)%\}(?:\s*%else\s*%\{(.*?)%\})?", re.S)
+
+
+def lit_branches(command):
+    """Every command a RUN line can be once lit's `%if FEATURE %{ A %}
+    %else %{ B %}` substitutions are decided (each branch is checked)."""
+    m = LIT_CONDITIONAL.search(command)
+    if not m:
+        return [command]
+    out = []
+    for branch in (m.group(1), m.group(2) or ""):
+        out += lit_branches(command[:m.start()] + branch + command[m.end():])
+    return out
+
+
 def run_lines(path):
     """(first line number, command) of every RUN: command of a lit test,
-    continuation lines (a trailing backslash) joined."""
+    continuation lines (a trailing backslash) joined, one per branch of its
+    lit conditionals."""
+    return [(number, branch) for number, command in raw_run_lines(path)
+            for branch in lit_branches(command)]
+
+
+def raw_run_lines(path):
     commands, current, start = [], None, 0
     for number, line in enumerate(open(path, encoding="utf-8"), 1):
         m = re.search(r"\bRUN:(.*)$", line)

@@ -78,11 +78,11 @@ config.substitutions.append(("%fp8_obj", config.fp8_obj_root))
 shared_models = os.path.join(os.path.dirname(config.fp8_src_root), "shared", "models")
 if os.path.isdir(shared_models):
     config.available_features.add("shared-models")
+    config.substitutions.append(("%shared_models", shared_models))
 # A sanitized build (scripts/sanitize.sh): ASan reserves terabytes of
 # shadow address space, so tests that run a tool under `ulimit -v` cannot.
 if "address" in getattr(config, "fp8_sanitize", ""):
     config.available_features.add("asan")
-    config.substitutions.append(("%shared_models", shared_models))
 
 # Random-input model tests (test/ORT): the reference is onnxruntime-node (CPU),
 # installed by scripts/ort/install.sh into <build>/ort (or $FP8_ORT_PREFIX, as
