@@ -7,7 +7,9 @@
 //      record its signature (names, dtypes, static shapes) as text;
 //   2. lower with fp8-cpu-lowering-pipeline{model-abi=true} (results become
 //      out-parameters, memrefs bare pointers);
-//   3. addModelEntryPoints: emit __fp8_model_signature and
+//   3. externalizeWeights (ExternalWeights.h): the large constants go to
+//      the weights file, read through slots (GPU: redirectGlobalsToDevice
+//      for the rest); addModelEntryPoints: emit __fp8_model_signature and
 //      __fp8_model_entry(void **args) in the LLVM dialect;
 //   4. translateAndEmit: LLVM IR, optimized, to an object file (or .ll);
 //   5. linkModelLibrary: the object plus libfp8rt_cpu.a into a .so.
