@@ -499,7 +499,7 @@ int main(int argc, char **argv) {
   // Temporary files go on every path out: errors, and signals (Ctrl-C).
   SmallString<128> object;
   llvm::sys::RemoveFileOnSignal(tmp);
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     if (!weightsTmp.empty()) {
       llvm::sys::fs::remove(weightsTmp);
       llvm::sys::DontRemoveFileOnSignal(weightsTmp);
