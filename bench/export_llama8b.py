@@ -17,21 +17,16 @@ import time
 import torch
 import transformers
 
+import llama8b_model
+
 p = argparse.ArgumentParser()
 p.add_argument("out")
 p.add_argument("--layers", type=int, default=2)
 p.add_argument("--seq", type=int, default=128)
 a = p.parse_args()
 os.makedirs(a.out, exist_ok=True)
-torch.manual_seed(0)
-config = transformers.LlamaConfig(
-    hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
-    intermediate_size=14336, vocab_size=128256, num_hidden_layers=a.layers,
-    rope_theta=500000.0, max_position_embeddings=8192, rms_norm_eps=1e-5,
-    tie_word_embeddings=False, use_cache=False)
 t0 = time.time()
-model = transformers.LlamaForCausalLM(config).to(torch.float16).eval()
-ids = torch.randint(0, config.vocab_size, (1, a.seq))
+model, ids = llama8b_model.build(a.layers, a.seq)
 t1 = time.time()
 with torch.no_grad():
     torch.onnx.export(model, (ids,), os.path.join(a.out, "model.onnx"),

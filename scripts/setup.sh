@@ -13,7 +13,7 @@ PKGS=(
   libzstd-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata
-  libgtest-dev
+  libgtest-dev nlohmann-json3-dev
   clang libclang-rt-14-dev
   python3 python3-minimal python3-numpy python3-onnx python3-protobuf
 )

@@ -27,8 +27,8 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
 llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(
-    ["fp8-opt", "fp8-translate", "fp8-compile", "fp8-run", "FileCheck", "not",
-     "count", "split-file", "llvm-nm", "llvm-readelf"],
+    ["fp8-opt", "fp8-translate", "fp8-compile", "fp8-run", "fp8-pack",
+     "FileCheck", "not", "count", "split-file", "llvm-nm", "llvm-readelf"],
     [config.fp8_tools_dir, config.llvm_tools_dir],
 )
 

@@ -293,4 +293,57 @@ def FP8_ExternalWeightOp : FP8_Op<"external_weight", [Pure]> {
   let hasVerifier = 1;
 }
 
+def FP8_PackedWeightOp : FP8_Op<"packed_weight", [Pure]> {
+  let summary = "a weight in a file, quantized by the weights packer";
+  let description = [{
+    The recipe's weight quantization of the tensor of type `source_type`
+    stored at bytes `[offset, offset + length)` of the file `location` (as
+    `fp8.external_weight` describes it): the values of
+
+    ```
+    %a = fp8.amax %w layout<L>
+    %s = fp8.compute_scale %a recipe(R) format(F)
+    %q = fp8.quantize %w, %s layout<L>
+    // with `permutation`: fp8.transpose %q, %s ... permutation = P (moves
+    // bytes: L survives P)
+    // a result larger than the (permuted) shape: tensor.pad with FP8 zeros
+    // at the high end of each dimension
+    ```
+
+    with the same bits, which `fp8-pack-external-weights` folds into this op
+    so that the compiler never reads the weight: the weights packer
+    (runtime/include/fp8rt/pack.h, in fp8-compile and fp8-pack) computes
+    both results from the file, chunk by chunk, into the library's weights
+    file. `fp8-materialize-external-weights` turns each result into an
+    uninitialized constant global whose entry in `fp8.external_weights`
+    describes the quantization (docs/Weights.md).
+
+    ```mlir
+    %q, %s = fp8.packed_weight "w" from "model.onnx.data" [0, 117440512]
+        : tensor<4096x14336xf16> layout<block 128x128> recipe(#fp8.block)
+        format(e4m3) permutation = [1, 0]
+        -> tensor<14336x4096xf8E4M3FN>, tensor<112x32xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$location,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$offset,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$length,
+                       TypeAttrOf<FP8_HighPrecisionTensor>:$source_type,
+                       FP8_ScaleLayoutAttr:$layout, FP8_RecipeAttr:$recipe,
+                       FP8_Format:$format,
+                       OptionalAttr<DenseI64ArrayAttr>:$permutation);
+  let results = (outs FP8_FloatTensor:$result, FP8_ScaleTensor:$scale);
+  let assemblyFormat = [{
+    $name `from` $location `[` $offset `,` $length `]` `:` $source_type
+    `layout` `` $layout `recipe` `(` $recipe `)` `format` `(` $format `)`
+    (`permutation` `=` $permutation^)? attr-dict `->` type($result) `,`
+    type($scale)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The (permuted) shape of the quantized weight, before padding.
+    ::llvm::SmallVector<int64_t> getPermutedShape();
+  }];
+}
+
 #endif // FP8_OPS_TD

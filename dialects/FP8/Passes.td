@@ -415,6 +415,38 @@ def FP8KVCache : Pass<"fp8-kv-cache", "::mlir::ModuleOp"> {
 }
 
 
+def FP8PackExternalWeights
+    : Pass<"fp8-pack-external-weights", "::mlir::ModuleOp"> {
+  let summary = "Fold the recipe's quantization of external weights into "
+                "fp8.packed_weight";
+  let description = [{
+    A weight that stays in its file (`fp8.external_weight`) is quantized by
+    the recipe like any weight: `fp8.amax`, `fp8.compute_scale` (a recipe
+    that scales from the tensor), `fp8.quantize`, then usually a
+    pass-through `fp8.transpose` (K-major) and a `tensor.pad` with FP8 zeros
+    (whole tiles). Constant folding does that at compile time for weights
+    the compiler holds; for these, which it never reads, the patterns here
+    fold each chain into one `fp8.packed_weight`, which the weights packer
+    computes from the file when it writes the weights file: the library
+    holds FP8 weights either way, and the bytes are the folders'. A chain
+    whose intermediate values have other users keeps them (computed at run
+    time from the external weight).
+
+    ```mlir
+    %a = fp8.amax %w layout<block 128x128> ...
+    %s = fp8.compute_scale %a recipe(#fp8.block) format(e4m3) ...
+    %q = fp8.quantize %w, %s layout<block 128x128> ...
+    %t, %ts = fp8.transpose %q, %s layout<block 128x128> permutation = [1, 0]
+        to layout<block 128x128> ...
+    // becomes
+    %t, %ts = fp8.packed_weight "w" from "model.onnx.data" [0, 33554432]
+        : tensor<4096x4096xf16> layout<block 128x128> recipe(#fp8.block)
+        format(e4m3) permutation = [1, 0] -> ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def FP8MaterializeExternalWeights
     : Pass<"fp8-materialize-external-weights", "::mlir::ModuleOp"> {
   let summary = "External weights as uninitialized constant memref.globals";

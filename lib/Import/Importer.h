@@ -136,6 +136,8 @@ public:
   int64_t opset = 0;
   /// Where the real paths of the external-data files read go (or null).
   SmallVectorImpl<std::string> *externalFiles = nullptr;
+  /// Where the initializers read from external data go (or null).
+  std::vector<ExternalDataRead> *externalReads = nullptr;
 
   /// Values whose ONNX type is unsigned (uint8/16/32/64); MLIR tensors use
   /// signless integers, so signedness is carried on the side.

@@ -33,6 +33,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cmath>
 #include <numeric>
@@ -114,7 +115,8 @@ std::string fp8::detail::stripSlashComments(StringRef text) {
 FailureOr<OwningOpRef<ModuleOp>>
 fp8::importONNXBuffer(StringRef bytes, bool isText, StringRef bufferName,
                       MLIRContext &ctx, const ImportOptions &opts,
-                      SmallVectorImpl<std::string> *externalFiles) {
+                      SmallVectorImpl<std::string> *externalFiles,
+                      std::vector<ExternalDataRead> *externalReads) {
   DialectRegistry registry;
   registerONNXImportDialects(registry);
   ctx.appendDialectRegistry(registry);
@@ -130,12 +132,14 @@ fp8::importONNXBuffer(StringRef bytes, bool isText, StringRef bufferName,
 
   Importer importer(ctx, opts, bufferName);
   importer.externalFiles = externalFiles;
+  importer.externalReads = externalReads;
   return importer.importModel(model);
 }
 
 FailureOr<OwningOpRef<ModuleOp>>
 fp8::importONNXFile(StringRef path, MLIRContext &ctx, const ImportOptions &opts,
-                    SmallVectorImpl<std::string> *externalFiles) {
+                    SmallVectorImpl<std::string> *externalFiles,
+                    std::vector<ExternalDataRead> *externalReads) {
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
                                                    /*RequiresNullTerminator=*/false);
   if (std::error_code ec = buffer.getError())
@@ -146,7 +150,7 @@ fp8::importONNXFile(StringRef path, MLIRContext &ctx, const ImportOptions &opts,
   if (fileOpts.externalDataDir.empty())
     fileOpts.externalDataDir = llvm::sys::path::parent_path(path).str();
   return importONNXBuffer((*buffer)->getBuffer(), isText, path, ctx, fileOpts,
-                          externalFiles);
+                          externalFiles, externalReads);
 }
 
 //===----------------------------------------------------------------------===//
@@ -433,7 +437,12 @@ FailureOr<std::string> Importer::readExternalData(const onnx::TensorProto &t,
     return emitError(loc) << "tensor '" << t.name()
                           << "': external data range past the end of '" << path
                           << "'";
-  return data.substr(offset, length < 0 ? StringRef::npos : length).str();
+  StringRef bytes = data.substr(offset, length < 0 ? StringRef::npos : length);
+  if (externalReads)
+    externalReads->push_back(
+        {t.name(), ext->location, offset, bytes.size(),
+         llvm::xxHash64(llvm::arrayRefFromStringRef<uint8_t>(bytes))});
+  return bytes.str();
 }
 
 /// Appends the low `bytes` bytes of each value (little-endian host).
@@ -1445,8 +1454,13 @@ Value Importer::matmul(NodeContext &nc, Value a, Value bm) {
                << elemOf(bm);
     return {};
   }
-  TypedAttr zero = isa<FloatType>(et) ? TypedAttr(b.getFloatAttr(et, 0.0))
-                                      : TypedAttr(b.getIntegerAttr(et, 0));
+  // FP16/BF16 products accumulate in FP32 (as cuBLAS, onnxruntime and
+  // torch do; K-long sums in FP16 lose ~sqrt(K) ulps), then round once.
+  const bool narrow = isa<Float16Type, BFloat16Type>(et);
+  Type accType = narrow ? b.getF32Type() : et;
+  TypedAttr zero = isa<FloatType>(et)
+                       ? TypedAttr(b.getFloatAttr(accType, 0.0))
+                       : TypedAttr(b.getIntegerAttr(et, 0));
   SmallVector<int64_t> batchA(sa.drop_back(2)), batchB(sb.drop_back(2));
   SmallVector<int64_t> outShape;
   Value r;
@@ -1491,6 +1505,11 @@ Value Importer::matmul(NodeContext &nc, Value a, Value bm) {
     outShape.append({m, n});
     r = reshape(loc, mm, outShape);
   }
+  if (narrow)
+    r = generic(loc, {r}, shapeOf(r), et,
+                [&](OpBuilder &bb, Location l, ValueRange v) -> Value {
+                  return arith::TruncFOp::create(bb, l, et, v[0]);
+                });
   // Drop the unit dims that promoted 1-D operands.
   if (aVec || bVec) {
     SmallVector<int64_t> s = outShape;

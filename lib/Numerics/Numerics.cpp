@@ -58,6 +58,21 @@ float maxFinite(Fmt fmt) { return params(fmt).maxValue; }
 int emaxElem(Fmt fmt) { return params(fmt).emax; }
 uint8_t maxFiniteBits(Fmt fmt) { return params(fmt).maxBits; }
 
+float f16ToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1Fu;
+  const uint32_t mantissa = h & 0x3FFu;
+  if (exponent == 0x1F) // infinity or NaN (payload kept)
+    return floatOf(sign | 0x7F800000u | (mantissa << 13));
+  if (exponent == 0) { // zero or subnormal: mantissa * 2^-24, exact in FP32
+    float v = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -v : v;
+  }
+  return floatOf(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+float bf16ToFloat(uint16_t bits) { return floatOf(uint32_t(bits) << 16); }
+
 uint8_t castToFP8(float x, Fmt fmt) {
   const FormatParams p = params(fmt);
   if (std::isnan(x))

@@ -106,7 +106,9 @@ static void addHostToLLVM(OpPassManager &pm, bool barePointers,
 
 void fp8::buildFP8CPULoweringPipeline(
     OpPassManager &pm, const CPULoweringPipelineOptions &options) {
-  // Weights that stay in files become constant globals (docs/Weights.md).
+  // Weights that stay in files: their quantization goes to the packer, and
+  // they become constant globals (docs/Weights.md).
+  pm.addPass(createFP8PackExternalWeights());
   pm.addPass(createFP8MaterializeExternalWeights());
   // FP8 semantics first, while everything is still on tensors.
   pm.addPass(createConvertFP8ToLinalg());
@@ -140,6 +142,7 @@ void fp8::buildFP8GPULoweringPipeline(
   // Tensor level: the same as the CPU path, except that FP8 products are
   // outlined for the GEMM kernels and FP8 casts stay arith casts (the GPU
   // lowers them to cvt instructions).
+  pm.addPass(createFP8PackExternalWeights());
   pm.addPass(createFP8MaterializeExternalWeights());
   pm.addPass(createFP8OutlineScaledMatmuls());
   ConvertFP8ToLinalgOptions toLinalg;

@@ -9,6 +9,7 @@
 #include "fp8/Target/ModelLibrary.h"
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
+#include "fp8/Support/OutputFiles.h"
 #include "fp8rt/fp8w.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -21,8 +22,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -37,11 +38,26 @@ std::optional<WeightsMode> fp8::parseWeightsMode(StringRef text) {
 
 namespace {
 
+namespace pack = fp8rt::pack;
+
 /// A constant global that may live in the weights file.
 struct Candidate {
   LLVM::GlobalOp global;
-  ExternalWeights::Tensor tensor;
+  pack::Tensor tensor;
+  /// A literal's bytes (owned by the MLIRContext).
+  ArrayRef<char> data;
+  /// Its size in the file.
+  uint64_t bytes = 0;
 };
+
+/// Bytes of a tensor of `dtype` and `shape` (the caller checked that they
+/// fit: the globals hold them).
+uint64_t tensorBytes(int dtype, ArrayRef<int64_t> shape) {
+  uint64_t bytes = fp8w_dtype_size(dtype);
+  for (int64_t d : shape)
+    bytes *= uint64_t(d);
+  return bytes;
+}
 
 /// The global's bytes as the library would hold them, when they can move
 /// out: a constant with a non-splat dense or resource value of an element
@@ -79,9 +95,15 @@ std::optional<Candidate> asCandidate(LLVM::GlobalOp global, uint64_t minBytes) {
   uint64_t bytes = fp8w_dtype_size(*dtype) * uint64_t(type.getNumElements());
   if (bytes == 0 || data.size() != bytes || bytes < minBytes)
     return std::nullopt;
-  Candidate c{global, {global.getSymName().str(), *dtype,
-                       SmallVector<int64_t>(type.getShape()), data}};
-  c.tensor.bytes = bytes;
+  Candidate c;
+  c.global = global;
+  c.tensor.name = global.getSymName().str();
+  c.tensor.dtype = *dtype;
+  c.tensor.shape.assign(type.getShape().begin(), type.getShape().end());
+  c.tensor.kind = pack::Tensor::Kind::Literal;
+  c.tensor.hash = fp8w_hash_bytes(data.data(), data.size());
+  c.data = data;
+  c.bytes = bytes;
   return c;
 }
 
@@ -98,40 +120,100 @@ std::optional<std::pair<Type, SmallVector<int64_t>>> arrayShape(Type t) {
   return std::make_pair(t, shape);
 }
 
-/// A weight that stayed in its file: an uninitialized constant global that
-/// the module's fp8.external_weights table describes.
-FailureOr<std::optional<Candidate>>
-asFileCandidate(LLVM::GlobalOp global, DictionaryAttr table, StringRef dir) {
+/// The packer's quantization from a packed weight's table entry
+/// (fp8-materialize-external-weights' describeQuantization).
+std::optional<pack::Quantization> quantizationOf(DictionaryAttr entry) {
+  auto format = entry.getAs<StringAttr>("format");
+  auto block = entry.getAs<DenseI64ArrayAttr>("block");
+  auto scaling = entry.getAs<StringAttr>("scaling");
+  auto eps = entry.getAs<FloatAttr>("eps");
+  auto pow2 = entry.getAs<BoolAttr>("pow2");
+  auto rceil = entry.getAs<BoolAttr>("rceil");
+  auto permutation = entry.getAs<DenseI64ArrayAttr>("permutation");
+  auto dataShape = entry.getAs<DenseI64ArrayAttr>("data_shape");
+  if (!format || !block || !scaling || !eps || !pow2 || !rceil ||
+      !permutation || !dataShape ||
+      (format.getValue() != "e4m3" && format.getValue() != "e5m2") ||
+      (scaling.getValue() != "current" && scaling.getValue() != "mx"))
+    return std::nullopt;
+  pack::Quantization q;
+  q.format = format.getValue() == "e4m3" ? pack::kFloat8E4M3FN
+                                         : pack::kFloat8E5M2;
+  q.block.assign(block.asArrayRef().begin(), block.asArrayRef().end());
+  q.scaling = scaling.getValue() == "mx" ? pack::Quantization::Scaling::MX
+                                         : pack::Quantization::Scaling::Current;
+  q.eps = eps.getValue().convertToFloat();
+  q.pow2 = pow2.getValue();
+  q.rceil = rceil.getValue();
+  q.permutation.assign(permutation.asArrayRef().begin(),
+                       permutation.asArrayRef().end());
+  q.dataShape.assign(dataShape.asArrayRef().begin(),
+                     dataShape.asArrayRef().end());
+  return q;
+}
+
+/// A weight that stays in its file, copied or quantized by the packer: an
+/// uninitialized constant global that the module's fp8.external_weights
+/// table describes.
+FailureOr<std::optional<Candidate>> asFileCandidate(LLVM::GlobalOp global,
+                                                    DictionaryAttr table) {
   if (!table || !global.getConstant() || global.getValueOrNull())
     return std::optional<Candidate>();
   auto entry = table.getAs<DictionaryAttr>(global.getSymName());
   if (!entry)
     return std::optional<Candidate>();
+  auto fail = [&](const Twine &why) {
+    return global.emitError() << "external weight @" << global.getSymName()
+                              << ": " << why;
+  };
   auto name = entry.getAs<StringAttr>("name");
   auto location = entry.getAs<StringAttr>("location");
   auto offset = entry.getAs<IntegerAttr>("offset");
   auto length = entry.getAs<IntegerAttr>("length");
+  auto kind = entry.getAs<StringAttr>("kind");
   auto shape = arrayShape(global.getGlobalType());
   std::optional<int> dtype = shape ? abiDtype(shape->first) : std::nullopt;
-  if (!name || !location || !offset || !length || !dtype || dir.empty())
-    return global.emitError()
-           << "external weight @" << global.getSymName()
-           << ": incomplete " << kExternalWeightsAttr << " entry or no "
-           << kExternalDataDirAttr << " on the module";
-  SmallString<256> path(dir);
-  llvm::sys::path::append(path, location.getValue());
-  Candidate c{global, {global.getSymName().str(), *dtype, shape->second, {}}};
-  c.tensor.sourcePath = std::string(path);
-  c.tensor.sourceOffset = offset.getInt();
-  c.tensor.bytes = length.getInt();
-  uint64_t want = fp8w_dtype_size(*dtype);
-  for (int64_t d : shape->second)
-    want *= uint64_t(d);
-  if (want != c.tensor.bytes)
-    return global.emitError() << "external weight @" << global.getSymName()
-                              << ": " << c.tensor.bytes << " bytes in "
-                              << location.getValue() << ", the global holds "
-                              << want;
+  if (!name || !location || !offset || !length || !dtype)
+    return fail("incomplete " + Twine(kExternalWeightsAttr) + " entry");
+  Candidate c;
+  c.global = global;
+  pack::Tensor &t = c.tensor;
+  t.name = global.getSymName().str();
+  t.dtype = *dtype;
+  t.shape.assign(shape->second.begin(), shape->second.end());
+  t.source.name = name.getValue().str();
+  t.source.location = location.getValue().str();
+  t.source.offset = offset.getInt();
+  t.source.length = length.getInt();
+  c.bytes = tensorBytes(t.dtype, t.shape);
+  if (!kind || kind.getValue() == "copy") {
+    t.kind = pack::Tensor::Kind::Copy;
+    t.source.dtype = t.dtype;
+    t.source.shape = t.shape;
+    if (c.bytes != t.source.length)
+      return fail(Twine(t.source.length) + " bytes in " +
+                  location.getValue() + ", the global holds " +
+                  Twine(c.bytes));
+    return std::optional<Candidate>(std::move(c));
+  }
+  auto sourceType = entry.getAs<TypeAttr>("source_type");
+  auto sourceTensor =
+      sourceType ? dyn_cast<RankedTensorType>(sourceType.getValue()) : nullptr;
+  std::optional<int> sourceDtype =
+      sourceTensor ? abiDtype(sourceTensor.getElementType()) : std::nullopt;
+  std::optional<pack::Quantization> q = quantizationOf(entry);
+  if (!sourceDtype || !q ||
+      (kind.getValue() != "data" && kind.getValue() != "scale"))
+    return fail("incomplete packed weight entry");
+  t.kind = kind.getValue() == "data" ? pack::Tensor::Kind::Data
+                                     : pack::Tensor::Kind::Scale;
+  t.source.dtype = *sourceDtype;
+  t.source.shape.assign(sourceTensor.getShape().begin(),
+                        sourceTensor.getShape().end());
+  t.quant = std::move(*q);
+  // FP8 types are i8 in the LLVM dialect: the file says what they are.
+  t.dtype = t.kind == pack::Tensor::Kind::Data ? t.quant.format
+                                               : t.quant.scaleDtype();
   return std::optional<Candidate>(std::move(c));
 }
 
@@ -213,7 +295,7 @@ void emitTable(ModuleOp module, ArrayRef<Candidate> moved,
     };
     for (auto [i, c] : llvm::enumerate(moved))
       fill(i, {LLVM::AddressOfOp::create(b, loc, names[i]),
-               c64(c.tensor.name.size()), c64(c.tensor.bytes),
+               c64(c.tensor.name.size()), c64(c.bytes),
                c64(c.tensor.dtype), LLVM::AddressOfOp::create(b, loc, slots[i])});
     Value null = LLVM::ZeroOp::create(b, loc, ptr);
     fill(moved.size(), {null, c64(0), c64(0), c64(0), null});
@@ -228,24 +310,42 @@ void emitTable(ModuleOp module, ArrayRef<Candidate> moved,
 }
 
 /// Ties the file to the library: the model's signature (whose fingerprint
-/// covers the compiled computation and its constants) and the table.
+/// covers the compiled computation and its constants) and every tensor's
+/// name, type and origin: a literal's bytes; a file tensor's place and
+/// quantization, not its bytes (the compiler never reads them, and new
+/// weights of the same graph pack for the same library: refit).
 uint64_t fingerprintOf(StringRef signature, ArrayRef<Candidate> moved) {
   fp8w_hash h;
   fp8w_hash_init(&h);
   fp8w_hash_update(&h, signature.data(), signature.size());
   for (const Candidate &c : moved) {
-    const ExternalWeights::Tensor &t = c.tensor;
+    const pack::Tensor &t = c.tensor;
     std::string line = t.name + " " + std::to_string(t.dtype);
     for (int64_t d : t.shape)
       line += " " + std::to_string(d);
-    // A weight read from its file is tied by where it is, not its bytes
-    // (the compiler never reads them); the file's hashes guard the bytes.
-    if (t.sourcePath.empty())
-      line += " " +
-              std::to_string(fp8w_hash_bytes(t.data.data(), t.data.size()));
-    else
-      line += " file " + llvm::sys::path::filename(t.sourcePath).str() + " " +
-              std::to_string(t.sourceOffset) + " " + std::to_string(t.bytes);
+    if (t.kind == pack::Tensor::Kind::Literal) {
+      line += " " + std::to_string(t.hash);
+    } else {
+      line += " file " + t.source.location + " " +
+              std::to_string(t.source.offset) + " " +
+              std::to_string(t.source.length) + " " +
+              std::to_string(t.source.dtype);
+      if (t.kind != pack::Tensor::Kind::Copy) {
+        const pack::Quantization &q = t.quant;
+        uint32_t epsBits;
+        std::memcpy(&epsBits, &q.eps, sizeof(epsBits));
+        line += (t.kind == pack::Tensor::Kind::Data ? " data " : " scale ") +
+                std::to_string(q.format) + " " +
+                std::to_string(int(q.scaling)) + " " +
+                std::to_string(epsBits) + " " + std::to_string(q.pow2) + " " +
+                std::to_string(q.rceil);
+        for (auto *dims : {&q.block, &q.permutation, &q.dataShape}) {
+          line += " :";
+          for (int64_t d : *dims)
+            line += " " + std::to_string(d);
+        }
+      }
+    }
     line += "\n";
     fp8w_hash_update(&h, line.data(), line.size());
   }
@@ -258,19 +358,23 @@ uint64_t fingerprintOf(StringRef signature, ArrayRef<Candidate> moved) {
 FailureOr<ExternalWeights>
 fp8::externalizeWeights(ModuleOp module, StringRef signature,
                         const WeightsOptions &options) {
-  SmallVector<Candidate> moved, inFiles;
+  std::vector<Candidate> moved, inFiles;
   uint64_t total = 0;
   auto table = module->getAttrOfType<DictionaryAttr>(kExternalWeightsAttr);
-  StringRef dir;
+  ExternalWeights out;
   if (auto d = module->getAttrOfType<StringAttr>(kExternalDataDirAttr))
-    dir = d.getValue();
+    out.dataDir = d.getValue().str();
   for (auto global : module.getOps<LLVM::GlobalOp>()) {
-    FailureOr<std::optional<Candidate>> c = asFileCandidate(global, table, dir);
+    FailureOr<std::optional<Candidate>> c = asFileCandidate(global, table);
     if (failed(c))
       return failure();
     if (*c)
       inFiles.push_back(std::move(**c));
   }
+  if (!inFiles.empty() && out.dataDir.empty())
+    return module.emitError()
+           << "the module references weights in files but has no "
+           << kExternalDataDirAttr << " (the model's directory)";
   if (!inFiles.empty() && options.mode == WeightsMode::Embed)
     return module.emitError()
            << "the module references " << inFiles.size()
@@ -279,25 +383,26 @@ fp8::externalizeWeights(ModuleOp module, StringRef signature,
   if (options.mode != WeightsMode::Embed)
     for (auto global : module.getOps<LLVM::GlobalOp>())
       if (std::optional<Candidate> c = asCandidate(global, options.minBytes)) {
-        total += c->tensor.bytes;
+        total += c->bytes;
         moved.push_back(std::move(*c));
       }
-  // Auto: out past the threshold, or when there is a weights file anyway.
-  if (options.mode == WeightsMode::Auto && inFiles.empty() &&
-      total <= options.autoBytes) {
+  // Auto: the compiler's constants leave past the threshold only. Weights
+  // in files always go to the weights file (the packer writes them from the
+  // model's data, anywhere: constants left in the library keep it so).
+  if (options.mode == WeightsMode::Auto && total <= options.autoBytes) {
     moved.clear();
     total = 0;
   }
   for (Candidate &c : inFiles) {
-    total += c.tensor.bytes;
+    total += c.bytes;
     moved.push_back(std::move(c));
   }
-  ExternalWeights out;
   out.bytes = total;
   if (!moved.empty() && options.fileName.empty())
     return module.emitError("external weights need a weights file name");
   if (!moved.empty()) {
-    out.fingerprint = fingerprintOf(signature, moved);
+    out.manifest.fingerprint = fingerprintOf(signature, moved);
+    out.manifest.weightsFile = options.fileName;
     // Slots replace the globals; host code loads them.
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     llvm::StringMap<LLVM::GlobalOp> slotOf;
@@ -320,12 +425,16 @@ fp8::externalizeWeights(ModuleOp module, StringRef signature,
       c.global.erase();
       c.global = nullptr;
     }
-    emitTable(module, moved, slots, out.fingerprint, options.fileName);
+    emitTable(module, moved, slots, out.manifest.fingerprint,
+              options.fileName);
   } else {
     addEmptyWeightsTable(module);
   }
-  for (Candidate &c : moved)
-    out.tensors.push_back(std::move(c.tensor));
+  for (Candidate &c : moved) {
+    if (c.tensor.kind == fp8rt::pack::Tensor::Kind::Literal)
+      out.literals[c.tensor.name] = c.data;
+    out.manifest.tensors.push_back(std::move(c.tensor));
+  }
   return out;
 }
 
@@ -340,75 +449,24 @@ void fp8::addEmptyWeightsTable(ModuleOp module) {
     emitTable(module, {}, {}, 0, "");
 }
 
-/// Copies a weight that stayed in its file into the weights file, in
-/// pieces: the compiler never holds more than one.
-static std::string streamFromFile(fp8w_writer *w,
-                                  const ExternalWeights::Tensor &t) {
-  int fd = ::open(t.sourcePath.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return "cannot read external data " + t.sourcePath + ": " +
-           std::strerror(errno);
-  std::vector<char> buffer(std::min<uint64_t>(t.bytes, 16u << 20));
-  uint64_t done = 0;
-  std::string error;
-  while (done < t.bytes) {
-    size_t want = std::min<uint64_t>(buffer.size(), t.bytes - done);
-    ssize_t got = ::pread(fd, buffer.data(), want, t.sourceOffset + done);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0) {
-      error = "cannot read external data " + t.sourcePath + " for '" +
-              t.name + "': " +
-              (got < 0 ? std::strerror(errno) : "the file ends early");
-      break;
-    }
-    if (fp8w_writer_write(w, buffer.data(), size_t(got)) != 0) {
-      error = "writing the weights file failed: " +
-              std::string(std::strerror(errno));
-      break;
-    }
-    done += uint64_t(got);
-  }
-  ::close(fd);
-  return error;
+std::string fp8::writeWeightsFile(const ExternalWeights &weights,
+                                  StringRef path, bool verbose) {
+  fp8rt::pack::PackOptions options;
+  options.dataDir = weights.dataDir;
+  options.verbose = verbose;
+  options.writeLiteral = [&](const fp8rt::pack::Tensor &t,
+                             fp8w_writer *w) -> std::string {
+    ArrayRef<char> data = weights.literals.lookup(t.name);
+    if (fp8w_writer_write(w, data.data(), data.size()) != 0)
+      return "writing the weights file failed: " +
+             std::string(std::strerror(errno));
+    return "";
+  };
+  return fp8rt::pack::packWeights(weights.manifest, options, path.str());
 }
 
-std::string fp8::writeWeightsFile(const ExternalWeights &weights,
-                                  StringRef path) {
-  std::vector<fp8w_tensor_desc> descs;
-  for (const ExternalWeights::Tensor &t : weights.tensors)
-    descs.push_back({t.name.data(), t.name.size(), t.dtype,
-                     static_cast<uint32_t>(t.shape.size()), t.shape.data()});
-  std::string file = path.str();
-  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return "cannot write the weights file " + file + ": " +
-           std::strerror(errno);
-  char error[512] = "";
-  std::string result;
-  fp8w_writer *w = fp8w_writer_create(fd, weights.fingerprint, descs.data(),
-                                      descs.size(), error, sizeof(error));
-  if (!w) {
-    result = error;
-  } else {
-    for (const ExternalWeights::Tensor &t : weights.tensors) {
-      if (!t.sourcePath.empty()) {
-        result = streamFromFile(w, t);
-        if (!result.empty())
-          break;
-      } else if (fp8w_writer_write(w, t.data.data(), t.data.size()) != 0) {
-        break;
-      }
-    }
-    if (!result.empty())
-      fp8w_writer_abort(w);
-    else if (fp8w_writer_finish(w, error, sizeof(error)) != 0)
-      result = error;
-  }
-  if (::close(fd) != 0 && result.empty())
-    result = "cannot write the weights file " + file + ": " +
-             std::strerror(errno);
-  if (!result.empty() && result.rfind(file, 0) != 0)
-    result = file + ": " + result;
-  return result;
+std::string fp8::writeManifest(const ExternalWeights &weights,
+                               StringRef path) {
+  std::string json = fp8rt::pack::toJSON(weights.manifest);
+  return writeOutput(path, [&](raw_ostream &os) { os << json; });
 }

@@ -399,28 +399,59 @@ static int load_weights(const char *given, const char **error) {
     }
     total += e->bytes;
   }
-  for (w = __fp8_model_weights; w->name; ++w) {
-    const void *data = fp8w_data(f, (uint64_t)fp8w_find(f, w->name,
-                                                        (size_t)w->name_bytes));
 #ifdef FP8RT_TARGET_CUDA
-    void *d = fp8rt_cuda_alloc((size_t)w->bytes ? (size_t)w->bytes : 1);
-    if (!d || fp8rt_cuda_copy(d, data, (size_t)w->bytes) != 0) {
+  /* Device buffers for every tensor, then one upload through pinned
+   * staging (fp8rt_cuda_upload). */
+  {
+    int32_t n = 0, bad = -1;
+    for (w = __fp8_model_weights; w->name; ++w)
+      ++n;
+    void **dst = calloc((size_t)n + 1, sizeof(void *));
+    const void **src = calloc((size_t)n + 1, sizeof(void *));
+    size_t *sizes = calloc((size_t)n + 1, sizeof(size_t));
+    int ok = dst && src && sizes;
+    if (!ok)
       snprintf(weights_error, sizeof(weights_error),
-               "fp8rt: uploading tensor '%.*s' of %s (%llu bytes): %s",
-               (int)w->name_bytes, w->name, path,
-               (unsigned long long)w->bytes, fp8rt_cuda_last_error());
-      fp8rt_cuda_free(d);
-      for (const weight_entry *u = __fp8_model_weights; u != w; ++u) {
-        fp8rt_cuda_free(*u->slot);
-        *u->slot = NULL;
+               "fp8rt: out of host memory for the weights table of %s", path);
+    for (int32_t i = 0; ok && i < n; ++i) {
+      w = &__fp8_model_weights[i];
+      src[i] = fp8w_data(f, (uint64_t)fp8w_find(f, w->name,
+                                                (size_t)w->name_bytes));
+      sizes[i] = (size_t)w->bytes;
+      dst[i] = fp8rt_cuda_alloc(sizes[i] ? sizes[i] : 1);
+      if (!dst[i]) {
+        snprintf(weights_error, sizeof(weights_error),
+                 "fp8rt: allocating device memory for tensor '%.*s' of %s "
+                 "(%llu bytes): %s",
+                 (int)w->name_bytes, w->name, path,
+                 (unsigned long long)w->bytes, fp8rt_cuda_last_error());
+        ok = 0;
       }
-      goto fail;
     }
-    *w->slot = d;
-#else
-    *w->slot = (void *)(uintptr_t)data; /* read only by the compiled code */
-#endif
+    if (ok && fp8rt_cuda_upload(dst, src, sizes, n, &bad) != 0) {
+      w = &__fp8_model_weights[bad >= 0 && bad < n ? bad : 0];
+      snprintf(weights_error, sizeof(weights_error),
+               "fp8rt: uploading the weights of %s (at tensor '%.*s'): %s",
+               path, (int)w->name_bytes, w->name, fp8rt_cuda_last_error());
+      ok = 0;
+    }
+    for (int32_t i = 0; i < n; ++i) {
+      if (ok)
+        *__fp8_model_weights[i].slot = dst[i];
+      else if (dst && dst[i])
+        fp8rt_cuda_free(dst[i]);
+    }
+    free(dst);
+    free((void *)src);
+    free(sizes);
+    if (!ok)
+      goto fail;
   }
+#else
+  for (w = __fp8_model_weights; w->name; ++w)
+    *w->slot = (void *)(uintptr_t)fp8w_data(
+        f, (uint64_t)fp8w_find(f, w->name, (size_t)w->name_bytes));
+#endif
 #ifdef FP8RT_TARGET_CUDA
   fp8w_close(f);
 #else

@@ -1631,6 +1631,89 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_copy_many(void *const *dst,
   return fp8rt_cuda_status();
 }
 
+namespace {
+/// Pinned staging for weight uploads: two buffers, so that copying the next
+/// chunk out of the (pageable, mapped) weights file overlaps the DMA of the
+/// previous one. Released when the upload ends.
+struct PinnedStaging {
+  static constexpr size_t kChunk = size_t(64) << 20;
+  void *buffer[2] = {nullptr, nullptr};
+  CUevent done[2] = {nullptr, nullptr};
+  bool pending[2] = {false, false};
+  CUstream stream = nullptr;
+
+  CUresult create() {
+    CUresult r = cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+    for (int k = 0; k < 2 && r == CUDA_SUCCESS; ++k) {
+      r = cuMemHostAlloc(&buffer[k], kChunk, 0);
+      if (r == CUDA_SUCCESS)
+        r = cuEventCreate(&done[k], CU_EVENT_DISABLE_TIMING);
+    }
+    return r;
+  }
+  ~PinnedStaging() {
+    if (stream)
+      cuStreamSynchronize(stream);
+    for (int k = 0; k < 2; ++k) {
+      if (done[k])
+        cuEventDestroy(done[k]);
+      if (buffer[k])
+        cuMemFreeHost(buffer[k]);
+    }
+    if (stream)
+      cuStreamDestroy(stream);
+  }
+};
+} // namespace
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_upload(void *const *dst,
+                                            const void *const *src,
+                                            const size_t *bytes, int32_t n,
+                                            int32_t *failed) {
+  ScopedContext ctx("uploading weights");
+  if (!ctx.ok())
+    return fp8rt_cuda_status();
+  PinnedStaging staging;
+  if (CUresult r = staging.create(); r != CUDA_SUCCESS) {
+    // No pinned memory to spare: plain copies from pageable memory.
+    std::fprintf(stderr, "fp8rt: no pinned staging memory (%d): weights "
+                         "upload from pageable memory\n", int(r));
+    return fp8rt_cuda_copy_many(dst, src, bytes, n, failed);
+  }
+  int slot = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    for (size_t off = 0; off < bytes[i]; off += PinnedStaging::kChunk) {
+      size_t len = std::min(PinnedStaging::kChunk, bytes[i] - off);
+      CUresult r = CUDA_SUCCESS;
+      if (staging.pending[slot])
+        r = cuEventSynchronize(staging.done[slot]);
+      if (r == CUDA_SUCCESS) {
+        std::memcpy(staging.buffer[slot],
+                    static_cast<const char *>(src[i]) + off, len);
+        r = cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst[i]) + off,
+                              staging.buffer[slot], len, staging.stream);
+      }
+      if (r == CUDA_SUCCESS)
+        r = cuEventRecord(staging.done[slot], staging.stream);
+      if (r != CUDA_SUCCESS) {
+        if (failed)
+          *failed = i;
+        fail(r, "uploading %llu bytes to %p", (unsigned long long)len,
+             dst[i]);
+        return fp8rt_cuda_status();
+      }
+      staging.pending[slot] = true;
+      slot ^= 1;
+    }
+  }
+  if (CUresult r = cuStreamSynchronize(staging.stream); r != CUDA_SUCCESS) {
+    if (failed)
+      *failed = n;
+    fail(r, "cuStreamSynchronize after the weights upload");
+  }
+  return fp8rt_cuda_status();
+}
+
 FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_copy(void *dst, const void *src,
                                           size_t bytes) {
   if (bytes == 0)

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommandLine.h"
 #include "TensorProto.h"
 
 #include "fp8/Support/VersionInfo.inc"
@@ -157,21 +158,10 @@ Options parse(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    auto value = [&](const char *flag) -> std::string {
-      std::string f = flag, v;
-      if (a.rfind(f + "=", 0) == 0)
-        v = a.substr(f.size() + 1);
-      else if (i + 1 < argc)
-        v = argv[++i];
-      else
-        usageError(f + " needs a value");
-      if (v.empty())
-        usageError(f + " needs a value (it is empty)");
-      return v;
+    auto value = [&](const char *flag) {
+      return fp8rt::optionValue(a, flag, i, argc, argv, usageError);
     };
-    auto is = [&](const char *flag) {
-      return a == flag || a.rfind(std::string(flag) + "=", 0) == 0;
-    };
+    auto is = [&](const char *flag) { return fp8rt::isOption(a, flag); };
     if (is("--data"))
       o.data = value("--data");
     else if (is("--save-state"))

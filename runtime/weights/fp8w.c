@@ -589,6 +589,7 @@ int fp8w_writer_finish(fp8w_writer *w, char *error, size_t error_size) {
   const uint64_t names_begin =
       sizeof(fp8w_header) + w->num_tensors * sizeof(fp8w_entry);
   const uint64_t gap = w->header.data_offset - names_begin - w->names_bytes;
+  struct stat st;
   fp8w_hash h;
   fp8w_hash_init(&h);
   fp8w_hash_update(&h, w->entries, w->num_tensors * sizeof(fp8w_entry));
@@ -607,7 +608,9 @@ int fp8w_writer_finish(fp8w_writer *w, char *error, size_t error_size) {
       write_all(w->fd, w->names, w->names_bytes, names_begin) != 0 ||
       write_all(w->fd, pad, gap, names_begin + w->names_bytes) != 0 ||
       write_all(w->fd, &w->header, sizeof(fp8w_header), 0) != 0 ||
-      ftruncate(w->fd, (off_t)w->header.file_bytes) != 0) {
+      /* A regular file is cut to its size; a device (/dev/null) is not. */
+      (fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+       ftruncate(w->fd, (off_t)w->header.file_bytes) != 0)) {
     say(error, error_size, "weights file: writing failed: %s",
         strerror(errno));
     free(pad);

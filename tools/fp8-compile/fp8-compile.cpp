@@ -196,11 +196,19 @@ static cl::opt<std::string> weightsFile(
 static cl::opt<uint64_t> weightsReadLimit(
     "weights-read-limit",
     cl::desc("Floating-point initializers in external data larger than this "
-             "many bytes are never read by the compiler: their bytes go from "
-             "the model's files straight into the weights file (so they are "
-             "not quantized at compile time). 0: read every initializer. "
-             "Default 64 MiB"),
-    cl::init(uint64_t(64) << 20), cl::value_desc("bytes"), cl::cat(category));
+             "many bytes are never read by the compiler: the weights packer "
+             "copies them, or quantizes them as the recipe does, from the "
+             "model's files into the weights file. 0: read every "
+             "initializer. Default 1 KiB: every weight of an export is "
+             "packed, the bytes the library holds never depend on the data "
+             "it was compiled with"),
+    cl::init(uint64_t(1) << 10), cl::value_desc("bytes"), cl::cat(category));
+static cl::opt<bool> packWeights(
+    "pack-weights",
+    cl::desc("Write the weights file (default). false: write the library and "
+             "its weights manifest (<weights file>.json) only, for fp8-pack "
+             "to write the file where the model's data is"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress output"),
                            cl::cat(category));
 
@@ -306,10 +314,9 @@ int main(int argc, char **argv) {
     return fail("--weights-file names where external weights go: not with "
                 "--weights=embed");
   if ((emit == "mlir" || emit == "ptx") &&
-      (weightsMode.getNumOccurrences() || !weightsFile.empty() ||
-       weightsReadLimit.getNumOccurrences()))
-    return fail("--weights, --weights-file and --weights-read-limit apply to "
-                "--emit=so, obj and llvm");
+      (weightsMode.getNumOccurrences() || !weightsFile.empty()))
+    return fail("--weights and --weights-file apply to --emit=so, obj and "
+                "llvm");
   // The weights file: -o with the extension .fp8w unless named.
   std::string weightsPath = weightsFile;
   if (weightsPath.empty()) {
@@ -317,11 +324,15 @@ int main(int argc, char **argv) {
     llvm::sys::path::replace_extension(path, "fp8w");
     weightsPath = std::string(path);
   }
+  // The weights manifest: what fp8-pack needs to write the file elsewhere.
+  std::string manifestPath = weightsPath + ".json";
 
   fp8::ImportOptions importOptions;
-  // Without a weights file (embed, or an IR dump) every weight is read.
-  if (weightsMode != fp8::WeightsMode::Embed && emit != "mlir" &&
-      emit != "ptx" && weightsReadLimit > 0)
+  // Without a weights file every weight is read; an IR dump shows the
+  // weights it would not read (fp8.external_weight) when asked to.
+  bool dump = emit == "mlir" || emit == "ptx";
+  if (weightsMode != fp8::WeightsMode::Embed &&
+      (!dump || weightsReadLimit.getNumOccurrences()) && weightsReadLimit > 0)
     importOptions.externalWeightMinBytes =
         int64_t(std::min<uint64_t>(weightsReadLimit, INT64_MAX - 1)) + 1;
   for (const std::string &spec : inputShapes)
@@ -351,11 +362,14 @@ int main(int argc, char **argv) {
       guard.addInput(*path, what);
 
   OwningOpRef<ModuleOp> module;
+  // The initializers the importer read from external data: their values
+  // are in the library, so the weights manifest pins them.
+  std::vector<fp8::ExternalDataRead> externalReads;
   {
     Stage stage("import");
     SmallVector<std::string> externalFiles;
-    auto imported =
-        fp8::importONNXFile(inputFile, context, importOptions, &externalFiles);
+    auto imported = fp8::importONNXFile(inputFile, context, importOptions,
+                                        &externalFiles, &externalReads);
     if (failed(imported))
       return 1; // the importer has reported why, naming the node
     module = std::move(*imported);
@@ -365,8 +379,10 @@ int main(int argc, char **argv) {
   std::vector<std::pair<std::string, const char *>> outputs = {
       {outputFile, "-o"}, {report, "--report"}};
   if (weightsMode != fp8::WeightsMode::Embed && emit != "mlir" &&
-      emit != "ptx")
+      emit != "ptx") {
     outputs.push_back({weightsPath, "the weights file"});
+    outputs.push_back({manifestPath, "the weights manifest"});
+  }
   for (auto [path, what] : outputs)
     if (!path.empty())
       if (std::string err = guard.checkOutput(path, what); !err.empty())
@@ -431,10 +447,16 @@ int main(int argc, char **argv) {
   // (renamed, or copied into a non-regular file such as /dev/null).
   std::string tmp, tmpError;
   std::string weightsTmp;
+  FailureOr<fp8::ExternalWeights> weights = fp8::ExternalWeights();
   auto commit = [&]() -> int {
-    // The weights first: a library never lands without its file.
+    // The weights first: a library never lands without its file (or, with
+    // --pack-weights=false, its manifest).
     if (!weightsTmp.empty())
       if (std::string err = fp8::commitOutput(weightsTmp, weightsPath);
+          !err.empty())
+        return fail(err);
+    if (!weights->empty())
+      if (std::string err = fp8::writeManifest(*weights, manifestPath);
           !err.empty())
         return fail(err);
     if (std::string err = fp8::commitOutput(tmp, outputFile); !err.empty())
@@ -482,10 +504,12 @@ int main(int argc, char **argv) {
   fp8::WeightsOptions weightsOptions;
   weightsOptions.mode = weightsMode;
   weightsOptions.fileName = llvm::sys::path::filename(weightsPath).str();
-  FailureOr<fp8::ExternalWeights> weights =
-      fp8::externalizeWeights(*module, *signature, weightsOptions);
+  weights = fp8::externalizeWeights(*module, *signature, weightsOptions);
   if (failed(weights))
     return 1;
+  for (const fp8::ExternalDataRead &r : externalReads)
+    weights->manifest.compiledIn.push_back(
+        {r.name, r.location, r.offset, r.length, r.hash});
   if (gpu && failed(fp8::redirectGlobalsToDevice(*module)))
     return 1;
   if (failed(fp8::addModelEntryPoints(*module, *signature)))
@@ -511,8 +535,22 @@ int main(int argc, char **argv) {
       llvm::sys::DontRemoveFileOnSignal(object);
     }
   });
-  if (!weights->empty()) {
-    Stage stage("weights file");
+  if (!weights->empty() && !packWeights) {
+    if (!weights->packableFromData())
+      return fail("--pack-weights=false: " +
+                  std::to_string(weights->literals.size()) +
+                  " constants computed by the compiler go to the weights "
+                  "file, which fp8-pack cannot write from the model's data: "
+                  "use --weights=auto (they stay in the library) or pack here");
+    if (!quiet)
+      llvm::errs() << llvm::format(
+                          "fp8-compile: weights manifest: %zu tensors, %.1f "
+                          "MB for fp8-pack -> ",
+                          weights->manifest.tensors.size(),
+                          weights->bytes / 1e6)
+                   << manifestPath << "\n";
+  } else if (!weights->empty()) {
+    Stage stage("weights file (packer)");
     weightsTmp = fp8::temporaryPathFor(weightsPath, tmpError);
     if (weightsTmp.empty())
       return fail(tmpError);
@@ -522,7 +560,7 @@ int main(int argc, char **argv) {
       return fail(err);
     if (!quiet)
       llvm::errs() << llvm::format(" %zu tensors, %.1f MB ->",
-                                   weights->tensors.size(),
+                                   weights->manifest.tensors.size(),
                                    weights->bytes / 1e6)
                    << " " << weightsPath << ",";
   }

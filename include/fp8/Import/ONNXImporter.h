@@ -21,6 +21,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::fp8 {
 
@@ -67,6 +68,18 @@ inline constexpr llvm::StringLiteral kCheckStatusAttr = "fp8.check_status";
 /// by the status's first element minus one.
 inline constexpr llvm::StringLiteral kChecksAttr = "fp8.checks";
 
+/// An initializer whose external data the importer read: its bytes are part
+/// of the imported module (and of a library compiled from it), so new
+/// weights for that library must have the same bytes there. XXH64 (seed 0)
+/// of the bytes, as the weights file hashes them.
+struct ExternalDataRead {
+  std::string name;
+  std::string location; // relative to the model's directory
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  uint64_t hash = 0;
+};
+
 /// Parses `spec` ("name=2x48", or several joined by ',') into `opts`.
 /// Returns an error message, or an empty string on success. Naming an input
 /// that `opts` already has a shape for is an error.
@@ -76,18 +89,21 @@ std::string parseInputShapeSpec(llvm::StringRef spec, ImportOptions &opts);
 /// as ONNX's text format, anything else as a binary ModelProto.
 /// `externalFiles`, when given, receives the absolute real path of every
 /// external-data file the model read (so that a tool never writes over
-/// them).
+/// them). `externalReads`, when given, receives every initializer read
+/// from external data.
 FailureOr<OwningOpRef<ModuleOp>>
 importONNXFile(llvm::StringRef path, MLIRContext &ctx,
                const ImportOptions &opts,
-               llvm::SmallVectorImpl<std::string> *externalFiles = nullptr);
+               llvm::SmallVectorImpl<std::string> *externalFiles = nullptr,
+               std::vector<ExternalDataRead> *externalReads = nullptr);
 
 /// Imports a model from memory. `bufferName` names the source in locations
 /// and diagnostics.
 FailureOr<OwningOpRef<ModuleOp>>
 importONNXBuffer(llvm::StringRef bytes, bool isText, llvm::StringRef bufferName,
                  MLIRContext &ctx, const ImportOptions &opts,
-                 llvm::SmallVectorImpl<std::string> *externalFiles = nullptr);
+                 llvm::SmallVectorImpl<std::string> *externalFiles = nullptr,
+                 std::vector<ExternalDataRead> *externalReads = nullptr);
 
 /// Registers the dialects that imported modules use.
 void registerONNXImportDialects(DialectRegistry &registry);

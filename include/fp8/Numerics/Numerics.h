@@ -39,6 +39,11 @@ uint8_t castToFP8(float x, Fmt fmt);
 float fp8ToFloat(uint8_t bits, Fmt fmt);
 /// 2^(bits - 127); 0xFF is NaN.
 float e8m0ToFloat(uint8_t bits);
+/// Exact widening of IEEE binary16 and bfloat16 bit patterns (subnormals,
+/// infinities and NaN payloads included): how weights stored in FP16/BF16
+/// enter the FP32 arithmetic of the recipes (folders and the packer).
+float f16ToFloat(uint16_t bits);
+float bf16ToFloat(uint16_t bits);
 
 /// Per-tensor current / block scaling: e = fp8_max / max(amax, eps), with
 /// amax 0, inf or NaN giving e = 1, infinite e clamped to FLT_MAX and, with

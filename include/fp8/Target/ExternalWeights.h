@@ -14,8 +14,11 @@
 #ifndef FP8_TARGET_EXTERNALWEIGHTS_H
 #define FP8_TARGET_EXTERNALWEIGHTS_H
 
+#include "fp8rt/pack.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <cstdint>
 #include <string>
@@ -45,25 +48,21 @@ struct WeightsOptions {
 /// Parses "auto", "embed" or "external".
 std::optional<WeightsMode> parseWeightsMode(StringRef text);
 
-/// What the module lost to the weights file: write it with
-/// writeWeightsFile.
+/// What the module lost to the weights file: the weights manifest (every
+/// tensor in file order: where its bytes come from and how the packer makes
+/// them, runtime/include/fp8rt/pack.h) and the bytes of the literals the
+/// compiler computed. Write it with writeWeightsFile and writeManifest.
 struct ExternalWeights {
-  struct Tensor {
-    std::string name;
-    int dtype;
-    SmallVector<int64_t> shape;
-    /// The bytes, owned by the MLIRContext (the global's attribute); empty
-    /// for a weight that stays in a file (fp8.external_weight), whose bytes
-    /// are `bytes` at `sourceOffset` of `sourcePath`.
-    ArrayRef<char> data;
-    std::string sourcePath;
-    uint64_t sourceOffset = 0;
-    uint64_t bytes = 0;
-  };
-  std::vector<Tensor> tensors;
-  uint64_t fingerprint = 0;
+  fp8rt::pack::Manifest manifest;
+  /// Literal tensors' bytes (owned by the MLIRContext), by tensor name.
+  llvm::StringMap<ArrayRef<char>> literals;
+  /// The model's directory: the sources' locations are relative to it.
+  std::string dataDir;
   uint64_t bytes = 0;
-  bool empty() const { return tensors.empty(); }
+  bool empty() const { return manifest.tensors.empty(); }
+  /// Whether another machine can pack the file from the model's data and
+  /// the manifest alone (no literal needs this compile's base file).
+  bool packableFromData() const { return literals.empty(); }
 };
 
 /// Moves the module's large constant LLVM globals out (as WeightsOptions
@@ -85,9 +84,15 @@ void addEmptyWeightsTable(ModuleOp module);
 /// fingerprint, file name): host data that stays on the host.
 bool isWeightsTableGlobal(StringRef symbol);
 
-/// Writes `weights` to `path` (a new file the caller commits). Returns an
-/// error message, or an empty string.
-std::string writeWeightsFile(const ExternalWeights &weights, StringRef path);
+/// Writes `weights` to `path` (a new file the caller commits) with the
+/// packer: copies and quantized weights streamed from the model's data,
+/// literals from memory. Returns an error message, or an empty string.
+std::string writeWeightsFile(const ExternalWeights &weights, StringRef path,
+                             bool verbose = false);
+
+/// Writes the weights manifest (JSON) to `path` (a new file the caller
+/// commits). Returns an error message, or an empty string.
+std::string writeManifest(const ExternalWeights &weights, StringRef path);
 
 } // namespace mlir::fp8
 

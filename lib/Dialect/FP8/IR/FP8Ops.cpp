@@ -9,6 +9,7 @@
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
 
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -17,6 +18,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 using namespace mlir;
@@ -26,9 +28,11 @@ using namespace mlir::fp8;
 #include "fp8/Dialect/FP8/IR/FP8Ops.cpp.inc"
 
 namespace {
-/// Folding works on materialised values; beyond this many elements it is
-/// left to the kernels rather than blowing up compile time and memory.
-constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
+/// Folding works on materialised values (FP32 copies of the operands):
+/// beyond this many elements (1 GiB of FP32) it is left to the kernels.
+/// Weights in files never come here: the packer quantizes them, streaming
+/// (fp8.packed_weight).
+constexpr int64_t kMaxFoldElements = int64_t(1) << 28;
 
 bool dimsCompatible(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
@@ -71,19 +75,41 @@ private:
   bool perTensor = false;
 };
 
+/// Float values of an f32, f16 or bf16 resource blob (raw little-endian
+/// elements), widened exactly.
+std::optional<SmallVector<float>>
+getResourceFloats(DenseResourceElementsAttr resource) {
+  int64_t n = resource.getNumElements();
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  Type elt = resource.getElementType();
+  if (!blob || n > kMaxFoldElements ||
+      !isa<Float32Type, Float16Type, BFloat16Type>(elt))
+    return std::nullopt;
+  ArrayRef<char> raw = blob->getData();
+  const size_t width = elt.getIntOrFloatBitWidth() / 8;
+  if (raw.size() != size_t(n) * width)
+    return std::nullopt;
+  SmallVector<float> out(n);
+  for (int64_t i = 0; i < n; ++i) {
+    if (width == 4) {
+      std::memcpy(&out[i], raw.data() + 4 * i, 4);
+      continue;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, raw.data() + 2 * i, 2);
+    out[i] = elt.isF16() ? numerics::f16ToFloat(bits)
+                         : numerics::bf16ToFloat(bits);
+  }
+  return out;
+}
+
 /// Float values of a constant FP tensor (f32/f16/bf16/f8), or nothing when
 /// the attribute is not a dense FP constant small enough to fold.
 std::optional<SmallVector<float>> getFloats(Attribute attr) {
-  // Large f32 initializers arrive as resource blobs (the importer's choice
-  // for weights): fold them too, so weights are quantized at compile time.
-  if (auto resource = dyn_cast_if_present<DenseF32ResourceElementsAttr>(attr)) {
-    if (resource.getNumElements() > kMaxFoldElements)
-      return std::nullopt;
-    std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
-    if (!data)
-      return std::nullopt;
-    return SmallVector<float>(data->begin(), data->end());
-  }
+  // Large initializers arrive as resource blobs (the importer's choice for
+  // weights): fold them too, so weights are quantized at compile time.
+  if (auto resource = dyn_cast_if_present<DenseResourceElementsAttr>(attr))
+    return getResourceFloats(resource);
   auto dense = dyn_cast_if_present<DenseElementsAttr>(attr);
   if (!dense || dense.getNumElements() > kMaxFoldElements)
     return std::nullopt;
@@ -632,22 +658,104 @@ LogicalResult TransposeOp::fold(FoldAdaptor adaptor,
 // ExternalWeightOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult ExternalWeightOp::verify() {
-  auto type = cast<RankedTensorType>(getResult().getType());
+/// Checks that `length` bytes hold a tensor of `type` in the file layout
+/// (a byte-multiple element type, row-major).
+static LogicalResult verifyFileTensor(Operation *op, RankedTensorType type,
+                                      int64_t length, StringRef location) {
   Type elt = type.getElementType();
   if (!elt.isIntOrFloat() || elt.isInteger(1) ||
       elt.getIntOrFloatBitWidth() % 8 != 0)
-    return emitOpError() << "element type " << elt
-                         << " has no byte-per-element file layout";
+    return op->emitOpError() << "element type " << elt
+                             << " has no byte-per-element file layout";
+  if (!type.hasStaticShape())
+    return op->emitOpError() << "a file holds a static shape, not " << type;
   uint64_t bytes = elt.getIntOrFloatBitWidth() / 8;
   for (int64_t d : type.getShape())
     if (__builtin_mul_overflow(bytes, uint64_t(d), &bytes))
-      return emitOpError("the tensor's size overflows");
-  if (uint64_t(getLength()) != bytes)
-    return emitOpError() << "length " << getLength() << " bytes, but "
-                         << type << " holds " << bytes;
-  if (getLocation().empty())
-    return emitOpError("an empty location");
+      return op->emitOpError("the tensor's size overflows");
+  if (uint64_t(length) != bytes)
+    return op->emitOpError() << "length " << length << " bytes, but " << type
+                             << " holds " << bytes;
+  if (location.empty())
+    return op->emitOpError("an empty location");
+  return success();
+}
+
+LogicalResult ExternalWeightOp::verify() {
+  return verifyFileTensor(*this, cast<RankedTensorType>(getResult().getType()),
+                          getLength(), getLocation());
+}
+
+//===----------------------------------------------------------------------===//
+// PackedWeightOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> PackedWeightOp::getPermutedShape() {
+  auto shape = cast<RankedTensorType>(getSourceType()).getShape();
+  std::optional<ArrayRef<int64_t>> perm = getPermutation();
+  if (!perm)
+    return SmallVector<int64_t>(shape);
+  SmallVector<int64_t> out;
+  for (int64_t p : *perm)
+    out.push_back(shape[p]);
+  return out;
+}
+
+LogicalResult PackedWeightOp::verify() {
+  auto source = cast<RankedTensorType>(getSourceType());
+  if (failed(verifyFileTensor(*this, source, getLength(), getLocation())))
+    return failure();
+  RecipeAttrInterface recipe = getRecipe();
+  if (recipe.usesHistory())
+    return emitOpError("weights are quantized with a recipe that scales from "
+                       "the tensor itself (current, block or mxfp8), not ")
+           << recipe;
+  if (getFormat() == Format::Hybrid)
+    return emitOpError("needs a concrete format (e4m3 or e5m2)");
+  if (getFormat() != *fp8::getFormat(getResult().getType().getElementType()))
+    return emitOpError() << "format " << stringifyFormat(getFormat())
+                         << " but the result is " << getResult().getType();
+  Type scaleElt = getScale().getType().getElementType();
+  if (recipe.usesE8M0Scales() != isa<Float8E8M0FNUType>(scaleElt))
+    return emitOpError() << "recipe " << recipe << " produces "
+                         << (recipe.usesE8M0Scales() ? "f8E8M0FNU" : "f32")
+                         << " scales, not " << scaleElt;
+  ScaleLayoutAttr layout = getLayout();
+  FailureOr<SmallVector<int64_t>> scaleShape =
+      layout.getScaleShape(source.getShape());
+  if (failed(scaleShape))
+    return emitOpError() << "layout " << layout << " does not fit "
+                         << source;
+  const int64_t rank = source.getRank();
+  SmallVector<int64_t> shape(source.getShape());
+  if (std::optional<ArrayRef<int64_t>> perm = getPermutation()) {
+    SmallVector<bool> seen(rank, false);
+    if (int64_t(perm->size()) != rank ||
+        !llvm::all_of(*perm, [&](int64_t p) {
+          return p >= 0 && p < rank && !std::exchange(seen[p], true);
+        }))
+      return emitOpError() << "permutation must be a permutation of [0, "
+                           << rank << ")";
+    if (!layout.isPerTensor()) {
+      SmallVector<int64_t> permutedScale;
+      for (int64_t p : *perm)
+        permutedScale.push_back((*scaleShape)[p]);
+      *scaleShape = permutedScale;
+    }
+    shape = getPermutedShape();
+  }
+  if (getScale().getType().getShape() != ArrayRef<int64_t>(*scaleShape))
+    return emitOpError() << "scale must have shape "
+                         << formatShape(*scaleShape) << ", got "
+                         << formatShape(getScale().getType().getShape());
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  if (int64_t(result.size()) != rank ||
+      !llvm::all_of(llvm::zip_equal(result, shape), [](auto p) {
+        return std::get<0>(p) >= std::get<1>(p);
+      }))
+    return emitOpError() << "result shape " << formatShape(result)
+                         << " must be the (permuted) weight shape "
+                         << formatShape(shape) << ", or larger (padded)";
   return success();
 }
 

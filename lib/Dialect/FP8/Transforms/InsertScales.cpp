@@ -56,6 +56,29 @@ struct Decision {
   std::string recipe, format, reason;
 };
 
+/// The only user of `v` when it is an element-wise FP32 -> FP16/BF16
+/// rounding (a linalg.generic whose body is one arith.truncf): the importer
+/// rounds FP16/BF16 products accumulated in FP32 so.
+linalg::GenericOp roundingOf(Value v) {
+  if (!v.hasOneUse())
+    return {};
+  auto g = dyn_cast<linalg::GenericOp>(*v.getUsers().begin());
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumResults() != 1 ||
+      g.getDpsInputs()[0] != v || g.getNumReductionLoops() != 0 ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  Block &body = g.getRegion().front();
+  auto trunc = dyn_cast<arith::TruncFOp>(&body.front());
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!trunc || trunc->getNextNode() != yield ||
+      trunc.getIn() != body.getArgument(0) ||
+      yield.getValues().size() != 1 || yield.getValues()[0] != trunc ||
+      !isa<Float16Type, BFloat16Type>(trunc.getType()))
+    return {};
+  return g;
+}
+
 bool isZeroFill(Value init) {
   auto fill = init.getDefiningOp<linalg::FillOp>();
   if (!fill)
@@ -393,7 +416,8 @@ struct FP8InsertScalesPass
         d.reason = "transposed/broadcast indexing maps";
       else if (!isa<Float32Type, Float16Type, BFloat16Type>(elt) ||
                getElementTypeOrSelf(rhs.getType()) != elt ||
-               getElementTypeOrSelf(init.getType()) != elt)
+               (getElementTypeOrSelf(init.getType()) != elt &&
+                !getElementTypeOrSelf(init.getType()).isF32()))
         d.reason = "not an f32/f16/bf16 product";
       else if (!isZeroFill(init))
         d.reason = "accumulates into a non-zero tensor";
@@ -456,11 +480,22 @@ struct FP8InsertScalesPass
       auto [qa, sa] = quantize(b, loc, lhs, p, p.lhsLayout, calibrated);
       auto [qb, sb] = quantize(b, loc, rhs, p, p.rhsLayout);
       auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+      // An FP16/BF16 product accumulated in FP32 and rounded once: the
+      // scaled product rounds its FP32 accumulators to the narrow type
+      // itself (the same single rounding).
+      linalg::GenericOp rounding =
+          analyze ? linalg::GenericOp() : roundingOf(op->getResult(0));
+      if (rounding)
+        resultType = cast<RankedTensorType>(rounding.getResult(0).getType());
       auto product = ScaledMatmulOp::create(
           b, loc, resultType, qa, sa, qb, sb, /*bias=*/Value(), p.lhsLayout,
           p.rhsLayout, /*transpose_rhs=*/false, Epilogue::None,
           /*lhs_scale_m_major=*/IntegerAttr());
       Value fp32 = op->getResult(0);
+      if (rounding) {
+        rounding.getResult(0).replaceAllUsesWith(product.getResult());
+        rounding.erase();
+      }
       fp32.replaceAllUsesWith(product.getResult());
       if (analyze) {
         // The FP32 twin stays, feeding only the statistics.

@@ -1,10 +1,11 @@
 //===- MaterializeExternalWeights.cpp - Weights that stay in files --------===//
 //
-// Part of fp8-opt. Each fp8.external_weight becomes a read-only tensor view
-// of an uninitialized constant memref.global, which bufferization and the
-// lowerings treat as any constant; the module attribute
-// fp8.external_weights says where each global's bytes are, for
-// fp8::externalizeWeights (lib/Target/ExternalWeights.cpp).
+// Part of fp8-opt. Each fp8.external_weight, and each used result of an
+// fp8.packed_weight, becomes a read-only tensor view of an uninitialized
+// constant memref.global, which bufferization and the lowerings treat as
+// any constant; the module attribute fp8.external_weights says where each
+// global's bytes are and, for packed weights, how the packer makes them
+// (fp8::externalizeWeights, lib/Target/ExternalWeights.cpp).
 //
 // A module-level walk rather than a rewrite pattern: each op creates a
 // symbol in the module and an entry in a module attribute, which one pass
@@ -22,6 +23,9 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <tuple>
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8MATERIALIZEEXTERNALWEIGHTS
@@ -33,64 +37,176 @@ using namespace mlir::fp8;
 
 namespace {
 
+/// The symbol for a weight named `name` (the ONNX initializer's): readable
+/// names in the weights file.
+std::string symbolFor(StringRef prefix, StringRef name, StringRef suffix) {
+  std::string symbol = prefix.str();
+  for (char c : name)
+    symbol.push_back(llvm::isAlnum(c) ? c : '_');
+  return symbol + suffix.str();
+}
+
+/// The packer's description of a packed weight's quantization (the
+/// manifest's "quantization", runtime/include/fp8rt/pack.h), as attributes
+/// of its fp8.external_weights entry.
+void describeQuantization(PackedWeightOp op, Builder &b,
+                          SmallVectorImpl<NamedAttribute> &entry) {
+  auto source = cast<RankedTensorType>(op.getSourceType());
+  SmallVector<int64_t> block =
+      *op.getLayout().getExpandedBlock(source.getShape());
+  RecipeAttrInterface recipe = op.getRecipe();
+  float eps = 0.0f;
+  if (auto current = dyn_cast<CurrentScalingAttr>(recipe))
+    eps = current.getEps().convertToFloat();
+  else if (auto blockRecipe = dyn_cast<BlockScalingAttr>(recipe))
+    eps = blockRecipe.getEps().convertToFloat();
+  bool rceil = true;
+  if (auto mx = dyn_cast<MXScalingAttr>(recipe))
+    rceil = mx.getRounding() == E8M0Rounding::RCeil;
+  entry.append({
+      b.getNamedAttr("source_type", op.getSourceTypeAttr()),
+      b.getNamedAttr("format",
+                     b.getStringAttr(stringifyFormat(op.getFormat()))),
+      b.getNamedAttr("block", b.getDenseI64ArrayAttr(block)),
+      b.getNamedAttr("scaling", b.getStringAttr(recipe.usesE8M0Scales()
+                                                    ? "mx"
+                                                    : "current")),
+      b.getNamedAttr("eps", b.getF32FloatAttr(eps)),
+      b.getNamedAttr("pow2", b.getBoolAttr(recipe.usesPowerOfTwoScales())),
+      b.getNamedAttr("rceil", b.getBoolAttr(rceil)),
+      b.getNamedAttr("permutation",
+                     b.getDenseI64ArrayAttr(
+                         op.getPermutation().value_or(ArrayRef<int64_t>{}))),
+      b.getNamedAttr("data_shape", b.getDenseI64ArrayAttr(
+                                       op.getResult().getType().getShape())),
+  });
+}
+
+/// Globals and table entries for one module's weights in files.
+class Materializer {
+public:
+  explicit Materializer(ModuleOp module) : module(module), symbols(module) {
+    if (auto existing =
+            module->getAttrOfType<DictionaryAttr>(kExternalWeightsAttr))
+      table.append(existing.begin(), existing.end());
+  }
+
+  void run(ArrayRef<Operation *> refs) {
+    for (Operation *op : refs) {
+      if (auto weight = dyn_cast<ExternalWeightOp>(op))
+        materialize(weight);
+      else
+        materialize(cast<PackedWeightOp>(op));
+    }
+    module->setAttr(kExternalWeightsAttr,
+                    DictionaryAttr::get(module.getContext(), table));
+  }
+
+private:
+  /// A constant global of `type`'s shape and element type, uninitialized
+  /// (its bytes are in the weights file), with its table entry.
+  memref::GlobalOp createGlobal(Location loc, StringRef symbol,
+                                RankedTensorType type,
+                                ArrayRef<NamedAttribute> entry) {
+    // In order of creation, at the top of the module: the weights file
+    // lists the tensors in this order.
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    if (lastGlobal)
+      b.setInsertionPointAfter(lastGlobal);
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    auto global = memref::GlobalOp::create(
+        b, loc, symbol, b.getStringAttr("private"), memrefType,
+        /*initial_value=*/Attribute(), /*constant=*/true,
+        /*alignment=*/b.getI64IntegerAttr(256));
+    symbols.insert(global, b.getInsertionPoint()); // renamed if taken
+    lastGlobal = global;
+    table.push_back(
+        b.getNamedAttr(global.getSymName(), b.getDictionaryAttr(entry)));
+    return global;
+  }
+
+  /// Replaces `value` with a read-only view of `global`.
+  void replaceWithGlobal(OpBuilder &b, Value value, memref::GlobalOp global) {
+    auto type = cast<RankedTensorType>(value.getType());
+    Value buffer = memref::GetGlobalOp::create(b, value.getLoc(),
+                                               global.getType(),
+                                               global.getSymName());
+    // restrict: the only tensor view of this buffer; not writable: a
+    // consumer that writes gets a copy (the weights are mapped read-only).
+    auto tensor = bufferization::ToTensorOp::create(
+        b, value.getLoc(), type, buffer, /*restrict=*/true,
+        /*writable=*/false);
+    value.replaceAllUsesWith(tensor.getResult());
+  }
+
+  SmallVector<NamedAttribute> sourceEntry(Builder &b, StringAttr name,
+                                          StringAttr location,
+                                          IntegerAttr offset,
+                                          IntegerAttr length) {
+    return {b.getNamedAttr("name", name),
+            b.getNamedAttr("location", location),
+            b.getNamedAttr("offset", offset),
+            b.getNamedAttr("length", length)};
+  }
+
+  void materialize(ExternalWeightOp op) {
+    auto type = cast<RankedTensorType>(op.getType());
+    // One global per (location, offset): the same bytes referenced twice
+    // (a tied embedding) are one weight.
+    std::string key = (op.getLocation() + "@" + Twine(op.getOffset()) + ":" +
+                       Twine(op.getLength()))
+                          .str();
+    memref::GlobalOp &global = copies[key];
+    OpBuilder b(op);
+    if (!global || global.getType().getShape() != type.getShape() ||
+        global.getType().getElementType() != type.getElementType())
+      global = createGlobal(
+          op.getLoc(), symbolFor("__fp8_external_", op.getName(), ""), type,
+          sourceEntry(b, op.getNameAttr(), op.getLocationAttr(),
+                      op.getOffsetAttr(), op.getLengthAttr()));
+    replaceWithGlobal(b, op.getResult(), global);
+    op.erase();
+  }
+
+  /// A global for each used result: "data" (the FP8 bytes) and "scale".
+  void materialize(PackedWeightOp op) {
+    OpBuilder b(op);
+    for (auto [value, kind, suffix] :
+         {std::tuple(op.getResult(), "data", ""),
+          std::tuple(op.getScale(), "scale", "_scale")}) {
+      if (value.use_empty())
+        continue;
+      SmallVector<NamedAttribute> entry =
+          sourceEntry(b, op.getNameAttr(), op.getLocationAttr(),
+                      op.getOffsetAttr(), op.getLengthAttr());
+      entry.push_back(b.getNamedAttr("kind", b.getStringAttr(kind)));
+      describeQuantization(op, b, entry);
+      memref::GlobalOp global = createGlobal(
+          op.getLoc(), symbolFor("__fp8_packed_", op.getName(), suffix),
+          cast<RankedTensorType>(value.getType()), entry);
+      replaceWithGlobal(b, value, global);
+    }
+    op.erase();
+  }
+
+  ModuleOp module;
+  memref::GlobalOp lastGlobal;
+  SymbolTable symbols;
+  SmallVector<NamedAttribute> table;
+  llvm::StringMap<memref::GlobalOp> copies;
+};
+
 struct MaterializeExternalWeightsPass
     : fp8::impl::FP8MaterializeExternalWeightsBase<
           MaterializeExternalWeightsPass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<ExternalWeightOp> refs;
-    module.walk([&](ExternalWeightOp op) { refs.push_back(op); });
-    if (refs.empty())
-      return;
-    MLIRContext *ctx = module.getContext();
-    SymbolTable symbols(module);
-    SmallVector<NamedAttribute> table;
-    if (auto existing =
-            module->getAttrOfType<DictionaryAttr>(kExternalWeightsAttr))
-      table.append(existing.begin(), existing.end());
-    // One global per (location, offset): the same bytes referenced twice
-    // (a tied embedding) are one weight.
-    llvm::StringMap<memref::GlobalOp> byRange;
-    OpBuilder b(ctx);
-    for (ExternalWeightOp op : refs) {
-      auto type = cast<RankedTensorType>(op.getType());
-      auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-      std::string key = (op.getLocation() + "@" + Twine(op.getOffset()) + ":" +
-                         Twine(op.getLength()))
-                            .str();
-      memref::GlobalOp &global = byRange[key];
-      if (!global || global.getType() != memrefType) {
-        b.setInsertionPointToStart(module.getBody());
-        // Named after the initializer (the weights file's tensor names
-        // stay readable): __fp8_external_<name>, made unique.
-        std::string symbol = "__fp8_external_";
-        for (char c : op.getName())
-          symbol.push_back(llvm::isAlnum(c) ? c : '_');
-        global = memref::GlobalOp::create(
-            b, op.getLoc(), symbol, b.getStringAttr("private"),
-            memrefType, /*initial_value=*/Attribute(), /*constant=*/true,
-            /*alignment=*/b.getI64IntegerAttr(256));
-        symbols.insert(global); // renamed if taken
-        table.push_back(b.getNamedAttr(
-            global.getSymName(),
-            b.getDictionaryAttr(
-                {b.getNamedAttr("name", op.getNameAttr()),
-                 b.getNamedAttr("location", op.getLocationAttr()),
-                 b.getNamedAttr("offset", op.getOffsetAttr()),
-                 b.getNamedAttr("length", op.getLengthAttr())})));
-      }
-      b.setInsertionPoint(op);
-      Value buffer = memref::GetGlobalOp::create(b, op.getLoc(), memrefType,
-                                                 global.getSymName());
-      // restrict: the only tensor view of this buffer; not writable: a
-      // consumer that writes gets a copy (the weights are mapped read-only).
-      auto tensor = bufferization::ToTensorOp::create(
-          b, op.getLoc(), type, buffer, /*restrict=*/true,
-          /*writable=*/false);
-      op.replaceAllUsesWith(tensor.getResult());
-      op.erase();
-    }
-    module->setAttr(kExternalWeightsAttr, DictionaryAttr::get(ctx, table));
+    SmallVector<Operation *> refs;
+    getOperation().walk([&](Operation *op) {
+      if (isa<ExternalWeightOp, PackedWeightOp>(op))
+        refs.push_back(op);
+    });
+    if (!refs.empty())
+      Materializer(getOperation()).run(refs);
   }
 };
 

@@ -109,6 +109,13 @@ void fp8rt_cuda_graph_destroy(void *graph_exec);
 void *fp8rt_cuda_alloc(size_t bytes);
 void fp8rt_cuda_free(void *ptr);
 int32_t fp8rt_cuda_copy(void *dst, const void *src, size_t bytes);
+/* Uploads n host ranges (pageable: a mapped weights file) to device memory
+ * through two pinned staging buffers of 64 MiB, chunk by chunk on a stream
+ * of its own, the copy into one buffer overlapping the DMA from the other;
+ * returns when every byte has landed. Without pinned memory to spare it
+ * falls back to fp8rt_cuda_copy_many. *failed as there. */
+int32_t fp8rt_cuda_upload(void *const *dst, const void *const *src,
+                          const size_t *bytes, int32_t n, int32_t *failed);
 /* n copies dst[i] <- src[i] of bytes[i] (UVA), then one synchronize: what a
  * run does with its inputs or outputs. On failure *failed is the index of
  * the copy that failed (or n if the final synchronize did). */

@@ -342,3 +342,59 @@ func.func @external_weight_negative_offset() -> tensor<8xf32> {
   %w = fp8.external_weight "w" from "model.data" [-4, 32] : tensor<8xf32>
   return %w : tensor<8xf32>
 }
+
+// -----
+
+func.func @packed_weight_delayed() -> (tensor<8x4xf8E4M3FN>, tensor<f32>) {
+  // expected-error @+1 {{'fp8.packed_weight' op weights are quantized with a recipe that scales from the tensor itself (current, block or mxfp8), not #fp8.delayed}}
+  %q, %s = fp8.packed_weight "w" from "model.data" [0, 128] : tensor<4x8xf32> layout<tensor> recipe(#fp8.delayed) format(e4m3) permutation = [1, 0] -> tensor<8x4xf8E4M3FN>, tensor<f32>
+  return %q, %s : tensor<8x4xf8E4M3FN>, tensor<f32>
+}
+
+// -----
+
+func.func @packed_weight_format() -> (tensor<4x8xf8E4M3FN>, tensor<f32>) {
+  // expected-error @+1 {{'fp8.packed_weight' op format e5m2 but the result is 'tensor<4x8xf8E4M3FN>'}}
+  %q, %s = fp8.packed_weight "w" from "model.data" [0, 128] : tensor<4x8xf32> layout<tensor> recipe(#fp8.current) format(e5m2) -> tensor<4x8xf8E4M3FN>, tensor<f32>
+  return %q, %s : tensor<4x8xf8E4M3FN>, tensor<f32>
+}
+
+// -----
+
+func.func @packed_weight_mx_scales() -> (tensor<64x32xf8E4M3FN>, tensor<2x32xf32>) {
+  // expected-error @+1 {{'fp8.packed_weight' op recipe #fp8.mxfp8 produces f8E8M0FNU scales, not 'f32'}}
+  %q, %s = fp8.packed_weight "w" from "model.data" [0, 8192] : tensor<64x32xf32> layout<block 32x1> recipe(#fp8.mxfp8) format(e4m3) -> tensor<64x32xf8E4M3FN>, tensor<2x32xf32>
+  return %q, %s : tensor<64x32xf8E4M3FN>, tensor<2x32xf32>
+}
+
+// -----
+
+func.func @packed_weight_scale_shape() -> (tensor<32x64xf8E4M3FN>, tensor<2x32xf8E8M0FNU>) {
+  // expected-error @+1 {{'fp8.packed_weight' op scale must have shape 32x2, got 2x32}}
+  %q, %s = fp8.packed_weight "w" from "model.data" [0, 8192] : tensor<64x32xf32> layout<block 32x1> recipe(#fp8.mxfp8) format(e4m3) permutation = [1, 0] -> tensor<32x64xf8E4M3FN>, tensor<2x32xf8E8M0FNU>
+  return %q, %s : tensor<32x64xf8E4M3FN>, tensor<2x32xf8E8M0FNU>
+}
+
+// -----
+
+func.func @packed_weight_smaller() -> (tensor<8x3xf8E4M3FN>, tensor<f32>) {
+  // expected-error @+1 {{'fp8.packed_weight' op result shape 8x3 must be the (permuted) weight shape 8x4, or larger (padded)}}
+  %q, %s = fp8.packed_weight "w" from "model.data" [0, 128] : tensor<4x8xf32> layout<tensor> recipe(#fp8.current) format(e4m3) permutation = [1, 0] -> tensor<8x3xf8E4M3FN>, tensor<f32>
+  return %q, %s : tensor<8x3xf8E4M3FN>, tensor<f32>
+}
+
+// -----
+
+func.func @packed_weight_permutation() -> (tensor<8x4xf8E4M3FN>, tensor<f32>) {
+  // expected-error @+1 {{'fp8.packed_weight' op permutation must be a permutation of [0, 2)}}
+  %q, %s = fp8.packed_weight "w" from "model.data" [0, 128] : tensor<4x8xf32> layout<tensor> recipe(#fp8.current) format(e4m3) permutation = [1, 1] -> tensor<8x4xf8E4M3FN>, tensor<f32>
+  return %q, %s : tensor<8x4xf8E4M3FN>, tensor<f32>
+}
+
+// -----
+
+func.func @packed_weight_length() -> (tensor<4x8xf8E4M3FN>, tensor<f32>) {
+  // expected-error @+1 {{'fp8.packed_weight' op length 64 bytes, but 'tensor<4x8xf32>' holds 128}}
+  %q, %s = fp8.packed_weight "w" from "model.data" [0, 64] : tensor<4x8xf32> layout<tensor> recipe(#fp8.current) format(e4m3) -> tensor<4x8xf8E4M3FN>, tensor<f32>
+  return %q, %s : tensor<4x8xf8E4M3FN>, tensor<f32>
+}

@@ -21,6 +21,11 @@ namespace fp8 {
 /// and f8E4M3FN / f8E5M2 into exact integer arithmetic.
 void populateExpandFP8ArithCastsPatterns(RewritePatternSet &patterns);
 
+/// Patterns that fold the recipe's quantization of an fp8.external_weight
+/// (amax, compute_scale, quantize), its pass-through transpose and its zero
+/// padding into fp8.packed_weight (fp8-pack-external-weights).
+void populatePackExternalWeightsPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
 
