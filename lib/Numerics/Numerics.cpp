@@ -3,7 +3,10 @@
 // Part of fp8-opt. Written from the specifications only; the lowering in
 // lib/Dialect/FP8/Transforms/ExpandArithCasts.cpp implements the same casts
 // with a different (bit-level) method, and test/reference/fp8ref.py a third
-// time in numpy, so that each can check the others.
+// time in numpy, so that each can check the others. castToFP8Fast
+// (Numerics.h, inline: integer rounding, for loops over many elements) is
+// checked against this file's castToFP8: in NumericsTest, and once over all
+// 2^32 floats.
 //
 //===----------------------------------------------------------------------===//
 

@@ -3,9 +3,10 @@
 // Part of fp8-opt. Writes the weights file of a manifest (fp8rt/pack.h),
 // tensor by tensor in the manifest's order, through the streaming writer of
 // fp8rt/fp8w.h: copies read in pieces of chunkBytes, quantizations computed
-// by Quantize.cpp (both outputs at once; the one a later entry needs, in
-// practice the scales after their data, is kept until then), literals from
-// the caller or from a base weights file.
+// by Quantize.cpp (both outputs at once, on PackOptions::threads threads;
+// the one a later entry needs, in practice the scales after their data, is
+// kept until then), literals from the caller or from a base weights file.
+// Reading and writing stay on the calling thread.
 //
 // Before the output is created every source is checked: its file must be
 // inside the data directory after symbolic links are resolved (a location
@@ -30,6 +31,7 @@
 #include <fcntl.h>
 #include <new>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -44,6 +46,14 @@ std::string errnoText() { return std::strerror(errno); }
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// PackOptions::threads resolved: 0 is one per core (1 where the number of
+/// cores is unknown).
+unsigned threadsToUse(unsigned requested) {
+  if (requested)
+    return requested;
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 /// A file descriptor closed on every path.
@@ -203,7 +213,8 @@ public:
          const std::string &outPath, PackStats &stats)
       : manifest(manifest), options(options), outPath(outPath), stats(stats),
         dataDir(options.dataDir),
-        chunkBytes(std::max<uint64_t>(1, options.chunkBytes)) {}
+        chunkBytes(std::max<uint64_t>(1, options.chunkBytes)),
+        threads(threadsToUse(options.threads)) {}
   ~Packer() { fp8w_writer_abort(writer); }
 
   std::string run();
@@ -235,6 +246,7 @@ private:
   PackStats &stats;
   DataDir dataDir;
   const uint64_t chunkBytes;
+  const unsigned threads;
   FileDescriptor out;
   fp8w_writer *writer = nullptr;
   std::unordered_map<std::string, Pending> pending;
@@ -464,7 +476,7 @@ std::string Packer::writeQuantized(const Tensor &t) {
     };
     // The data only where this entry or a later one needs it.
     const bool needData = isData || p.dataUses > 0;
-    if (std::string e = detail::quantize(t.source, t.quant, chunkBytes,
+    if (std::string e = detail::quantize(t.source, t.quant, chunkBytes, threads,
                                          needData, read, p.outputs);
         !e.empty())
       return e;

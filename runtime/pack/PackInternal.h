@@ -51,11 +51,13 @@ struct Quantized {
 
 /// Quantizes `source` (a validated f32/f16/bf16 source of a validated
 /// quantization), reading it through `read` in pieces of about `chunkBytes`
-/// (Quantize.cpp describes the passes). Without `needData` only the scales
-/// are computed. Returns "" or the first read error.
+/// (Quantize.cpp describes the passes), each piece's work shared by up to
+/// `threads` threads (>= 1; the output is the same for any number). `read`
+/// is called from the calling thread only. Without `needData` only the
+/// scales are computed. Returns "" or the first read error.
 std::string quantize(const Source &source, const Quantization &quant,
-                     uint64_t chunkBytes, bool needData, const ReadSource &read,
-                     Quantized &out);
+                     uint64_t chunkBytes, unsigned threads, bool needData,
+                     const ReadSource &read, Quantized &out);
 
 } // namespace fp8rt::pack::detail
 

@@ -38,7 +38,7 @@ namespace pack = fp8rt::pack;
 
 const char kUsage[] =
     "usage: fp8-pack MANIFEST --data-dir DIR [-o OUT] [--base FILE] "
-    "[--chunk-bytes N] [--quiet] [--verbose]\n";
+    "[--chunk-bytes N] [--threads N] [--quiet] [--verbose]\n";
 
 const char kHelp[] =
     "usage: fp8-pack MANIFEST --data-dir DIR [options]\n"
@@ -60,6 +60,9 @@ const char kHelp[] =
     "                     has literal tensors\n"
     "  --chunk-bytes N    bytes of source read at once (N may end in K, M or\n"
     "                     G). Default: 64M\n"
+    "  --threads N        threads quantizing, up to 4096 (reading and writing\n"
+    "                     stay on one); the file is the same for any N.\n"
+    "                     Default: 0, one per core\n"
     "  --quiet            no summary line\n"
     "  -v, --verbose      one line per tensor on stderr\n"
     "  -h, --help         print this help and exit 0\n"
@@ -77,6 +80,7 @@ const char kHelp[] =
 struct Options {
   std::string manifest, dataDir, out, base;
   uint64_t chunkBytes = pack::PackOptions().chunkBytes;
+  unsigned threads = pack::PackOptions().threads; // 0: one per core
   bool quiet = false, verbose = false;
 };
 
@@ -126,6 +130,18 @@ bool parseBytes(const std::string &v, uint64_t &out) {
   return true;
 }
 
+/// A thread count: digits, 0 (one per core) to 4096.
+bool parseThreads(const std::string &v, unsigned &out) {
+  if (v.empty() || v.size() > 4 ||
+      v.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  const unsigned n = unsigned(std::stoul(v));
+  if (n > 4096)
+    return false;
+  out = n;
+  return true;
+}
+
 Options parse(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -145,6 +161,12 @@ Options parse(int argc, char **argv) {
       if (!parseBytes(v, o.chunkBytes))
         usageError("--chunk-bytes takes a byte count >= 1 (digits, then "
                    "K, M or G), not '" +
+                   v + "'");
+    } else if (is("--threads")) {
+      const std::string v = value("--threads");
+      if (!parseThreads(v, o.threads))
+        usageError("--threads takes a number of threads from 0 (one per "
+                   "core) to 4096, not '" +
                    v + "'");
     } else if (a == "--quiet")
       o.quiet = true;
@@ -350,6 +372,7 @@ int main(int argc, char **argv) {
   pack::PackOptions po;
   po.dataDir = o.dataDir;
   po.chunkBytes = o.chunkBytes;
+  po.threads = o.threads;
   po.verbose = o.verbose;
   fp8w_file *base = nullptr;
   if (!o.base.empty()) {

@@ -2,7 +2,8 @@
 //
 // Part of fp8-opt. Expected values are worked out by hand from OCP OFP8
 // rev 1.0, OCP MX v1.0 and Transformer Engine's recipe definitions; the
-// exhaustive tests check the cast against the format's own decode table.
+// exhaustive tests check the cast against the format's own decode table,
+// and the fast cast against the cast.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <random>
 
 using namespace mlir::fp8::numerics;
 
@@ -104,6 +106,93 @@ TEST_P(ExhaustiveCast, RoundTripsAndMidpoints) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, ExhaustiveCast,
+                         ::testing::Values(Fmt::E4M3, Fmt::E5M2));
+
+// castToFP8Fast is castToFP8 computed another way (integer rounding of the
+// float's bits). It was compared with castToFP8 on all 2^32 floats once
+// (about a minute and a half); here, in well under a second: every bfloat16
+// and binary16 value, the floats around every rounding boundary, the edges,
+// and a few million seeded random floats.
+class FastCast : public ::testing::TestWithParam<Fmt> {
+protected:
+  /// Compares the two casts on the float of bit pattern `u` (and on its
+  /// negation); reports the first few differences.
+  void check(uint32_t u) {
+    for (uint32_t v : {u, u ^ 0x80000000u}) {
+      float x;
+      std::memcpy(&x, &v, sizeof(x));
+      const uint8_t want = castToFP8(x, GetParam()),
+                    got = castToFP8Fast(x, GetParam());
+      if (want != got && ++failures <= 10)
+        ADD_FAILURE() << "castToFP8Fast(bits 0x" << std::hex << v << ") = 0x"
+                      << int(got) << ", castToFP8: 0x" << int(want);
+    }
+  }
+  /// Floats from `ulps` below x to `ulps` above (x >= 0: bit patterns are
+  /// consecutive floats).
+  void checkAround(float x, uint32_t ulps) {
+    const uint32_t c = bits(x);
+    for (uint32_t u = c > ulps ? c - ulps : 0; u <= c + ulps; ++u)
+      check(u);
+  }
+
+  int failures = 0;
+};
+
+TEST_P(FastCast, SixteenBitFormats) {
+  for (uint32_t h = 0; h < 0x8000; ++h) {
+    check(h << 16); // bfloat16: the floats whose low 16 bits are 0
+    check(bits(f16ToFloat(uint16_t(h))));
+    // Low halves that round up, down and to even at every FP8 mantissa
+    // width (the sticky bits of the round to nearest).
+    for (uint32_t low : {0x0001u, 0x7FFFu, 0x8000u, 0xFFFFu})
+      check(h << 16 | low);
+  }
+}
+
+TEST_P(FastCast, RoundingBoundaries) {
+  const Fmt fmt = GetParam();
+  const uint8_t maxBits = maxFiniteBits(fmt);
+  for (uint8_t b = 0; b <= maxBits; ++b) {
+    const float v = fp8ToFloat(b, fmt);
+    checkAround(v, 64); // the value itself
+    if (b < maxBits)    // the midpoint to the next value
+      checkAround(0.5f * (v + fp8ToFloat(b + 1, fmt)), 64);
+  }
+  // Saturation: max, the midpoint to the next (absent) binade value, and the
+  // binade's end; then the smallest normal and subnormal, half of it.
+  const float max = maxFinite(fmt), step = max - fp8ToFloat(maxBits - 1, fmt);
+  for (float x :
+       {max, max + 0.5f * step, max + step, 2.0f * max, fp8ToFloat(1, fmt),
+        0.5f * fp8ToFloat(1, fmt), 0.25f * fp8ToFloat(1, fmt)})
+    checkAround(x, 1024);
+}
+
+TEST_P(FastCast, Edges) {
+  const uint32_t edges[] = {0x00000000, 0x00000001, 0x00000002, 0x003FFFFF,
+                            0x00400000, 0x007FFFFF, 0x00800000, 0x00800001,
+                            0x7F7FFFFF, 0x7F7FFFFE, 0x7F800000, 0x7F800001,
+                            0x7FBFFFFF, 0x7FC00000, 0x7FC00001, 0x7FFFFFFF,
+                            0x3F800000, 0x33800000, 0x34000000};
+  for (uint32_t u : edges)
+    check(u);
+  // Float subnormals: a sample of each binade's patterns.
+  for (uint32_t u = 1; u < 0x00800000u; u = u * 3 + 1)
+    check(u);
+}
+
+TEST_P(FastCast, RandomFloats) {
+  std::mt19937 rng(20240601);
+  for (int i = 0; i < 1000000; ++i) {
+    const uint32_t u = rng();
+    check(u); // any pattern: mostly saturating or flushing to zero
+    // Exponents where FP8 values are: 2^-24 (below E5M2's subnormals) to
+    // 2^17 (above its max).
+    check((103 + u % 42) << 23 | (rng() & 0x7FFFFF));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, FastCast,
                          ::testing::Values(Fmt::E4M3, Fmt::E5M2));
 
 TEST(Numerics, CurrentScaling) {

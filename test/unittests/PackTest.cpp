@@ -520,6 +520,59 @@ TEST(Pack, ReferenceSanity) {
   EXPECT_EQ(scales[1], 1.0f);
 }
 
+/// PackOptions::threads: one thread, four and one per core write the same
+/// file (the reference's bytes), whichever way the amaxes are shared out:
+/// tasks of whole bands, or a copy of the blocks per task (per-tensor
+/// scaling in two passes, or pieces of a band or a few bands).
+TEST(Pack, ThreadsDoNotChangeTheFile) {
+  const int32_t E4 = kFloat8E4M3FN, E5 = kFloat8E5M2;
+  const Shape s = {520, 384}; // 5 bands of 128 rows, the last partial
+  const Case threadCases[] = {
+      {"PerTensorF16", kFloat16, s,
+       makeQuant(E4, s, false, 0, false, true, {1, 0}, {384, 528}), true},
+      {"Block128x128Bf16", kBFloat16, s,
+       makeQuant(E5, {128, 128}, false, 1e-6f, true, true, {1, 0}, {384, 640}),
+       true},
+      {"MX32x1F32", kFloat, s,
+       makeQuant(E4, {32, 1}, true, 0, false, true, {1, 0}, {384, 520}), true},
+  };
+  unsigned seed = 100;
+  for (const Case &c : threadCases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    const std::vector<uint8_t> raw =
+        makeValues(c.dtype, count(c.shape), seed++, c.specials);
+    writeFile(dir / "weights.bin", raw);
+    const Source src = makeSource("weights.bin", 0, c.dtype, c.shape);
+    const Expected want = reference(src, raw, c.quant);
+    const Manifest m = makeManifest({dataTensor("w.data", src, c.quant),
+                                     scaleTensor("w.scale", src, c.quant)});
+    std::vector<uint8_t> first;
+    for (uint64_t chunk : {uint64_t(64) << 20, uint64_t(64) << 10})
+      for (unsigned threads : {1u, 4u, 0u}) {
+        SCOPED_TRACE("chunkBytes " + std::to_string(chunk) + ", threads " +
+                     std::to_string(threads));
+        PackOptions o;
+        o.dataDir = dir.path;
+        o.chunkBytes = chunk;
+        o.threads = threads;
+        const std::string out = dir / "out.fp8w";
+        ASSERT_EQ(packWeights(m, o, out), "");
+        const std::vector<uint8_t> bytes = readFile(out);
+        if (first.empty()) {
+          first = bytes;
+          Weights w(out, m.fingerprint);
+          EXPECT_TRUE(w.bytes("w.data", c.quant.format, c.quant.dataShape) ==
+                      want.data);
+          EXPECT_TRUE(w.bytes("w.scale", c.quant.scaleDtype(),
+                              c.quant.scaleShape(c.shape)) == want.scales);
+        } else {
+          EXPECT_TRUE(bytes == first) << "files differ";
+        }
+      }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // (c) JSON round trip
 //===----------------------------------------------------------------------===//

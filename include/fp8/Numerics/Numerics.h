@@ -14,7 +14,9 @@
 #ifndef FP8_NUMERICS_NUMERICS_H
 #define FP8_NUMERICS_NUMERICS_H
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace mlir::fp8::numerics {
 
@@ -35,6 +37,12 @@ constexpr uint8_t kCanonicalNaN = 0x7F;
 /// Saturating round-to-nearest-even cast (PTX `cvt.rn.satfinite`): NaN ->
 /// 0x7F, +-inf and values beyond +-max -> +-max, signed zeros kept.
 uint8_t castToFP8(float x, Fmt fmt);
+/// The same function as castToFP8, bit for bit for every float (checked
+/// over all 2^32 inputs, and in NumericsTest), computed by rounding the
+/// float's bits as integers: over ten times faster (1-2 ns an element, not
+/// about 18). Inline, so that loops over many elements (the weights packer)
+/// compile it into their bodies; castToFP8 stays the reference.
+inline uint8_t castToFP8Fast(float x, Fmt fmt);
 /// Exact decode of an FP8 bit pattern (NaN, E5M2 infinities included).
 float fp8ToFloat(uint8_t bits, Fmt fmt);
 /// 2^(bits - 127); 0xFF is NaN.
@@ -66,6 +74,44 @@ uint8_t mxScale(float amax, Fmt fmt, MXRounding rounding);
 
 /// Rounds a positive normal float down to a power of two.
 float roundDownToPowerOfTwo(float value);
+
+inline uint8_t castToFP8Fast(float x, Fmt fmt) {
+  const bool e4m3 = fmt == Fmt::E4M3;
+  const uint32_t mantissaBits = e4m3 ? 3 : 2;
+  const uint32_t bias = e4m3 ? 7 : 15;
+  const uint32_t maxAbs = e4m3 ? 0x43E00000u : 0x47600000u; // 448, 57344
+  const uint32_t maxBits = e4m3 ? 0x7E : 0x7B;
+  // The smallest normal, 2^(1 - bias), as float bits.
+  const uint32_t minNormal = (128 - bias) << 23;
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof(u));
+  const uint32_t sign = (u >> 24) & 0x80;
+  const uint32_t a = u & 0x7FFFFFFFu; // |x|, ordered as an integer
+  // Normal range: round the float's bits to the FP8 mantissa (add half a
+  // unit, less one on an even kept bit: ties to even, and drop the rest);
+  // a carry out of the mantissa is the next binade, as in IEEE encodings;
+  // then rebias. Computed for every x (no branch), used where it applies.
+  const uint32_t drop = 23 - mantissaBits;
+  uint32_t r = ((a + (1u << (drop - 1)) - 1 + ((a >> drop) & 1)) >> drop) -
+               ((127 - bias) << mantissaBits);
+  if (a < minNormal) {
+    // FP8 subnormals (and zeros): |x| = m * 2^(e - 150), m with its
+    // implicit bit (a float subnormal counts as e = 1, without one), in
+    // units of the FP8 quantum 2^(1 - bias - mantissaBits): m >> shift,
+    // rounded to even. Shifts above 24 give 0 (m < 2^24); clamped to 31 they
+    // compute it without overflow. 2^mantissaBits units is the smallest
+    // normal's encoding.
+    const uint32_t e = a >> 23;
+    const uint32_t m = e ? (a & 0x7FFFFFu) | 0x800000u : a;
+    const uint32_t shift =
+        std::min<uint32_t>(31, 151 - bias - mantissaBits - (e ? e : 1));
+    r = (m + (1u << (shift - 1)) - 1 + ((m >> shift) & 1)) >> shift;
+  }
+  // Everything from max up saturates (below max nothing rounds past it).
+  if (a >= maxAbs)
+    r = maxBits;
+  return a > 0x7F800000u ? kCanonicalNaN : static_cast<uint8_t>(sign | r);
+}
 
 } // namespace mlir::fp8::numerics
 

@@ -26,6 +26,8 @@
 #ifndef FP8RT_PACK_H
 #define FP8RT_PACK_H
 
+#include "fp8rt/fp8rt.h"
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -37,14 +39,11 @@ struct fp8w_writer;
 
 namespace fp8rt::pack {
 
-/// fp8rt_dtype values (ONNX TensorProto.DataType) the packer works with.
+/// The fp8rt_dtype values (fp8rt/fp8rt.h) the packer works with.
 enum Dtype : int32_t {
-  kFloat = 1,
-  kFloat16 = 10,
-  kBFloat16 = 16,
-  kFloat8E4M3FN = 17,
-  kFloat8E5M2 = 19,
-  kFloat8E8M0 = 24,
+  kFloat = FP8RT_FLOAT, kFloat16 = FP8RT_FLOAT16, kBFloat16 = FP8RT_BFLOAT16,
+  kFloat8E4M3FN = FP8RT_FLOAT8E4M3FN, kFloat8E5M2 = FP8RT_FLOAT8E5M2,
+  kFloat8E8M0 = FP8RT_FLOAT8E8M0,
 };
 
 /// An ONNX initializer's bytes in the model's external data: `length` bytes
@@ -166,6 +165,10 @@ struct PackOptions {
   /// Bytes of source read per piece (a band of whole blocks along the
   /// first dimension is read at once even when larger).
   uint64_t chunkBytes = uint64_t(64) << 20;
+  /// Threads quantizing a piece: 0 for one per core
+  /// (std::thread::hardware_concurrency()). The file is the same, byte for
+  /// byte, for any number; reading stays on the calling thread.
+  unsigned threads = 0;
   /// Progress on stderr, one line per tensor.
   bool verbose = false;
 };
