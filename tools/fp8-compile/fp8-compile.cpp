@@ -44,6 +44,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <set>
+#include <tuple>
 #include <initializer_list>
 
 using namespace mlir;
@@ -507,9 +509,11 @@ int main(int argc, char **argv) {
   weights = fp8::externalizeWeights(*module, *signature, weightsOptions);
   if (failed(weights))
     return 1;
+  std::set<std::tuple<std::string, uint64_t, uint64_t>> pinned;
   for (const fp8::ExternalDataRead &r : externalReads)
-    weights->manifest.compiledIn.push_back(
-        {r.name, r.location, r.offset, r.length, r.hash});
+    if (pinned.insert({r.location, r.offset, r.length}).second)
+      weights->manifest.compiledIn.push_back(
+          {r.name, r.location, r.offset, r.length, r.hash});
   if (gpu && failed(fp8::redirectGlobalsToDevice(*module)))
     return 1;
   if (failed(fp8::addModelEntryPoints(*module, *signature)))
