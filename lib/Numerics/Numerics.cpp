@@ -74,8 +74,6 @@ float f16ToFloat(uint16_t h) {
   return floatOf(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
-float bf16ToFloat(uint16_t bits) { return floatOf(uint32_t(bits) << 16); }
-
 uint8_t castToFP8(float x, Fmt fmt) {
   const FormatParams p = params(fmt);
   if (std::isnan(x))

@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <new>
 #include <sys/stat.h>
 #include <thread>
@@ -108,6 +109,12 @@ public:
   /// resolved, a regular file, at least offset + length bytes long. `path`
   /// is set to the name errors use.
   std::string open(const Source &s, FileDescriptor &fd, std::string &path);
+  /// The name errors use for the file of `s`.
+  std::string pathOf(const Source &s) const {
+    if (dir.empty() || dir.back() == '/')
+      return dir + s.location;
+    return dir + "/" + s.location;
+  }
 
 private:
   std::string resolve();
@@ -133,7 +140,7 @@ std::string DataDir::open(const Source &s, FileDescriptor &fd,
                           std::string &path) {
   if (std::string e = resolve(); !e.empty())
     return e;
-  path = dir + (dir.back() == '/' ? "" : "/") + s.location;
+  path = pathOf(s);
   const std::string who = path + " (initializer '" + s.name + "')";
   char *resolved = ::realpath(path.c_str(), nullptr);
   if (!resolved)
@@ -227,6 +234,9 @@ private:
   std::string createWriter();
   void countUses();
   std::string writeTensor(const Tensor &t);
+  std::string readSource(
+      const Source &s,
+      const std::function<std::string(const uint8_t *, uint64_t)> &sink);
   std::string writeCopy(const Tensor &t);
   std::string writeQuantized(const Tensor &t);
   std::string writeFromBase(const Tensor &t);
@@ -344,32 +354,24 @@ std::string Packer::checkSources() {
 /// values than the weights file's (a refit that changed them needs a new
 /// library).
 std::string Packer::checkCompiledIn() {
-  std::vector<uint8_t> buffer;
   for (const CompiledIn &c : manifest.compiledIn) {
     Source s;
     s.name = c.name;
     s.location = c.location;
     s.offset = c.offset;
     s.length = c.length;
-    FileDescriptor fd;
-    std::string path;
-    if (std::string e = dataDir.open(s, fd, path); !e.empty())
-      return "initializer '" + c.name + "', compiled into the library: " + e;
     fp8w_hash h;
     fp8w_hash_init(&h);
-    for (uint64_t done = 0; done < c.length;) {
-      const uint64_t piece = std::min(c.length - done, chunkBytes);
-      buffer.resize(size_t(piece));
-      if (std::string e =
-              readAt(fd.get(), c.offset + done, piece, buffer.data(), path);
-          !e.empty())
-        return e;
-      fp8w_hash_update(&h, buffer.data(), size_t(piece));
-      done += piece;
-    }
-    stats.bytesRead += c.length;
+    if (std::string e = readSource(s,
+                                   [&](const uint8_t *data, uint64_t n) {
+                                     fp8w_hash_update(&h, data, size_t(n));
+                                     return std::string();
+                                   });
+        !e.empty())
+      return "initializer '" + c.name + "', compiled into the library: " + e;
     if (fp8w_hash_digest(&h) != c.hash)
-      return "initializer '" + c.name + "' (" + path + ", bytes [" +
+      return "initializer '" + c.name + "' (" + dataDir.pathOf(s) +
+             ", bytes [" +
              std::to_string(c.offset) + ", " +
              std::to_string(c.offset + c.length) +
              ")) holds other values than the library was compiled with: the "
@@ -437,13 +439,16 @@ std::string Packer::writeTensor(const Tensor &t) {
   return "an unknown kind";
 }
 
-std::string Packer::writeCopy(const Tensor &t) {
-  const Source &s = t.source;
+/// Reads the bytes of `s` in pieces of at most chunkBytes, handing each to
+/// `sink` (which returns an error or "").
+std::string Packer::readSource(
+    const Source &s,
+    const std::function<std::string(const uint8_t *, uint64_t)> &sink) {
   FileDescriptor fd;
   std::string path;
   if (std::string e = dataDir.open(s, fd, path); !e.empty())
     return e;
-  std::vector<uint8_t> buffer(std::min(chunkBytes, s.length));
+  std::vector<uint8_t> buffer(size_t(std::min(chunkBytes, s.length)));
   for (uint64_t done = 0; done < s.length;) {
     const uint64_t n = std::min<uint64_t>(buffer.size(), s.length - done);
     if (std::string e =
@@ -451,11 +456,17 @@ std::string Packer::writeCopy(const Tensor &t) {
         !e.empty())
       return e;
     stats.bytesRead += n;
-    if (std::string e = write(buffer.data(), n); !e.empty())
+    if (std::string e = sink(buffer.data(), n); !e.empty())
       return e;
     done += n;
   }
   return "";
+}
+
+std::string Packer::writeCopy(const Tensor &t) {
+  return readSource(t.source, [&](const uint8_t *data, uint64_t n) {
+    return write(data, n);
+  });
 }
 
 std::string Packer::writeQuantized(const Tensor &t) {

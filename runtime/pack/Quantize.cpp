@@ -101,8 +101,7 @@ struct F16 {
 struct BF16 {
   using Bits = uint16_t;
   static constexpr Bits kAbs = 0x7FFF;
-  // numerics::bf16ToFloat, inline: bfloat16 is the high half of a float.
-  float value(Bits b) const { return floatOf(uint32_t(b) << 16); }
+  float value(Bits b) const { return num::bf16ToFloat(b); }
 };
 
 template <typename D> typename D::Bits bitsAt(const uint8_t *p, uint64_t i) {

@@ -50,8 +50,14 @@ float e8m0ToFloat(uint8_t bits);
 /// Exact widening of IEEE binary16 and bfloat16 bit patterns (subnormals,
 /// infinities and NaN payloads included): how weights stored in FP16/BF16
 /// enter the FP32 arithmetic of the recipes (folders and the packer).
+/// bf16ToFloat is inline: the packer widens every weight element with it.
 float f16ToFloat(uint16_t bits);
-float bf16ToFloat(uint16_t bits);
+inline float bf16ToFloat(uint16_t bits) {
+  const uint32_t u = uint32_t(bits) << 16;
+  float v;
+  std::memcpy(&v, &u, sizeof(v));
+  return v;
+}
 
 /// Per-tensor current / block scaling: e = fp8_max / max(amax, eps), with
 /// amax 0, inf or NaN giving e = 1, infinite e clamped to FLT_MAX and, with

@@ -609,11 +609,7 @@ struct LowerComputeScale : OpRewritePattern<ComputeScaleOp> {
               })
               .getResult(0);
     } else {
-      float eps = 0.0f;
-      if (auto current = dyn_cast<CurrentScalingAttr>(recipe))
-        eps = current.getEps().convertToFloat();
-      else if (auto block = dyn_cast<BlockScalingAttr>(recipe))
-        eps = block.getEps().convertToFloat();
+      const float eps = getScaleEps(recipe);
       const bool pow2 = recipe.usesPowerOfTwoScales();
       r = linalg::GenericOp::create(
               rewriter, loc, init.getType(), ValueRange{amax}, ValueRange{init},

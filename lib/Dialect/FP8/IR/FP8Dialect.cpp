@@ -56,6 +56,14 @@ float mlir::fp8::getMaxFinite(Format format) {
   return numerics::maxFinite(toNumericsFormat(format));
 }
 
+float mlir::fp8::getScaleEps(RecipeAttrInterface recipe) {
+  if (auto current = dyn_cast<CurrentScalingAttr>(recipe))
+    return current.getEps().convertToFloat();
+  if (auto block = dyn_cast<BlockScalingAttr>(recipe))
+    return block.getEps().convertToFloat();
+  return 0.0f;
+}
+
 bool mlir::fp8::isExactRoundTripScale(float s, Format format, FloatType type) {
   const llvm::fltSemantics &sem = type.getFloatSemantics();
   // The bounds of f32, f16 and bf16 are all exact in float.

@@ -360,12 +360,8 @@ OpFoldResult ComputeScaleOp::fold(FoldAdaptor adaptor) {
           (*previous)[i], fmt, delayed.getMargin(), delayed.getPow2());
     return makeFloatAttr(getType(), scales);
   }
-  float eps = 0.0f;
-  bool pow2 = recipe.usesPowerOfTwoScales();
-  if (auto current = dyn_cast<CurrentScalingAttr>(recipe))
-    eps = current.getEps().convertToFloat();
-  else if (auto block = dyn_cast<BlockScalingAttr>(recipe))
-    eps = block.getEps().convertToFloat();
+  const float eps = getScaleEps(recipe);
+  const bool pow2 = recipe.usesPowerOfTwoScales();
   for (int64_t i = 0; i < n; ++i)
     scales[i] = numerics::currentScale((*amax)[i], fmt, eps, pow2);
   return makeFloatAttr(getType(), scales);

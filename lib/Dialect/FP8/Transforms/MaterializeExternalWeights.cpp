@@ -55,11 +55,7 @@ void describeQuantization(PackedWeightOp op, Builder &b,
   SmallVector<int64_t> block =
       *op.getLayout().getExpandedBlock(source.getShape());
   RecipeAttrInterface recipe = op.getRecipe();
-  float eps = 0.0f;
-  if (auto current = dyn_cast<CurrentScalingAttr>(recipe))
-    eps = current.getEps().convertToFloat();
-  else if (auto blockRecipe = dyn_cast<BlockScalingAttr>(recipe))
-    eps = blockRecipe.getEps().convertToFloat();
+  const float eps = getScaleEps(recipe);
   bool rceil = true;
   if (auto mx = dyn_cast<MXScalingAttr>(recipe))
     rceil = mx.getRounding() == E8M0Rounding::RCeil;

@@ -63,6 +63,9 @@ std::optional<Format> getFormat(Type elementType);
 numerics::Fmt toNumericsFormat(Format format);
 /// Largest finite value of a concrete format (448 or 57344).
 float getMaxFinite(Format format);
+/// The amax floor `eps` of a recipe that scales by the current formula
+/// (`#fp8.current`, `#fp8.block`); 0 for the others.
+float getScaleEps(RecipeAttrInterface recipe);
 /// Whether `s` is a positive normal float such that every finite value of
 /// `format` times `s` (largest and smallest subnormal included) is a normal
 /// number of `type` with headroom: dequantize then quantize with `s` then
