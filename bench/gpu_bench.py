@@ -57,6 +57,12 @@ def gemm_peers(M=4096, K=4096, N=4096):
     one = torch.tensor(1.0, device=dev)
     r["fp8_tensorwise_cublas"] = flops / bench(lambda: torch._scaled_mm(
         a8, w8.t(), one, one, out_dtype=torch.bfloat16, use_fast_accum=True)) / 1e9
+    r["fp8_tensorwise_precise_cublas"] = flops / bench(lambda: torch._scaled_mm(
+        a8, w8.t(), one, one, out_dtype=torch.bfloat16, use_fast_accum=False)) / 1e9
+    sra = torch.ones(M, 1, device=dev)
+    srb = torch.ones(1, N, device=dev)
+    r["fp8_rowwise_cublas"] = flops / bench(lambda: torch._scaled_mm(
+        a8, w8.t(), sra, srb, out_dtype=torch.bfloat16, use_fast_accum=True)) / 1e9
     try:
         import torch.nn.functional as F
         from torch.nn.functional import ScalingType, SwizzleType

@@ -20,7 +20,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from onnx_tensor import input_shape_args, read_test_inputs  # noqa: E402
 
-RECIPES = ["none", "current", "delayed", "block", "mxfp8"]
+RECIPES = ["none", "current", "delayed", "rowwise", "block", "mxfp8"]
 
 
 def run(build, model_dir, recipe, work):

@@ -31,7 +31,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(root, "build"))
     ap.add_argument("--work", default=None, help="where the model library goes")
     ap.add_argument("--recipe", default="none",
-                    help="FP8 recipe for fp8-compile (none, delayed, current, block, mxfp8)")
+                    help="FP8 recipe for fp8-compile (none, delayed, current, rowwise, block, mxfp8)")
     ap.add_argument("--target", default="cpu",
                     help="fp8-compile target: cpu, or sm_90a (runs with --device=cuda)")
     ap.add_argument("--compile-only", action="store_true",

@@ -105,6 +105,16 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
     Option<"smCount", "sm-count", "unsigned", "132",
            "Persistent CTAs to launch (the SMs of an H100/H200 SXM; any "
            "count computes the same)">,
+    Option<"fastAccumulation", "fast-accumulation", "bool", "false",
+           "Products whose scales do not vary along K (per-tensor, rowwise) "
+           "accumulate the whole K in the tensor cores' accumulator, with no "
+           "FP32 promotion every 128 K, wgmmas of consecutive K tiles in "
+           "flight, and 128x256 CTA tiles (cuBLAS's 'fast accumulation': "
+           "faster, but sums of same-sign products lose up to ~7% at K = "
+           "4096; docs/Numerics.md)">,
+    Option<"tileN", "tile-n", "unsigned", "0",
+           "CTA tile N of the warp-specialized kernel (a multiple of 8 up to "
+           "256; 0: the heuristic's choice)">,
     Option<"clusterM", "cluster-m", "unsigned", "1",
            "Persistent CTAs in clusters of this many (1 or 2) along M that "
            "share each B tile through TMA multicast (experimental: correct "

@@ -158,7 +158,8 @@ def FP8InsertScales : Pass<"fp8-insert-scales", "::mlir::ModuleOp"> {
     ```
 
     Operand layouts follow the recipe: `current`/`delayed` per tensor;
-    `block` 1xB blocks along K for activations and BxB for weights
+    `rowwise` per row of the lhs and per column of the rhs (per token and
+    per output channel, from their own amax along K); `block` 1xB blocks along K for activations and BxB for weights
     (`act-block`, `weight-block`, both in the operand's own [rows, cols]
     orientation; an activation used as the right operand gets its block
     transposed, i.e. along K); `mxfp8` 32 elements along K with E8M0 scales.
@@ -200,7 +201,7 @@ def FP8InsertScales : Pass<"fp8-insert-scales", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"recipe", "recipe", "std::string", "\"current\"",
-           "Scaling recipe: delayed, current, block or mxfp8">,
+           "Scaling recipe: delayed, current, rowwise, block or mxfp8">,
     Option<"format", "format", "std::string", "\"e4m3\"",
            "FP8 format: e4m3, e5m2, or hybrid (E4M3 for the forward "
            "tensors of an inference graph, E5M2 for gradients)">,

@@ -165,6 +165,7 @@ void fp8::buildFP8GPULoweringPipeline(
     gemm.chip = options.chip;
     gemm.tmaPipeline = options.gemmTmaPipeline;
     gemm.warpSpecialized = options.gemmWarpSpecialized;
+    gemm.fastAccumulation = options.gemmFastAccumulation;
     // The kernels come as gpu.funcs in their own gpu.modules (with the
     // attributes and parameters outlining would drop) and launch_funcs.
     pm.addPass(createConvertFP8GemmToGPU(gemm));

@@ -52,6 +52,11 @@ struct RunState {
   bool capturing = false;
   CUstream stream = nullptr; // this thread's model stream (never destroyed)
   std::vector<KernelTiming> timings; // FP8RT_CUDA_PROFILE=1
+  // Events around a non-captured run, on its stream (created once per
+  // thread): the GPU time of the last run (fp8rt_cuda_last_run_ms).
+  CUevent begin = nullptr, end = nullptr;
+  bool timed = false;
+  float lastMs = -1;
 };
 thread_local RunState run;
 
@@ -1484,8 +1489,20 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_begin(int32_t capture) {
     run.capturing = true;
   }
   run.active = true;
+  run.lastMs = -1;
+  run.timed = false;
+  if (!capture) {
+    if (!run.begin && cuEventCreate(&run.begin, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+      run.begin = nullptr;
+    if (!run.end && cuEventCreate(&run.end, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+      run.end = nullptr;
+    run.timed = run.begin && run.end &&
+                cuEventRecord(run.begin, run.stream) == CUDA_SUCCESS;
+  }
   return 0;
 }
+
+FP8RT_CUDA_EXPORT float fp8rt_cuda_last_run_ms(void) { return run.lastMs; }
 
 FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_end(void **graph_exec) {
   if (graph_exec)
@@ -1535,7 +1552,13 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_end(void **graph_exec) {
     }
     return fp8rt_cuda_status();
   }
+  const bool timed = run.timed &&
+                     cuEventRecord(run.end, run.stream) == CUDA_SUCCESS;
   CUresult r = cuStreamSynchronize(run.stream);
+  float ms = 0;
+  if (r == CUDA_SUCCESS && !tls.pending && timed &&
+      cuEventElapsedTime(&ms, run.begin, run.end) == CUDA_SUCCESS)
+    run.lastMs = ms;
   if (r == CUDA_SUCCESS && !tls.pending)
     collectTimings();
   else

@@ -500,6 +500,13 @@ void checkUnavailable(const char *mode, const char *expect) {
 
   int32_t ss = fp8rt_cuda_synchronize();
   report(ss != 0, "synchronize_reports", lastError());
+
+  // A run that could not start has no GPU time.
+  fp8rt_cuda_clear_error();
+  int32_t rb = fp8rt_cuda_run_begin(0);
+  report(rb != 0 && fp8rt_cuda_last_run_ms() < 0, "run_without_gpu_untimed",
+         "run_begin status " + std::to_string(rb) + ", last_run_ms " +
+             std::to_string(fp8rt_cuda_last_run_ms()));
 }
 
 } // namespace

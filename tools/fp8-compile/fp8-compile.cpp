@@ -3,7 +3,7 @@
 // Part of fp8-opt.
 //
 //   fp8-compile model.onnx -o model.so [--target=cpu|sm_90a|sm_89]
-//       [--recipe=none|delayed|current|block|mxfp8] [--format=e4m3|e5m2|hybrid]
+//       [--recipe=none|delayed|current|rowwise|block|mxfp8] [--format=e4m3|e5m2|hybrid]
 //       [--policy rules.json] [--report decisions.json] [--include-attention]
 //       [--emit=mlir|llvm|obj|so|ptx] [--input-shape name=2x48,...]
 //       [--cpu=native|generic|<llvm cpu>] [--runtime-lib libfp8rt_cpu.a]
@@ -75,10 +75,19 @@ static cl::opt<bool> tensorCores(
     cl::desc("GPU: FP8 products on tensor cores (default); false runs them "
              "as plain loops (a reference for debugging)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> fastAccumulation(
+    "fast-accumulation",
+    cl::desc("GPU: products whose scales do not vary along K (current, "
+             "delayed, rowwise) accumulate the whole K in the tensor cores, "
+             "as cuBLAS's fast accumulation: 10-30% faster, but sums of "
+             "same-sign products lose up to ~7% at K = 4096 "
+             "(docs/Numerics.md); default: FP32 promotion every 128 K"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string>
     recipe("recipe",
            cl::desc("FP8 scaling recipe: none (FP32 throughout), delayed, "
-                    "current, block (1x128 activations, 128x128 weights, "
+                    "current, rowwise (per row of activations, per output "
+                    "channel of weights), block (1x128 activations, 128x128 weights, "
                     "power-of-two scales) or mxfp8 (1x32 along K, E8M0 rceil)"),
            cl::init("none"), cl::cat(category));
 static cl::opt<std::string> format("format",
@@ -295,9 +304,9 @@ int main(int argc, char **argv) {
   if (toolkit.empty())
     toolkit = "/usr/local/cuda";
   if (recipe != "none" && recipe != "delayed" && recipe != "current" &&
-      recipe != "block" && recipe != "mxfp8")
+      recipe != "rowwise" && recipe != "block" && recipe != "mxfp8")
     return fail("--recipe=" + recipe +
-                ": expected none, delayed, current, block or mxfp8");
+                ": expected none, delayed, current, rowwise, block or mxfp8");
   if (scaleStorage.empty())
     scaleStorage = gpu ? "tma" : "canonical";
   if (scaleStorage != "canonical" && scaleStorage != "tma")
@@ -483,6 +492,7 @@ int main(int argc, char **argv) {
     options.format = emit == "ptx" ? "isa" : "fatbin";
     options.toolkit = toolkit;
     options.tensorCores = tensorCores;
+    options.gemmFastAccumulation = fastAccumulation;
     fp8::buildFP8GPULoweringPipeline(pm, options);
     if (failed(pm.run(*module)))
       return fail("lowering for " + target + " failed");

@@ -67,12 +67,20 @@ struct GPULoweringPipelineOptions
                      "warp-specialized kernel (convert-fp8-gemm-to-gpu"
                      "{warp-specialized}); false: single warpgroup"),
       llvm::cl::init(true)};
+  Option<bool> gemmFastAccumulation{
+      *this, "gemm-fast-accumulation",
+      llvm::cl::desc("Products whose scales do not vary along K accumulate "
+                     "the whole K in the tensor cores with 128x256 tiles, as "
+                     "cuBLAS's fast accumulation (convert-fp8-gemm-to-gpu"
+                     "{fast-accumulation}): faster, less accurate; default: "
+                     "FP32 promotion every 128 K"),
+      llvm::cl::init(false)};
 };
 
 struct QuantizePipelineOptions
     : public PassPipelineOptions<QuantizePipelineOptions> {
   Option<std::string> recipe{*this, "recipe",
-                             llvm::cl::desc("delayed, current, block, mxfp8"),
+                             llvm::cl::desc("delayed, current, rowwise, block, mxfp8"),
                              llvm::cl::init("current")};
   Option<std::string> format{*this, "format",
                              llvm::cl::desc("e4m3, e5m2 or hybrid"),

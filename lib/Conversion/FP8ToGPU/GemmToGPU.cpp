@@ -89,6 +89,8 @@ struct ConvertFP8GemmToGPUPass
     options.persistent = persistent;
     options.smCount = smCount;
     options.clusterM = clusterM;
+    options.fastAccumulation = fastAccumulation;
+    options.tileN = tileN;
     FailureOr<gemm::GemmPlan> plan = gemm::planGemm(func, options, why);
     if (succeeded(plan) && chip == "sm_89") {
       plan = failure();

@@ -298,6 +298,25 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
   c.bm = kWgmmaM * c.consumerWarpgroups;
   c.producerRegisters = 40;
   c.consumerRegisters = 232;
+  // Without promotion a consumer holds one accumulator (BN / 2 registers
+  // per thread), so tiles may be 256 wide: half the shared-memory and L2
+  // traffic per FLOP of 128-wide ones.
+  const bool kIndependent =
+      !p.lhsScale.dependsOnK() && !p.rhsScale.dependsOnK();
+  c.fastAccumulation = options.fastAccumulation && kIndependent;
+  // (Where whole 256-column tiles cover N, or N is wide enough that the
+  // last, partial one matters little.)
+  if (c.fastAccumulation && p.n >= 256 && (p.n % 256 == 0 || p.n >= 2048))
+    c.bn = 256;
+  // Promoting with scales independent of K (no scale registers): the total
+  // and the partial of a 192-wide tile fit (192 of the 232 registers; with
+  // block scales they spill), and each k32 step reads 85 instead of 96
+  // bytes of shared memory per tensor-core cycle.
+  else if (!c.fastAccumulation && kIndependent && p.n >= 192 &&
+           (p.n % 192 == 0 || p.n >= 2048))
+    c.bn = 192;
+  if (options.tileN)
+    c.bn = options.tileN;
   if (options.persistent) {
     const int64_t numM = llvm::divideCeil(p.m, c.bm);
     // Clusters take adjacent M tiles (the last one may be past M: computed,
@@ -377,6 +396,18 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
   }
   if (c.bn % 8 != 0 || c.bn < 8 || c.bn > 256)
     return fail("wgmma N must be a multiple of 8 in [8, 256]");
+  if (c.fastAccumulation &&
+      (c.kind != KernelKind::WarpSpecialized || p.lhsScale.dependsOnK() ||
+       p.rhsScale.dependsOnK()))
+    return fail("fast accumulation is for the warp-specialized kernel and "
+                "scales that do not vary along K");
+  // A promoting consumer holds the total and a partial: BN registers per
+  // thread, which must leave room for addresses and scales.
+  if (!c.fastAccumulation && c.kind == KernelKind::WarpSpecialized &&
+      (c.bn > 192 ||
+       (c.bn > 128 && (p.lhsScale.dependsOnK() || p.rhsScale.dependsOnK()))))
+    return fail("a promoting consumer holds 2 x BN / 2 accumulator registers: "
+                "tiles up to 192 wide, 128 with scales that vary along K");
   if (c.bk != 128 || c.bk % p.promo != 0)
     return fail("BK must be 128 bytes and hold whole promotion units");
   if (c.clusterN != 1 || c.clusterM < 1 || c.clusterM > 2 ||
@@ -434,7 +465,10 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
        << " consumer warpgroups, setmaxnreg " << c.producerRegisters << "/"
        << c.consumerRegisters << ")";
   os << ", CTA tile " << c.bm << "x" << c.bn
-     << "x" << c.bk << ", promotion every " << p.promo << " K"
+     << "x" << c.bk
+     << (c.fastAccumulation
+             ? std::string(", fast accumulation (no promotion)")
+             : ", promotion every " + std::to_string(p.promo) + " K")
      << ", grid ";
   if (c.persistentCtas)
     os << c.persistentCtas << " persistent CTAs"

@@ -122,6 +122,10 @@ struct GemmConfig {
   Swizzle swizzle = Swizzle::None;
   LoaderKind loader = LoaderKind::ThreadVector;
   EpilogueKind epilogue = EpilogueKind::Registers;
+  /// Scales independent of K only: the wgmmas accumulate the whole K into
+  /// the FP32 total (no promotion units), a K tile's wgmmas stay in flight
+  /// while the next tile's issue (wait_group 1).
+  bool fastAccumulation = false;
   /// Persistent CTAs: a grid of this many CTAs (at most the number of
   /// tiles) walks the tiles (0: one CTA per tile, grid N x M x batch).
   int64_t persistentCtas = 0;
@@ -158,6 +162,12 @@ struct GemmOptions {
   /// traffic of 128 x 128 tiles. Off by default: correct on the H200
   /// (gemm_test_tma, memcheck) but 1.8x slower at 4096^3 (docs/GPU.md).
   int64_t clusterM = 1;
+  /// Products whose scales do not vary along K (per-tensor, rowwise)
+  /// accumulate the whole K in the tensor cores with 128 x 256 tiles
+  /// (GemmConfig::fastAccumulation; opt-in: less accurate).
+  bool fastAccumulation = false;
+  /// The warp-specialized kernel's tile N (0: chooseBn's).
+  int64_t tileN = 0;
 };
 
 /// Most pipeline stages a kernel uses (mbarrier phases are tracked per K

@@ -51,6 +51,36 @@ Value gemm::buildUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
   return partial;
 }
 
+Value gemm::buildTileWgmmaInto(KernelBuilder &kb, const GemmPlan &plan,
+                               const SmemLayout &layout, Value aBase,
+                               Value bBase, int64_t bOffset, Value acc,
+                               bool first, int64_t pending) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const GemmProblem &p = plan.problem;
+  auto shape =
+      NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, plan.config.bn, kMmaK);
+  NVVM::WGMMATypes typeA = *wgmmaType(p.lhsType), typeB = *wgmmaType(p.rhsType);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t step = 0; step < plan.config.bk / kMmaK; ++step) {
+    Value descA =
+        buildDescriptor(kb, aBase, layout.a.stepOffset(step), layout.a);
+    Value descB = buildDescriptor(kb, bBase,
+                                  bOffset + layout.b.stepOffset(step), layout.b);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, acc.getType(), acc, descA, descB, shape, typeA, typeB,
+        NVVM::WGMMATypes::f32,
+        first && step == 0 ? NVVM::WGMMAScaleOut::zero
+                           : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col,
+        /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
+  return acc;
+}
+
 namespace {
 
 /// One stage, loaded and consumed in the same iteration (thread copies).

@@ -33,6 +33,18 @@ Value buildUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
                      Value bBase, int64_t bOffset, Value zeroAcc,
                      int64_t unit);
 
+/// Fast accumulation: every k32 step of a whole K tile (BK bytes) added into
+/// `acc` (fence, steps, commit), leaving this tile's group and at most
+/// `pending` - 1 earlier ones in flight (wait_group `pending`). `first`:
+/// the first step overwrites the accumulator (scale-d 0; `acc` may be
+/// undefined: no instruction writes the registers before the wgmmas, which
+/// ptxas would otherwise fence itself, advisory C7519). Returns the
+/// accumulator, to be read only after a wait_group 0.
+Value buildTileWgmmaInto(KernelBuilder &kb, const GemmPlan &plan,
+                         const SmemLayout &layout, Value aBase, Value bBase,
+                         int64_t bOffset, Value acc, bool first,
+                         int64_t pending);
+
 } // namespace mlir::fp8::gemm
 
 #endif // FP8_LIB_CONVERSION_FP8TOGPU_GEMM_MAINLOOP_H

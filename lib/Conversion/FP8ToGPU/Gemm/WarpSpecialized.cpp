@@ -148,6 +148,51 @@ void buildProducer(KernelBuilder &kb, const GemmPlan &plan,
   });
 }
 
+/// The K loop of a fast-accumulation consumer: every K tile's wgmmas add
+/// into the total (the first tile's, peeled, start it); a stage is handed
+/// back once the next tile's wgmmas are issued and its own completed
+/// (wait_group 1), the last one after the loop (wait_group 0). Returns the
+/// total.
+Value buildFastAccumulationLoop(KernelBuilder &kb, const GemmPlan &plan,
+                                const SmemLayout &layout,
+                                const KernelValues &tile, TmaLoader &loader,
+                                const AccumulatorFragment &frag, Value aRows,
+                                Value lane, Value firstStep) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const int64_t kTiles = numKTiles(plan);
+  // K tile `kt` (walk step firstStep + kt) added into `acc`.
+  auto issue = [&](Value kt, Value acc, bool first) {
+    Value step = kb.add(firstStep, kt);
+    StageUse use = stageUse(kb, step, layout.stages);
+    loader.waitFull(kb, use.stage, use.parity);
+    Value stageBase = arith::AddIOp::create(
+        b, loc, tile.smemBase,
+        kb.toI64(kb.mulC(use.stage, layout.stageStride)));
+    Value aBase = arith::AddIOp::create(b, loc, stageBase, aRows);
+    return buildTileWgmmaInto(kb, plan, layout, aBase, stageBase,
+                              layout.bOffset, acc, first, /*pending=*/1);
+  };
+  Value first = issue(kb.cIdx(0), LLVM::UndefOp::create(b, loc, frag.type),
+                      /*first=*/true);
+  auto kLoop = scf::ForOp::create(b, loc, kb.cIdx(1), kb.cIdx(kTiles),
+                                  kb.cIdx(1), ValueRange{first});
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value kt = kLoop.getInductionVar();
+    Value total = issue(kt, kLoop.getRegionIterArgs()[0], /*first=*/false);
+    // The previous K tile's wgmmas completed: its stage is free.
+    Value previous = kb.add(firstStep, kb.addC(kt, -1));
+    loader.arriveEmpty(kb, kb.remC(previous, layout.stages), lane);
+    scf::YieldOp::create(b, loc, total);
+  }
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  Value last = kb.addC(firstStep, kTiles - 1);
+  loader.arriveEmpty(kb, kb.remC(last, layout.stages), lane);
+  return kLoop.getResult(0);
+}
+
 /// Consumer warpgroup `wg` (index) on one tile: its 64 rows, from the
 /// stages to the output. `t` is the tile's number in the CTA's walk.
 void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
@@ -169,6 +214,12 @@ void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
   Value aRows = kb.toI64(kb.mulC(wg, kWgmmaM * c.bk));
   const int64_t unitsPerTile = c.bk / p.promo;
   Value firstStep = kb.mulC(t, numKTiles(plan));
+  if (c.fastAccumulation) {
+    Value total = buildFastAccumulationLoop(kb, plan, layout, tile, loader,
+                                            frag, aRows, lane, firstStep);
+    buildRegisterEpilogue(kb, plan, wkv, frag, total);
+    return;
+  }
 
   Value zeroAcc = LLVM::ZeroOp::create(b, loc, frag.type);
   auto kLoop =

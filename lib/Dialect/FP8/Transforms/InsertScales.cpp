@@ -236,14 +236,15 @@ struct FP8InsertScalesPass
   }
 
   static bool isRecipe(StringRef r) {
-    return r == "delayed" || r == "current" || r == "block" || r == "mxfp8";
+    return r == "delayed" || r == "current" || r == "rowwise" ||
+           r == "block" || r == "mxfp8";
   }
 
   LogicalResult checkOptions() {
     if (!isRecipe(recipe))
       return getOperation().emitError()
              << "fp8-insert-scales: unknown recipe '" << recipe
-             << "' (expected delayed, current, block or mxfp8)";
+             << "' (expected delayed, current, rowwise, block or mxfp8)";
     if (!symbolizeFormat(format))
       return getOperation().emitError()
              << "fp8-insert-scales: unknown format '" << format
@@ -301,6 +302,15 @@ struct FP8InsertScalesPass
             ctx, history,
             amaxAlgo == "max" ? AmaxAlgo::Max : AmaxAlgo::MostRecent, margin,
             pow2);
+      return p;
+    }
+    if (recipeName == "rowwise") {
+      // torchao's rowwise: one scale per row of the lhs [..., M, K] (per
+      // token) and per column of the rhs [..., K, N] (per output channel
+      // of a weight), each from its own amax along K.
+      p.recipe = CurrentScalingAttr::get(ctx, 0.0f, pow2);
+      p.lhsLayout = ScaleLayoutAttr::get(ctx, Granularity::Row);
+      p.rhsLayout = ScaleLayoutAttr::get(ctx, Granularity::Col);
       return p;
     }
     if (recipeName == "block") {

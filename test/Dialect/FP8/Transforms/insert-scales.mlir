@@ -1,5 +1,6 @@
 // RUN: fp8-opt %s -split-input-file -fp8-insert-scales="recipe=current keep-first-last=false" | FileCheck %s --check-prefix=CURRENT
 // RUN: fp8-opt %s -split-input-file -fp8-insert-scales="recipe=block keep-first-last=false" | FileCheck %s --check-prefix=BLOCK
+// RUN: fp8-opt %s -split-input-file -fp8-insert-scales="recipe=rowwise keep-first-last=false" | FileCheck %s --check-prefix=ROWWISE
 // RUN: fp8-opt %s -split-input-file -fp8-insert-scales="recipe=block act-block=1,64 weight-block=64 block-pow2=false keep-first-last=false" | FileCheck %s --check-prefix=BLOCK64
 // RUN: fp8-opt %s -split-input-file -fp8-insert-scales="recipe=mxfp8 mx-rounding=floor format=e5m2 keep-first-last=false" | FileCheck %s --check-prefix=MX
 // RUN: fp8-opt %s -split-input-file -fp8-insert-scales="recipe=delayed history=16 margin=1 keep-first-last=false" | FileCheck %s --check-prefix=DELAYED
@@ -37,6 +38,12 @@ func.func @layers(%x: tensor<32x128xf32>, %k: tensor<4x32x32xf32>, %q: tensor<4x
 // BLOCK: fp8.compute_scale %{{.*}} recipe(#fp8.block) format(e4m3) : tensor<32x1xf32> -> tensor<32x1xf32>
 // BLOCK: fp8.amax %{{.*}} layout<block 128x128> : tensor<128x256xf32> -> tensor<1x2xf32>
 // BLOCK: fp8.scaled_matmul %{{.*}}, %{{.*}} layout<block 1x128>, %{{.*}}, %{{.*}} layout<block 128x128> : (tensor<32x128xf8E4M3FN>, tensor<32x1xf32>, tensor<128x256xf8E4M3FN>, tensor<1x2xf32>) -> tensor<32x256xf32>
+
+// ROWWISE-LABEL: func @layers
+// ROWWISE: fp8.amax %{{.*}} layout<row> : tensor<32x128xf32> -> tensor<32x1xf32>
+// ROWWISE: fp8.compute_scale %{{.*}} recipe(#fp8.current) format(e4m3) : tensor<32x1xf32> -> tensor<32x1xf32>
+// ROWWISE: fp8.amax %{{.*}} layout<col> : tensor<128x256xf32> -> tensor<1x256xf32>
+// ROWWISE: fp8.scaled_matmul %{{.*}}, %{{.*}} layout<row>, %{{.*}}, %{{.*}} layout<col> : (tensor<32x128xf8E4M3FN>, tensor<32x1xf32>, tensor<128x256xf8E4M3FN>, tensor<1x256xf32>) -> tensor<32x256xf32>
 
 // BLOCK64-LABEL: func @layers
 // BLOCK64: fp8.compute_scale %{{.*}} recipe(#fp8.block<act = 1x64, weight = 64, pow2 = false>)
