@@ -1648,9 +1648,24 @@ Importer::importModel(const onnx::ModelProto &model) {
   }
   if (!haveDefault)
     return emitError(fileLoc) << "model imports no default-domain (ai.onnx) opset";
-  if (opset < 13 || opset > 21)
-    return emitError(fileLoc) << "unsupported ai.onnx opset " << opset
-                              << " (supported: 13 to 21)";
+  if (opset < detail::kOldestUpgradableOpset || opset > 21)
+    return emitError(fileLoc)
+           << "unsupported ai.onnx opset " << opset << " (supported: "
+           << detail::kOldestUpgradableOpset
+           << " to 21; below 13 through ONNX's version converter)";
+  // Older exports: ONNX's own version converter rewrites the graph to
+  // opset 13 (attribute-to-input moves, renamed ops), which the handlers
+  // implement; they then see opset 13.
+  if (opset < 13) {
+    onnx::ModelProto upgraded;
+    std::string why = detail::upgradeOpset(model, 13, upgraded);
+    if (!why.empty())
+      return emitError(fileLoc)
+             << "ai.onnx opset " << opset
+             << " could not be upgraded to 13 by ONNX's version converter: "
+             << why << "; re-export the model with opset 13 or newer";
+    return importModel(upgraded);
+  }
   if (!model.has_graph())
     return emitError(fileLoc) << "model has no graph";
 

@@ -3,7 +3,9 @@
 // Part of fp8-opt. One handler per ONNX op type, registered by name in
 // registerHandlers(). Attribute handling follows the ONNX operator spec for
 // opsets 13 to 21, including the attribute-to-input moves (Split/Squeeze/
-// Unsqueeze/ReduceSum axes at 13, the other Reduce ops at 18).
+// Unsqueeze/ReduceSum axes at 13, the other Reduce ops at 18). Models of
+// opsets 7 to 12 reach them rewritten to 13 by ONNX's version converter
+// (importModel, detail::upgradeOpset).
 //
 // Handlers compute static result shapes themselves and refuse anything they
 // cannot express statically with a diagnostic at the node.

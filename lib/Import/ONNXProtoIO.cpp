@@ -9,9 +9,11 @@
 #include "ONNXProtoIO.h"
 
 #include "onnx/defs/parser.h"
+#include "onnx/version_converter/convert.h"
 
 #include <exception>
 #include <limits>
+#include <set>
 
 using namespace mlir::fp8;
 
@@ -44,6 +46,52 @@ std::string detail::parseTextModel(llvm::StringRef text,
     return std::string("ONNX text parser failed: ") + e.what();
   } catch (...) {
     return "ONNX text parser failed with an unknown exception";
+  }
+  return {};
+}
+
+std::string detail::upgradeOpset(const onnx::ModelProto &model, int target,
+                                 onnx::ModelProto &out) {
+  try {
+    onnx::ModelProto in = model;
+    onnx::GraphProto *graph = in.mutable_graph();
+    std::set<std::string> inputs;
+    for (const onnx::ValueInfoProto &vi : graph->input())
+      inputs.insert(vi.name());
+    // External initializers out; graph inputs of their type in their place.
+    std::vector<onnx::TensorProto> external;
+    std::set<std::string> added;
+    auto *inits = graph->mutable_initializer();
+    for (int i = inits->size() - 1; i >= 0; --i) {
+      const onnx::TensorProto &t = inits->Get(i);
+      if (t.data_location() != onnx::TensorProto::EXTERNAL)
+        continue;
+      external.push_back(t);
+      if (!inputs.count(t.name())) {
+        onnx::ValueInfoProto *vi = graph->add_input();
+        vi->set_name(t.name());
+        auto *tt = vi->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(t.data_type());
+        auto *shape = tt->mutable_shape();
+        for (int64_t d : t.dims())
+          shape->add_dim()->set_dim_value(d);
+        added.insert(t.name());
+      }
+      inits->DeleteSubrange(i, 1);
+    }
+    out = onnx::version_conversion::ConvertVersion(in, target);
+    // And back.
+    onnx::GraphProto *converted = out.mutable_graph();
+    auto *outInputs = converted->mutable_input();
+    for (int i = outInputs->size() - 1; i >= 0; --i)
+      if (added.count(outInputs->Get(i).name()))
+        outInputs->DeleteSubrange(i, 1);
+    for (auto it = external.rbegin(); it != external.rend(); ++it)
+      *converted->add_initializer() = *it;
+  } catch (const std::exception &e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
   }
   return {};
 }

@@ -25,6 +25,19 @@ std::string parseBinaryModel(llvm::StringRef bytes, onnx::ModelProto &model);
 /// on success, else the parser's message.
 std::string parseTextModel(llvm::StringRef text, onnx::ModelProto &model);
 
+/// Oldest default-domain opset that ONNX's version converter (1.12) upgrades
+/// from.
+inline constexpr int kOldestUpgradableOpset = 7;
+
+/// Converts `model` to default-domain opset `target` with ONNX's own version
+/// converter (onnx/version_converter/convert.h), into `out`. Initializers
+/// stored as external data are set aside while it runs (its IR holds tensor
+/// bytes, and theirs are not loaded): each is a graph input of its type and
+/// shape during the conversion and the same external initializer after it.
+/// Returns an empty string on success, else why it failed.
+std::string upgradeOpset(const onnx::ModelProto &model, int target,
+                         onnx::ModelProto &out);
+
 /// ONNX's text parser knows only '#' comments; lit tests and onnx-mlir style
 /// files use '//' lines too. Blanks those out (keeping line structure), as
 /// the importer does before parseTextModel.
