@@ -10,8 +10,9 @@ median of 30 after 5 warm-up runs) at the Llama-3-8B layer's shapes
 
     python3 bench/gemm/gemm_table.py GEMM_BENCH GEMM_BENCH_FAST [--json OUT.json]
 
-Prints two markdown tables (per-tensor and rowwise scales; block scales):
-TFLOP/s of each kernel and our/peer ratios."""
+Prints three markdown tables: per-tensor and rowwise scales, block scales
+(TFLOP/s of each kernel and our/peer ratios), and decode shapes (M <= 64:
+microseconds, peer/ours ratios, and our bandwidth against the copy rate)."""
 import argparse
 import json
 import os
@@ -55,8 +56,11 @@ def ratio(x, y):
     return f"{x / y:.2f}" if isinstance(x, float) and isinstance(y, float) else "—"
 
 
-shapes = sorted({k[1:] for k in ours}, key=lambda s: (s[0] * s[1] * s[2], s))
-peers = {shape: gemm_peers(*shape) for shape in shapes}
+DECODE_M = 64  # shapes with at most this many tokens go to the decode table
+allShapes = sorted({k[1:] for k in ours}, key=lambda s: (s[0] * s[1] * s[2], s))
+shapes = [s for s in allShapes if s[0] > DECODE_M]
+decode = sorted((s for s in allShapes if s[0] <= DECODE_M), key=lambda s: (s[1], s[2], s[0]))
+peers = {shape: gemm_peers(*shape) for shape in allShapes}
 record = []
 print("\n| M×K×N | cuBLAS tensorwise (fast acc.) | **fp8-opt tensorwise, fast acc.** | ratio "
       "| cuBLAS tensorwise | **fp8-opt tensorwise** | ratio | cuBLAS rowwise (fast acc.) "
@@ -84,6 +88,40 @@ for shape in shapes:
           f"| {num(q.get('fp8_block_cublas'))} | **{num(b)}** "
           f"| {ratio(b, q.get('fp8_block_cublas'))} | {ratio(b, q.get('bf16_cublas'))} "
           f"| {b / PEAK:.0%} |" if b else f"| {shape} | — |", flush=True)
+COPY_RATE = 4.2e12  # bytes/s, the H200's measured copy rate
+
+
+def usec(shape, tflops):
+    return 2 * shape[0] * shape[1] * shape[2] / (tflops * 1e12) * 1e6 \
+        if isinstance(tflops, float) else None
+
+
+def us(v):
+    return f"{v:.1f}" if isinstance(v, float) else "—"
+
+
+if decode:
+    print("\nDecode (microseconds; FP8 bytes moved = M·K + N·K + 2·M·N; cuBLAS's "
+          "FP8 kernels need M % 16 == 0):\n")
+    print("| M×K×N | cuBLAS BF16 | cuBLAS FP8 tensorwise (fast acc.) | **fp8-opt tensorwise** "
+          "| ratio | fp8-opt tensorwise GB/s (of 4.2 TB/s) | cuBLAS FP8 block | **fp8-opt block** "
+          "| ratio |")
+    print("|" + "---|" * 9)
+    for shape in decode:
+        q = peers[shape]
+        t = usec(shape, ours.get(("tensorwise",) + shape))
+        b = usec(shape, ours.get(("block",) + shape))
+        tw = usec(shape, q.get("fp8_tensorwise_cublas"))
+        bl = usec(shape, q.get("fp8_block_cublas"))
+        m, k, n = shape
+        gbs = (m * k + n * k + 2 * m * n) / (t * 1e-6) if t else None
+        print(f"| {'×'.join(map(str, shape))} | {us(usec(shape, q.get('bf16_cublas')))} "
+              f"| {us(tw)} | **{us(t)}** | {ratio(tw, t)} "
+              f"| {gbs / 1e9:.0f} ({gbs / COPY_RATE:.0%}) | {us(bl)} | **{us(b)}** "
+              f"| {ratio(bl, b)} |" if gbs else f"| {shape} | — |", flush=True)
+        record.append({"m": m, "k": k, "n": n, "decode": True,
+                       **{"ours_" + kk[0]: v for kk, v in ours.items() if kk[1:] == shape},
+                       **q})
 if failed:
     print("\nFAILED checks:\n" + "\n".join(failed))
 if a.json:
