@@ -19,59 +19,34 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::gemm;
 
-Value gemm::buildUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
-                           const SmemLayout &layout, Value aBase,
-                           int64_t aOffset, Value bBase, int64_t bOffset,
-                           Value zeroAcc, int64_t unit) {
+namespace {
+
+/// `count` k32 wgmma steps from step `firstStep` of the tiles at `aBase` +
+/// `aOffset` and `bBase` + `bOffset` into `acc` (the first step overwrites
+/// it when `overwrite`), between a fence and a commit + wait_group
+/// `pending`.
+Value buildSteps(KernelBuilder &kb, const GemmPlan &plan,
+                 const SmemLayout &layout, Value aBase, int64_t aOffset,
+                 Value bBase, int64_t bOffset, Value acc, int64_t firstStep,
+                 int64_t count, bool overwrite, int64_t pending) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = plan.problem;
   auto shape =
       NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, plan.config.bn, kMmaK);
   NVVM::WGMMATypes typeA = *wgmmaType(p.lhsType), typeB = *wgmmaType(p.rhsType);
-  const int64_t stepsPerUnit = p.promo / kMmaK;
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  Value partial = zeroAcc;
-  for (int64_t s = 0; s < stepsPerUnit; ++s) {
-    const int64_t step = unit * stepsPerUnit + s;
+  for (int64_t s = 0; s < count; ++s) {
+    const int64_t step = firstStep + s;
     Value descA = buildDescriptor(kb, aBase,
                                   aOffset + layout.a.stepOffset(step), layout.a);
-    Value descB = buildDescriptor(kb, bBase,
-                                  bOffset + layout.b.stepOffset(step), layout.b);
-    partial = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, zeroAcc.getType(), partial, descA, descB, shape, typeA, typeB,
-        NVVM::WGMMATypes::f32,
-        s == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-        NVVM::MMALayout::col,
-        /*satfinite=*/nullptr);
-  }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  return partial;
-}
-
-Value gemm::buildTileWgmmaInto(KernelBuilder &kb, const GemmPlan &plan,
-                               const SmemLayout &layout, Value aBase,
-                               Value bBase, int64_t bOffset, Value acc,
-                               bool first, int64_t pending) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
-  const GemmProblem &p = plan.problem;
-  auto shape =
-      NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, plan.config.bn, kMmaK);
-  NVVM::WGMMATypes typeA = *wgmmaType(p.lhsType), typeB = *wgmmaType(p.rhsType);
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  for (int64_t step = 0; step < plan.config.bk / kMmaK; ++step) {
-    Value descA =
-        buildDescriptor(kb, aBase, layout.a.stepOffset(step), layout.a);
     Value descB = buildDescriptor(kb, bBase,
                                   bOffset + layout.b.stepOffset(step), layout.b);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, acc.getType(), acc, descA, descB, shape, typeA, typeB,
         NVVM::WGMMATypes::f32,
-        first && step == 0 ? NVVM::WGMMAScaleOut::zero
-                           : NVVM::WGMMAScaleOut::one,
+        overwrite && s == 0 ? NVVM::WGMMAScaleOut::zero
+                            : NVVM::WGMMAScaleOut::one,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
         NVVM::MMALayout::col,
         /*satfinite=*/nullptr);
@@ -79,6 +54,26 @@ Value gemm::buildTileWgmmaInto(KernelBuilder &kb, const GemmPlan &plan,
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
   return acc;
+}
+
+} // namespace
+
+Value gemm::buildUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
+                           const SmemLayout &layout, Value aBase,
+                           int64_t aOffset, Value bBase, int64_t bOffset,
+                           Value zeroAcc, int64_t unit) {
+  const int64_t stepsPerUnit = plan.problem.promo / kMmaK;
+  return buildSteps(kb, plan, layout, aBase, aOffset, bBase, bOffset, zeroAcc,
+                    unit * stepsPerUnit, stepsPerUnit, /*overwrite=*/true,
+                    /*pending=*/0);
+}
+
+Value gemm::buildTileWgmmaInto(KernelBuilder &kb, const GemmPlan &plan,
+                               const SmemLayout &layout, Value aBase,
+                               Value bBase, int64_t bOffset, Value acc,
+                               bool first, int64_t pending) {
+  return buildSteps(kb, plan, layout, aBase, 0, bBase, bOffset, acc, 0,
+                    plan.config.bk / kMmaK, first, pending);
 }
 
 namespace {
