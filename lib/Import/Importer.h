@@ -46,7 +46,8 @@ inline int64_t numElementsSat(ArrayRef<int64_t> shape) {
 enum class EwKind {
   Add, Sub, Mul, Div, Pow, Mod, FMod, Max, Min,
   Neg, Abs, Sqrt, Reciprocal, Erf, Tanh, Sigmoid, Relu, Exp, Log, Floor,
-  Ceil, Sin, Cos,
+  Ceil, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
+  Round, Softsign,
   Equal, Greater, GreaterOrEqual, Less, LessOrEqual,
   And, Or, Xor, Not,
   Where, Cast, Identity,

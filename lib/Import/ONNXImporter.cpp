@@ -668,6 +668,17 @@ static double foldFloat(EwKind k, ArrayRef<double> a) {
   case EwKind::Ceil: return std::ceil(a[0]);
   case EwKind::Sin: return std::sin(a[0]);
   case EwKind::Cos: return std::cos(a[0]);
+  case EwKind::Tan: return std::tan(a[0]);
+  case EwKind::Asin: return std::asin(a[0]);
+  case EwKind::Acos: return std::acos(a[0]);
+  case EwKind::Atan: return std::atan(a[0]);
+  case EwKind::Sinh: return std::sinh(a[0]);
+  case EwKind::Cosh: return std::cosh(a[0]);
+  case EwKind::Asinh: return std::asinh(a[0]);
+  case EwKind::Acosh: return std::acosh(a[0]);
+  case EwKind::Atanh: return std::atanh(a[0]);
+  case EwKind::Round: return std::nearbyint(a[0]); // ties to even
+  case EwKind::Softsign: return a[0] / (1.0 + std::fabs(a[0]));
   default: return a[0];
   }
 }
@@ -1016,6 +1027,31 @@ Value Importer::buildScalar(OpBuilder &bb, Location loc, EwKind kind,
     return math::SinOp::create(bb, loc, a[0]);
   case EwKind::Cos:
     return math::CosOp::create(bb, loc, a[0]);
+  case EwKind::Tan:
+    return math::TanOp::create(bb, loc, a[0]);
+  case EwKind::Asin:
+    return math::AsinOp::create(bb, loc, a[0]);
+  case EwKind::Acos:
+    return math::AcosOp::create(bb, loc, a[0]);
+  case EwKind::Atan:
+    return math::AtanOp::create(bb, loc, a[0]);
+  case EwKind::Sinh:
+    return math::SinhOp::create(bb, loc, a[0]);
+  case EwKind::Cosh:
+    return math::CoshOp::create(bb, loc, a[0]);
+  case EwKind::Asinh:
+    return math::AsinhOp::create(bb, loc, a[0]);
+  case EwKind::Acosh:
+    return math::AcoshOp::create(bb, loc, a[0]);
+  case EwKind::Atanh:
+    return math::AtanhOp::create(bb, loc, a[0]);
+  case EwKind::Round: // ONNX rounds half to even
+    return math::RoundEvenOp::create(bb, loc, a[0]);
+  case EwKind::Softsign: {
+    Value den =
+        arith::AddFOp::create(bb, loc, fconst(1.0), math::AbsFOp::create(bb, loc, a[0]));
+    return arith::DivFOp::create(bb, loc, a[0], den);
+  }
   case EwKind::Equal:
   case EwKind::Greater:
   case EwKind::GreaterOrEqual:
@@ -1094,7 +1130,12 @@ FailureOr<Value> Importer::elementwise(NodeContext &nc, EwKind kind,
                    kind == EwKind::Sigmoid || kind == EwKind::Exp ||
                    kind == EwKind::Log || kind == EwKind::Floor ||
                    kind == EwKind::Ceil || kind == EwKind::Sin ||
-                   kind == EwKind::Cos))
+                   kind == EwKind::Cos || kind == EwKind::Tan ||
+                   kind == EwKind::Asin || kind == EwKind::Acos ||
+                   kind == EwKind::Atan || kind == EwKind::Sinh ||
+                   kind == EwKind::Cosh || kind == EwKind::Asinh ||
+                   kind == EwKind::Acosh || kind == EwKind::Atanh ||
+                   kind == EwKind::Round || kind == EwKind::Softsign))
     return nc.error() << "expects floating-point operands, got " << dataT;
 
   SmallVector<bool> uns(llvm::map_range(ins, [&](Value v) { return isUnsigned(v); }));

@@ -4,7 +4,7 @@
 // registerHandlers(). Attribute handling follows the ONNX operator spec for
 // opsets 13 to 21, including the attribute-to-input moves (Split/Squeeze/
 // Unsqueeze/ReduceSum axes at 13, the other Reduce ops at 18). Models of
-// opsets 7 to 12 reach them rewritten to 13 by ONNX's version converter
+// opsets 1 to 12 reach them rewritten to 13 by ONNX's version converter
 // (importModel, detail::upgradeOpset).
 //
 // Handlers compute static result shapes themselves and refuse anything they
@@ -1763,6 +1763,60 @@ static LogicalResult importDequantizeLinear(NodeContext &nc) {
 // Registration
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// Builds activations that ONNX defines with attributes from element-wise
+/// pieces (each one linalg.generic; later fusion merges them): `x` is the
+/// float input, `c(v)` a scalar constant of its type, `ew` one element-wise
+/// op.
+class Composer {
+public:
+  explicit Composer(NodeContext &nc) : nc(nc) {}
+  LogicalResult init() {
+    x = nc.in(0);
+    if (!x)
+      return nc.error() << "expects an input";
+    if (!isa<FloatType>(Importer::elemOf(x)))
+      return nc.error() << "expects floating-point input, got "
+                        << Importer::elemOf(x);
+    return success();
+  }
+  Value c(double v) { return scalarTensor(nc, Importer::elemOf(x), v); }
+  Value ew(EwKind k, ArrayRef<Value> ins) {
+    if (failed(status))
+      return {};
+    FailureOr<Value> r = nc.imp.elementwise(nc, k, ins);
+    if (failed(r)) {
+      status = failure();
+      return {};
+    }
+    return *r;
+  }
+  LogicalResult finish(Value result) {
+    if (failed(status))
+      return failure();
+    nc.results.push_back(result);
+    return success();
+  }
+
+  NodeContext &nc;
+  Value x;
+  LogicalResult status = success();
+};
+
+/// A handler from `body(composer)`, which returns the result.
+Handler composed(std::function<Value(Composer &)> body) {
+  return [body](NodeContext &nc) -> LogicalResult {
+    Composer cp(nc);
+    if (failed(cp.init()))
+      return failure();
+    Value r = body(cp);
+    return cp.finish(r);
+  };
+}
+
+} // namespace
+
 void onnx_import::registerHandlers(llvm::StringMap<Handler> &t) {
   using RK = Importer::ReduceKind;
   struct Ew {
@@ -1790,6 +1844,17 @@ void onnx_import::registerHandlers(llvm::StringMap<Handler> &t) {
            {"Ceil", EwKind::Ceil, 1},
            {"Sin", EwKind::Sin, 1},
            {"Cos", EwKind::Cos, 1},
+           {"Tan", EwKind::Tan, 1},
+           {"Asin", EwKind::Asin, 1},
+           {"Acos", EwKind::Acos, 1},
+           {"Atan", EwKind::Atan, 1},
+           {"Sinh", EwKind::Sinh, 1},
+           {"Cosh", EwKind::Cosh, 1},
+           {"Asinh", EwKind::Asinh, 1},
+           {"Acosh", EwKind::Acosh, 1},
+           {"Atanh", EwKind::Atanh, 1},
+           {"Round", EwKind::Round, 1},
+           {"Softsign", EwKind::Softsign, 1},
            {"Equal", EwKind::Equal, 2},
            {"Greater", EwKind::Greater, 2},
            {"GreaterOrEqual", EwKind::GreaterOrEqual, 2},
@@ -1802,6 +1867,71 @@ void onnx_import::registerHandlers(llvm::StringMap<Handler> &t) {
            {"Where", EwKind::Where, 3},
        })
     t[e.name] = elementwiseHandler(e.kind, e.arity);
+  // Activations with attributes (opset 6+ definitions), as compositions.
+  using K = EwKind;
+  t["LeakyRelu"] = composed([](Composer &p) { // x < 0 ? alpha x : x
+    Value x = p.x;
+    return p.ew(K::Where, {p.ew(K::Less, {x, p.c(0)}),
+                           p.ew(K::Mul, {x, p.c(p.nc.attrFloat("alpha", 0.01f))}),
+                           x});
+  });
+  t["ThresholdedRelu"] = composed([](Composer &p) { // x > alpha ? x : 0
+    Value x = p.x;
+    return p.ew(K::Where,
+                {p.ew(K::Greater, {x, p.c(p.nc.attrFloat("alpha", 1.0f))}), x,
+                 p.c(0)});
+  });
+  t["HardSigmoid"] = composed([](Composer &p) { // max(0, min(1, a x + b))
+    Value y = p.ew(K::Add, {p.ew(K::Mul, {p.x, p.c(p.nc.attrFloat("alpha", 0.2f))}),
+                            p.c(p.nc.attrFloat("beta", 0.5f))});
+    return p.ew(K::Max, {p.c(0), p.ew(K::Min, {p.c(1), y})});
+  });
+  t["HardSwish"] = composed([](Composer &p) { // x max(0, min(1, x / 6 + 1/2))
+    Value y = p.ew(K::Add, {p.ew(K::Mul, {p.x, p.c(1.0 / 6.0)}), p.c(0.5)});
+    return p.ew(K::Mul,
+                {p.x, p.ew(K::Max, {p.c(0), p.ew(K::Min, {p.c(1), y})})});
+  });
+  // Elu: x < 0 ? alpha (exp(x) - 1) : x; Selu: gamma times Elu(alpha).
+  auto elu = [](Composer &p, double alpha) {
+    Value x = p.x;
+    Value neg = p.ew(K::Mul, {p.c(alpha), p.ew(K::Sub, {p.ew(K::Exp, {x}), p.c(1)})});
+    return p.ew(K::Where, {p.ew(K::Less, {x, p.c(0)}), neg, x});
+  };
+  t["Elu"] = composed([elu](Composer &p) {
+    return elu(p, p.nc.attrFloat("alpha", 1.0f));
+  });
+  t["Selu"] = composed([elu](Composer &p) {
+    return p.ew(K::Mul, {p.c(p.nc.attrFloat("gamma", 1.05070102214813232421875f)),
+                         elu(p, p.nc.attrFloat("alpha", 1.67326319217681884765625f))});
+  });
+  t["Celu"] = composed([](Composer &p) { // max(0,x) + min(0, a (exp(x/a) - 1))
+    const double a = p.nc.attrFloat("alpha", 1.0f);
+    Value x = p.x;
+    Value e = p.ew(K::Mul, {p.c(a), p.ew(K::Sub, {p.ew(K::Exp, {p.ew(K::Div, {x, p.c(a)})}),
+                                                  p.c(1)})});
+    return p.ew(K::Add, {p.ew(K::Max, {p.c(0), x}), p.ew(K::Min, {p.c(0), e})});
+  });
+  t["Shrink"] = composed([](Composer &p) {
+    // x < -lambd ? x + bias : (x > lambd ? x - bias : 0)
+    const double l = p.nc.attrFloat("lambd", 0.5f), b = p.nc.attrFloat("bias", 0.0f);
+    Value x = p.x;
+    Value upper = p.ew(K::Where, {p.ew(K::Greater, {x, p.c(l)}),
+                                  p.ew(K::Sub, {x, p.c(b)}), p.c(0)});
+    return p.ew(K::Where, {p.ew(K::Less, {x, p.c(-l)}), p.ew(K::Add, {x, p.c(b)}),
+                           upper});
+  });
+  t["PRelu"] = composed([](Composer &p) -> Value { // x < 0 ? slope x : x
+    Value slope = p.nc.in(1);
+    if (!slope) {
+      p.status = p.nc.error() << "expects a slope input";
+      return {};
+    }
+    Value x = p.x;
+    return p.ew(K::Where, {p.ew(K::Less, {x, p.c(0)}), p.ew(K::Mul, {x, slope}), x});
+  });
+  t["Softplus"] = composed([](Composer &p) { // ln(exp(x) + 1)
+    return p.ew(K::Log, {p.ew(K::Add, {p.ew(K::Exp, {p.x}), p.c(1)})});
+  });
   t["Sum"] = variadicHandler(EwKind::Add);
   t["Mean"] = [](NodeContext &nc) -> LogicalResult {
     if (failed(variadicHandler(EwKind::Add)(nc)))

@@ -25,9 +25,9 @@ std::string parseBinaryModel(llvm::StringRef bytes, onnx::ModelProto &model);
 /// on success, else the parser's message.
 std::string parseTextModel(llvm::StringRef text, onnx::ModelProto &model);
 
-/// Oldest default-domain opset that ONNX's version converter (1.12) upgrades
-/// from.
-inline constexpr int kOldestUpgradableOpset = 7;
+/// Oldest default-domain opset the importer hands to ONNX's version
+/// converter (1.12), whose adapters start at opset 1.
+inline constexpr int kOldestUpgradableOpset = 1;
 
 /// Converts `model` to default-domain opset `target` with ONNX's own version
 /// converter (onnx/version_converter/convert.h), into `out`. Initializers

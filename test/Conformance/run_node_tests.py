@@ -8,7 +8,7 @@ path and classifies every test as PASS, FAIL or SKIP.
 For every folder DIR/<test>/ (model.onnx, test_data_set_0/{input,output}_N.pb):
 
   1. fp8-translate --import-onnx model.onnx. A refusal is a SKIP whose reason
-     is the importer's diagnostic (opset outside 7-21, unsupported op,
+     is the importer's diagnostic (opset outside 1-21, unsupported op,
      shape input that is not a constant, sequence input, ...). When the
      refusal is a shape-determining input (Reshape shape, Slice starts,
      Reduce axes, ...; SHAPE_INPUTS) fed from a graph input, the test's
@@ -51,7 +51,7 @@ from onnx_tensor import load_model, read_tensor_proto  # noqa: E402
 
 LLVM = "/usr/lib/llvm-22"
 DEFAULT_DATA = "/usr/share/libonnx-testdata/data/node"
-OPSET_MIN, OPSET_MAX = 7, 21
+OPSET_MIN, OPSET_MAX = 1, 21
 STEP_TIMEOUT = 120  # seconds per tool invocation
 
 # ONNX data type -> (name, numpy dtype of the values, MLIR element type).
@@ -504,7 +504,7 @@ def families(data_dir, names):
 
 # Skip categories: (long label for the counts table, short one per family).
 CATEGORIES = {
-    "opset": ("opset outside 7-21 (older than ONNX's version converter reaches)", "older opset"),
+    "opset": ("opset outside 1-21", "opset"),
     "op": ("op not supported by the importer", "op not supported"),
     "shape": ("shape-determining value computed at run time", "runtime shape input"),
     "seq": ("sequence/map/optional values", "sequence/optional"),
@@ -581,9 +581,8 @@ def markdown(results, fam, args):
           "A test is skipped when the importer refuses its model (the reason is the",
           "importer's diagnostic) or when the harness cannot feed or print one of",
           "its tensors; nothing is dropped silently. The test data is ONNX 1.12's,",
-          "whose newest opset is 17; tests that pin an opset from 7 to 12 are",
-          "upgraded to 13 by ONNX's own version converter in the importer, older",
-          "ones are outside its range.",
+          "whose newest opset is 17; tests that pin an opset below 13 are",
+          "upgraded to 13 by ONNX's own version converter in the importer.",
           "",
           f"{len(bound)} of the passing tests feed a shape-determining input (Reshape",
           "`shape`, Slice `starts`, Reduce `axes`, Trilu `k`, ...) from a graph input.",
