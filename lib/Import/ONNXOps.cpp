@@ -543,6 +543,374 @@ static LogicalResult importUnsqueeze(NodeContext &nc) {
   return success();
 }
 
+/// GlobalAveragePool / GlobalMaxPool: the mean / max over every spatial
+/// dim of [N, C, d...], kept as 1s.
+static LogicalResult importGlobalPool(NodeContext &nc, bool isMax) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  if (s.size() < 2 || !isa<FloatType>(Importer::elemOf(x)))
+    return nc.error() << "expects a floating-point [N, C, ...] input";
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(2, s.size()));
+  if (axes.empty()) {
+    nc.results.push_back(x);
+    return success();
+  }
+  Value r = imp.reduceKeepDims(nc.loc, x, axes,
+                               isMax ? Importer::ReduceKind::Max
+                                     : Importer::ReduceKind::Sum);
+  if (!isMax) {
+    int64_t count = 1;
+    for (int64_t a : axes)
+      count *= s[a];
+    FailureOr<Value> mean = imp.elementwise(
+        nc, EwKind::Div, {r, scalarTensor(nc, Importer::elemOf(x), count)});
+    if (failed(mean))
+      return failure();
+    r = *mean;
+  }
+  nc.results.push_back(r);
+  return success();
+}
+
+/// DepthToSpace (DCR and CRD modes) and SpaceToDepth on [N, C, H, W] with
+/// block size b: a reshape to six dims, a transpose, a reshape back.
+static LogicalResult importDepthSpace(NodeContext &nc, bool toSpace) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  if (s.size() != 4)
+    return nc.error() << "expects a [N, C, H, W] input";
+  const int64_t b = nc.attrInt("blocksize", 0);
+  if (b < 1)
+    return nc.error() << "blocksize must be positive";
+  const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  Value r;
+  if (toSpace) {
+    if (c % (b * b) != 0)
+      return nc.error() << "channels (" << c << ") must be a multiple of "
+                        << "blocksize^2 (" << b * b << ")";
+    std::string mode = nc.attrString("mode", "DCR");
+    if (mode == "DCR") {
+      r = imp.reshape(nc.loc, x, {n, b, b, c / (b * b), h, w});
+      r = imp.transpose(nc.loc, r, {0, 3, 4, 1, 5, 2});
+    } else if (mode == "CRD") {
+      r = imp.reshape(nc.loc, x, {n, c / (b * b), b, b, h, w});
+      r = imp.transpose(nc.loc, r, {0, 1, 4, 2, 5, 3});
+    } else {
+      return nc.error() << "unknown mode '" << mode << "'";
+    }
+    r = imp.reshape(nc.loc, r, {n, c / (b * b), h * b, w * b});
+  } else {
+    if (h % b != 0 || w % b != 0)
+      return nc.error() << "height and width must be multiples of blocksize "
+                        << b;
+    r = imp.reshape(nc.loc, x, {n, c, h / b, b, w / b, b});
+    r = imp.transpose(nc.loc, r, {0, 3, 5, 1, 2, 4});
+    r = imp.reshape(nc.loc, r, {n, c * b * b, h / b, w / b});
+  }
+  nc.results.push_back(r);
+  return success();
+}
+
+/// Tile with constant repeats: the input concatenated `repeats[d]` times
+/// along each dim d.
+static LogicalResult importTile(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 2)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  std::optional<Lit> reps = imp.getLit(nc.in(1));
+  if (!reps || reps->isFloat())
+    return nc.error() << "input 'repeats' must be an integer constant";
+  if (reps->ints.size() != Importer::shapeOf(x).size())
+    return nc.error() << "repeats must have one entry per input dim";
+  int64_t total = 1;
+  for (int64_t r : reps->ints) {
+    if (r < 0)
+      return nc.error() << "repeats must be non-negative";
+    total *= std::max<int64_t>(r, 1);
+  }
+  if (total * std::max<int64_t>(product(Importer::shapeOf(x)), 1) > kMaxTensorElements)
+    return nc.error() << "tiles to more elements than any machine holds";
+  Value r = x;
+  for (auto [d, n] : llvm::enumerate(reps->ints)) {
+    if (n == 1)
+      continue;
+    if (n == 0) {
+      SmallVector<int64_t> shape = llvm::to_vector(Importer::shapeOf(r));
+      shape[d] = 0;
+      r = imp.emptyTensor(nc.loc, shape, Importer::elemOf(r));
+      continue;
+    }
+    SmallVector<Value> copies(n, r);
+    r = imp.concat(nc.loc, copies, d);
+  }
+  nc.results.push_back(r);
+  return success();
+}
+
+/// Hardmax (opset 13: axis -1): 1 where the first maximum along the axis
+/// is, 0 elsewhere: ArgMax (keepdims) compared with each position's index.
+static LogicalResult importArgExtreme(NodeContext &nc, bool isMax,
+                                      int64_t defaultAxis);
+static LogicalResult importHardmax(NodeContext &nc) {
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  if (!x || !isa<FloatType>(Importer::elemOf(x)))
+    return nc.error() << "expects a floating-point input";
+  const int64_t rank = Importer::shapeOf(x).size();
+  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", -1), rank);
+  if (failed(axis) || failed(importArgExtreme(nc, true, -1)))
+    return failure();
+  Value arg = nc.results.pop_back_val();
+  SmallVector<AffineExpr> argExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    argExprs.push_back(d == *axis ? imp.b.getAffineConstantExpr(0)
+                                  : imp.b.getAffineDimExpr(d));
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, argExprs, imp.ctx),
+                              imp.b.getMultiDimIdentityMap(rank)};
+  Type et = Importer::elemOf(x);
+  Value init = imp.emptyTensor(nc.loc, Importer::shapeOf(x), et);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  const int64_t ax = *axis;
+  Value r = linalg::GenericOp::create(
+                imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{arg},
+                ValueRange{init}, maps, iters,
+                [&](OpBuilder &bb, Location l, ValueRange a) {
+                  Value i = arith::IndexCastOp::create(
+                      bb, l, bb.getI64Type(), linalg::IndexOp::create(bb, l, ax));
+                  Value hit = arith::CmpIOp::create(
+                      bb, l, arith::CmpIPredicate::eq, i, a[0]);
+                  Value one = arith::ConstantOp::create(bb, l, bb.getFloatAttr(et, 1.0));
+                  Value zero = arith::ConstantOp::create(bb, l, bb.getFloatAttr(et, 0.0));
+                  linalg::YieldOp::create(
+                      bb, l, ValueRange{arith::SelectOp::create(bb, l, hit, one, zero)});
+                })
+                .getResult(0);
+  nc.results.push_back(r);
+  return success();
+}
+
+/// CumSum (opsets 11, 14) along a constant axis: out[.., i, ..] = the sum of
+/// x[.., j, ..] over j <= i (j >= i with reverse; j != i too with
+/// exclusive). A linalg.generic with j as an extra reduction dim.
+static LogicalResult importCumSum(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 2)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  std::optional<Lit> axisLit = imp.getLit(nc.in(1));
+  if (!axisLit || axisLit->isFloat() || axisLit->ints.size() != 1)
+    return nc.error() << "input 'axis' must be an integer constant";
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
+  const int64_t rank = s.size();
+  FailureOr<int64_t> axis = nc.normAxis(axisLit->ints[0], rank);
+  if (failed(axis))
+    return failure();
+  Type et = Importer::elemOf(x);
+  if (et.isInteger(1))
+    return nc.error() << "bool input is not supported";
+  const bool exclusive = nc.attrInt("exclusive", 0) != 0;
+  const bool reverse = nc.attrInt("reverse", 0) != 0;
+  const int64_t ax = *axis;
+  SmallVector<AffineExpr> inExprs, outExprs;
+  for (int64_t d = 0; d < rank; ++d) {
+    inExprs.push_back(imp.b.getAffineDimExpr(d == ax ? rank : d));
+    outExprs.push_back(imp.b.getAffineDimExpr(d));
+  }
+  SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, inExprs, imp.ctx),
+                              AffineMap::get(rank + 1, 0, outExprs, imp.ctx)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Value init = imp.filled(nc.loc, s, imp.b.getZeroAttr(et));
+  const bool f = isa<FloatType>(et);
+  Value r = linalg::GenericOp::create(
+                imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{x},
+                ValueRange{init}, maps, iters,
+                [&](OpBuilder &bb, Location l, ValueRange a) {
+                  Value i = linalg::IndexOp::create(bb, l, ax);
+                  Value j = linalg::IndexOp::create(bb, l, rank);
+                  arith::CmpIPredicate p =
+                      reverse ? (exclusive ? arith::CmpIPredicate::ugt
+                                           : arith::CmpIPredicate::uge)
+                              : (exclusive ? arith::CmpIPredicate::ult
+                                           : arith::CmpIPredicate::ule);
+                  Value take = arith::CmpIOp::create(bb, l, p, j, i);
+                  Value sum = f ? Value(arith::AddFOp::create(bb, l, a[1], a[0]))
+                                : Value(arith::AddIOp::create(bb, l, a[1], a[0]));
+                  linalg::YieldOp::create(
+                      bb, l, ValueRange{arith::SelectOp::create(bb, l, take, sum, a[1])});
+                })
+                .getResult(0);
+  if (imp.isUnsigned(x))
+    imp.unsignedValues.insert(r);
+  nc.results.push_back(r);
+  return success();
+}
+
+/// Sign: 1, -1 or 0 (NaN stays NaN: x * 0 where x is neither above nor
+/// below 0).
+static LogicalResult importSign(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  Type et = Importer::elemOf(x);
+  if (et.isInteger(1))
+    return nc.error() << "bool input is not supported";
+  auto ew = [&](EwKind k, ArrayRef<Value> ins) { return imp.elementwise(nc, k, ins); };
+  Value zero = scalarTensor(nc, et, 0), one = scalarTensor(nc, et, 1);
+  FailureOr<Value> pos = ew(EwKind::Greater, {x, zero});
+  FailureOr<Value> neg = ew(EwKind::Less, {x, zero});
+  FailureOr<Value> rest = ew(EwKind::Mul, {x, zero});
+  if (failed(pos) || failed(neg) || failed(rest))
+    return failure();
+  Value minusOne = imp.isUnsigned(x) ? zero : scalarTensor(nc, et, -1);
+  FailureOr<Value> lower = ew(EwKind::Where, {*neg, minusOne, *rest});
+  if (failed(lower))
+    return failure();
+  FailureOr<Value> r = ew(EwKind::Where, {*pos, one, *lower});
+  if (failed(r))
+    return failure();
+  nc.results.push_back(*r);
+  return success();
+}
+
+/// A scalar 1 or 0 of type `t` inside a linalg body.
+static Value oneOrZero(OpBuilder &bb, Location l, Type t, Value cond) {
+  Value one = isa<FloatType>(t)
+                  ? Value(arith::ConstantOp::create(bb, l, bb.getFloatAttr(t, 1.0)))
+                  : Value(arith::ConstantOp::create(bb, l, bb.getIntegerAttr(t, 1)));
+  Value zero = arith::ConstantOp::create(bb, l, bb.getZeroAttr(t));
+  return arith::SelectOp::create(bb, l, cond, one, zero);
+}
+
+/// EyeLike: ones on the k-th diagonal of a 2-D tensor shaped like the
+/// input, in `dtype` (default: the input's type).
+static LogicalResult importEyeLike(NodeContext &nc) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Importer &imp = nc.imp;
+  ArrayRef<int64_t> s = Importer::shapeOf(nc.in(0));
+  if (s.size() != 2)
+    return nc.error() << "expects a 2-D input";
+  Type et = Importer::elemOf(nc.in(0));
+  bool uns = imp.isUnsigned(nc.in(0));
+  if (const onnx::AttributeProto *dt = nc.attr("dtype")) {
+    et = imp.elementType(dt->i());
+    if (!et)
+      return nc.error() << "unsupported dtype "
+                        << Importer::onnxTypeName(dt->i());
+    uns = Importer::isUnsignedONNXType(dt->i());
+  }
+  if (et.isInteger(1))
+    return nc.error() << "bool output is not supported";
+  const int64_t k = nc.attrInt("k", 0);
+  Value init = imp.emptyTensor(nc.loc, s, et);
+  SmallVector<AffineMap> maps{imp.b.getMultiDimIdentityMap(2)};
+  SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
+  Value r = linalg::GenericOp::create(
+                imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{},
+                ValueRange{init}, maps, iters,
+                [&](OpBuilder &bb, Location l, ValueRange) {
+                  Value i = arith::IndexCastOp::create(
+                      bb, l, bb.getI64Type(), linalg::IndexOp::create(bb, l, 0));
+                  Value j = arith::IndexCastOp::create(
+                      bb, l, bb.getI64Type(), linalg::IndexOp::create(bb, l, 1));
+                  Value diag = arith::SubIOp::create(bb, l, j, i);
+                  Value kc = arith::ConstantOp::create(bb, l, bb.getI64IntegerAttr(k));
+                  Value on = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::eq,
+                                                   diag, kc);
+                  linalg::YieldOp::create(bb, l, ValueRange{oneOrZero(bb, l, et, on)});
+                })
+                .getResult(0);
+  if (uns)
+    imp.unsignedValues.insert(r);
+  nc.results.push_back(r);
+  return success();
+}
+
+/// OneHot (opset 11): indices (negative ones wrap once by depth), a constant
+/// scalar depth, values = [off, on]; the new dimension of size depth goes
+/// at `axis` (default -1, the last). Non-integer indices are truncated.
+static LogicalResult importOneHot(NodeContext &nc) {
+  if (failed(checkArity(nc, 3, 3)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value indices = nc.in(0), values = nc.in(2);
+  std::optional<Lit> depthLit = imp.getLit(nc.in(1));
+  if (!depthLit)
+    return nc.error() << "input 'depth' is not a constant (the result's "
+                         "shape depends on it)";
+  if ((depthLit->isFloat() ? depthLit->floats.size() : depthLit->ints.size()) != 1)
+    return nc.error() << "input 'depth' must hold one value";
+  const double depthD =
+      depthLit->isFloat() ? depthLit->floats[0] : double(depthLit->ints[0]);
+  const int64_t depth = static_cast<int64_t>(depthD);
+  if (depth < 1 || depth > (int64_t(1) << 31))
+    return nc.error() << "depth must be in [1, 2^31], got " << depthD;
+  if (Importer::shapeOf(values) != ArrayRef<int64_t>{2})
+    return nc.error() << "values must be [off, on]";
+  ArrayRef<int64_t> is = Importer::shapeOf(indices);
+  const int64_t outRank = is.size() + 1;
+  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", -1), outRank);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> outShape(is.begin(), is.end());
+  outShape.insert(outShape.begin() + *axis, depth);
+  if (product(outShape) > kMaxTensorElements)
+    return nc.error() << "result too large";
+  const int64_t ax = *axis;
+  SmallVector<AffineExpr> inExprs;
+  for (int64_t d = 0; d < outRank; ++d)
+    if (d != ax)
+      inExprs.push_back(imp.b.getAffineDimExpr(d));
+  SmallVector<AffineMap> maps{AffineMap::get(outRank, 0, inExprs, imp.ctx),
+                              imp.b.getMultiDimIdentityMap(outRank)};
+  Type et = Importer::elemOf(values), it = Importer::elemOf(indices);
+  Value init = imp.emptyTensor(nc.loc, outShape, et);
+  SmallVector<utils::IteratorType> iters(outRank, utils::IteratorType::parallel);
+  const bool uns = imp.isUnsigned(indices);
+  Value r = linalg::GenericOp::create(
+                imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{indices},
+                ValueRange{init}, maps, iters,
+                [&](OpBuilder &bb, Location l, ValueRange a) {
+                  Type i64 = bb.getI64Type();
+                  Value idx = a[0];
+                  if (isa<FloatType>(it))
+                    idx = arith::FPToSIOp::create(bb, l, i64, idx);
+                  else if (it.getIntOrFloatBitWidth() < 64)
+                    idx = uns ? Value(arith::ExtUIOp::create(bb, l, i64, idx))
+                              : Value(arith::ExtSIOp::create(bb, l, i64, idx));
+                  Value zero = arith::ConstantOp::create(bb, l, bb.getI64IntegerAttr(0));
+                  Value dc = arith::ConstantOp::create(bb, l, bb.getI64IntegerAttr(depth));
+                  Value isNeg = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::slt,
+                                                      idx, zero);
+                  idx = arith::SelectOp::create(
+                      bb, l, isNeg, arith::AddIOp::create(bb, l, idx, dc), idx);
+                  Value pos = arith::IndexCastOp::create(
+                      bb, l, i64, linalg::IndexOp::create(bb, l, ax));
+                  Value hit = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::eq,
+                                                    idx, pos);
+                  Value c0 = arith::ConstantIndexOp::create(bb, l, 0);
+                  Value c1 = arith::ConstantIndexOp::create(bb, l, 1);
+                  Value off = tensor::ExtractOp::create(bb, l, values, ValueRange{c0});
+                  Value on = tensor::ExtractOp::create(bb, l, values, ValueRange{c1});
+                  linalg::YieldOp::create(
+                      bb, l, ValueRange{arith::SelectOp::create(bb, l, hit, on, off)});
+                })
+                .getResult(0);
+  if (imp.isUnsigned(values))
+    imp.unsignedValues.insert(r);
+  nc.results.push_back(r);
+  return success();
+}
+
 static LogicalResult importTranspose(NodeContext &nc) {
   if (failed(checkArity(nc, 1, 1)))
     return failure();
@@ -1348,7 +1716,8 @@ static LogicalResult importReduce(NodeContext &nc, Importer::ReduceKind kind,
 
 /// ArgMax/ArgMin: one reduction generic carrying (best value, its index);
 /// ties keep the first index, or the last with select_last_index.
-static LogicalResult importArgExtreme(NodeContext &nc, bool isMax) {
+static LogicalResult importArgExtreme(NodeContext &nc, bool isMax,
+                                      int64_t defaultAxis = 0) {
   if (failed(checkArity(nc, 1, 1)))
     return failure();
   Importer &imp = nc.imp;
@@ -1358,7 +1727,7 @@ static LogicalResult importArgExtreme(NodeContext &nc, bool isMax) {
   int64_t rank = s.size();
   if (rank == 0)
     return nc.error() << "input must have rank >= 1";
-  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 0), rank);
+  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", defaultAxis), rank);
   if (failed(axis))
     return failure();
   if (s[*axis] == 0)
@@ -1763,6 +2132,135 @@ static LogicalResult importDequantizeLinear(NodeContext &nc) {
 // Registration
 //===----------------------------------------------------------------------===//
 
+/// NegativeLogLikelihoodLoss (opsets 12, 13): input [N, C, d...] (log
+/// probabilities), target [N, d...] (class indices), optional weight [C].
+/// Per element l = -input[n, t, d...] * w[t] (w = 1 without weights), and
+/// 0 with weight 0 where t == ignore_index; reduction "none" returns l,
+/// "sum" its sum, "mean" the sum over the sum of the elements' weights
+/// (NaN when every target is ignored, as the reference computes). One
+/// linalg.generic over [N, d...] yields l and the weights; a target out of
+/// [0, C) that is not ignore_index reads a clamped class (no out-of-bounds
+/// read).
+static LogicalResult negativeLogLikelihood(NodeContext &nc, Value input,
+                                           Value target, Value weight) {
+  Importer &imp = nc.imp;
+  ArrayRef<int64_t> s = Importer::shapeOf(input), ts = Importer::shapeOf(target);
+  Type et = Importer::elemOf(input);
+  if (!isa<FloatType>(et))
+    return nc.error() << "expects floating-point input, got " << et;
+  if (!isa<IntegerType>(Importer::elemOf(target)) ||
+      Importer::elemOf(target).isInteger(1))
+    return nc.error() << "target must be integers, got " << target.getType();
+  if (s.size() < 2 || ts.size() + 1 != s.size() || ts[0] != s[0] ||
+      ts.drop_front() != s.drop_front(2))
+    return nc.error() << "target must have the input's shape without its "
+                         "class dimension";
+  const int64_t classes = s[1];
+  if (weight && (Importer::shapeOf(weight) != ArrayRef<int64_t>{classes} ||
+                 Importer::elemOf(weight) != et))
+    return nc.error() << "weight must be [" << classes << "] of " << et;
+  std::string reduction = nc.attrString("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    return nc.error() << "unknown reduction '" << reduction << "'";
+  const onnx::AttributeProto *ignoreAttr = nc.attr("ignore_index");
+  std::optional<int64_t> ignore;
+  if (ignoreAttr)
+    ignore = ignoreAttr->i();
+  if (classes == 0)
+    return nc.error() << "has no classes";
+
+  const int64_t rank = ts.size();
+  bool unsignedIdx = imp.isUnsigned(target);
+  Value lossInit = imp.emptyTensor(nc.loc, ts, et);
+  Value weightInit = imp.emptyTensor(nc.loc, ts, et);
+  SmallVector<AffineMap> maps(3, imp.b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      imp.b, nc.loc, TypeRange{lossInit.getType(), weightInit.getType()},
+      ValueRange{target}, ValueRange{lossInit, weightInit}, maps, iters,
+      [&](OpBuilder &bb, Location l, ValueRange a) {
+        Value t = a[0];
+        Value cls = safeIndex(bb, l, t, classes, unsignedIdx);
+        SmallVector<Value> coords{linalg::IndexOp::create(bb, l, 0), cls};
+        for (int64_t d = 1; d < rank; ++d)
+          coords.push_back(linalg::IndexOp::create(bb, l, d));
+        Value x = tensor::ExtractOp::create(bb, l, input, coords);
+        auto fc = [&](double v) {
+          return arith::ConstantOp::create(bb, l, bb.getFloatAttr(et, v));
+        };
+        Value w = weight ? Value(tensor::ExtractOp::create(bb, l, weight,
+                                                           ValueRange{cls}))
+                         : Value(fc(1.0));
+        if (ignore) {
+          Value ig = arith::ConstantOp::create(
+              bb, l, bb.getIntegerAttr(t.getType(), *ignore));
+          Value isIgnored = arith::CmpIOp::create(
+              bb, l, arith::CmpIPredicate::eq, t, ig);
+          w = arith::SelectOp::create(bb, l, isIgnored, fc(0.0), w);
+        }
+        Value loss = arith::NegFOp::create(
+            bb, l, arith::MulFOp::create(bb, l, x, w));
+        linalg::YieldOp::create(bb, l, ValueRange{loss, w});
+      });
+  Value loss = generic.getResult(0), weights = generic.getResult(1);
+  if (reduction == "none") {
+    nc.results.push_back(loss);
+    return success();
+  }
+  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  Value sum = imp.reduce(nc.loc, loss, all, Importer::ReduceKind::Sum);
+  if (reduction == "mean") {
+    Value total = imp.reduce(nc.loc, weights, all, Importer::ReduceKind::Sum);
+    FailureOr<Value> mean = imp.elementwise(nc, EwKind::Div, {sum, total});
+    if (failed(mean))
+      return failure();
+    sum = *mean;
+  }
+  nc.results.push_back(sum);
+  return success();
+}
+
+static LogicalResult importNegativeLogLikelihoodLoss(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 3)))
+    return failure();
+  return negativeLogLikelihood(nc, nc.in(0), nc.in(1), nc.in(2));
+}
+
+/// SoftmaxCrossEntropyLoss (opsets 12, 13): log_prob = log softmax of the
+/// scores along the class axis 1 (x - max - log sum exp(x - max)), then
+/// NegativeLogLikelihoodLoss of log_prob with the same target, weight,
+/// reduction and ignore_index; the optional second output is log_prob.
+static LogicalResult importSoftmaxCrossEntropyLoss(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 3)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value scores = nc.in(0);
+  if (!isa<FloatType>(Importer::elemOf(scores)))
+    return nc.error() << "expects floating-point scores, got "
+                      << Importer::elemOf(scores);
+  if (Importer::shapeOf(scores).size() < 2)
+    return nc.error() << "scores must be [N, C, ...]";
+  auto ew = [&](EwKind k, ArrayRef<Value> ins) { return imp.elementwise(nc, k, ins); };
+  Value max = imp.reduceKeepDims(nc.loc, scores, {1}, Importer::ReduceKind::Max);
+  FailureOr<Value> shifted = ew(EwKind::Sub, {scores, max});
+  if (failed(shifted))
+    return failure();
+  FailureOr<Value> e = ew(EwKind::Exp, {*shifted});
+  if (failed(e))
+    return failure();
+  Value sum = imp.reduceKeepDims(nc.loc, *e, {1}, Importer::ReduceKind::Sum);
+  FailureOr<Value> logSum = ew(EwKind::Log, {sum});
+  if (failed(logSum))
+    return failure();
+  FailureOr<Value> logProb = ew(EwKind::Sub, {*shifted, *logSum});
+  if (failed(logProb) ||
+      failed(negativeLogLikelihood(nc, *logProb, nc.in(1), nc.in(2))))
+    return failure();
+  if (nc.node.output_size() > 1)
+    nc.results.push_back(*logProb);
+  return success();
+}
+
 namespace {
 
 /// Builds activations that ONNX defines with attributes from element-wise
@@ -1932,6 +2430,18 @@ void onnx_import::registerHandlers(llvm::StringMap<Handler> &t) {
   t["Softplus"] = composed([](Composer &p) { // ln(exp(x) + 1)
     return p.ew(K::Log, {p.ew(K::Add, {p.ew(K::Exp, {p.x}), p.c(1)})});
   });
+  t["GlobalAveragePool"] = [](NodeContext &nc) { return importGlobalPool(nc, false); };
+  t["GlobalMaxPool"] = [](NodeContext &nc) { return importGlobalPool(nc, true); };
+  t["DepthToSpace"] = [](NodeContext &nc) { return importDepthSpace(nc, true); };
+  t["SpaceToDepth"] = [](NodeContext &nc) { return importDepthSpace(nc, false); };
+  t["Tile"] = importTile;
+  t["Hardmax"] = importHardmax;
+  t["CumSum"] = importCumSum;
+  t["Sign"] = importSign;
+  t["EyeLike"] = importEyeLike;
+  t["OneHot"] = importOneHot;
+  t["NegativeLogLikelihoodLoss"] = importNegativeLogLikelihoodLoss;
+  t["SoftmaxCrossEntropyLoss"] = importSoftmaxCrossEntropyLoss;
   t["Sum"] = variadicHandler(EwKind::Add);
   t["Mean"] = [](NodeContext &nc) -> LogicalResult {
     if (failed(variadicHandler(EwKind::Add)(nc)))
