@@ -586,8 +586,8 @@ static LogicalResult importDepthSpace(NodeContext &nc, bool toSpace) {
   if (s.size() != 4)
     return nc.error() << "expects a [N, C, H, W] input";
   const int64_t b = nc.attrInt("blocksize", 0);
-  if (b < 1)
-    return nc.error() << "blocksize must be positive";
+  if (b < 1 || b > (int64_t(1) << 20))
+    return nc.error() << "blocksize must be in [1, 2^20]";
   const int64_t n = s[0], c = s[1], h = s[2], w = s[3];
   Value r;
   if (toSpace) {
@@ -617,39 +617,51 @@ static LogicalResult importDepthSpace(NodeContext &nc, bool toSpace) {
   return success();
 }
 
-/// Tile with constant repeats: the input concatenated `repeats[d]` times
-/// along each dim d.
+/// Tile with constant repeats: out[i...] = x[i_0 mod s_0, ...], one
+/// linalg.generic whose input map takes each output index modulo the
+/// input's dim.
 static LogicalResult importTile(NodeContext &nc) {
   if (failed(checkArity(nc, 2, 2)))
     return failure();
   Importer &imp = nc.imp;
   Value x = nc.in(0);
+  ArrayRef<int64_t> s = Importer::shapeOf(x);
   std::optional<Lit> reps = imp.getLit(nc.in(1));
   if (!reps || reps->isFloat())
     return nc.error() << "input 'repeats' must be an integer constant";
-  if (reps->ints.size() != Importer::shapeOf(x).size())
+  if (reps->ints.size() != s.size())
     return nc.error() << "repeats must have one entry per input dim";
-  int64_t total = 1;
-  for (int64_t r : reps->ints) {
+  SmallVector<int64_t> outShape;
+  for (auto [d, r] : llvm::enumerate(reps->ints)) {
     if (r < 0)
       return nc.error() << "repeats must be non-negative";
-    total *= std::max<int64_t>(r, 1);
+    if (r > kMaxTensorElements || s[d] > kMaxTensorElements / std::max<int64_t>(r, 1))
+      return nc.error() << "tiles to more elements than any machine holds";
+    outShape.push_back(s[d] * r);
   }
-  if (total * std::max<int64_t>(product(Importer::shapeOf(x)), 1) > kMaxTensorElements)
+  if (product(outShape) > kMaxTensorElements)
     return nc.error() << "tiles to more elements than any machine holds";
-  Value r = x;
-  for (auto [d, n] : llvm::enumerate(reps->ints)) {
-    if (n == 1)
-      continue;
-    if (n == 0) {
-      SmallVector<int64_t> shape = llvm::to_vector(Importer::shapeOf(r));
-      shape[d] = 0;
-      r = imp.emptyTensor(nc.loc, shape, Importer::elemOf(r));
-      continue;
-    }
-    SmallVector<Value> copies(n, r);
-    r = imp.concat(nc.loc, copies, d);
+  const int64_t rank = s.size();
+  Value init = imp.emptyTensor(nc.loc, outShape, Importer::elemOf(x));
+  if (product(outShape) == 0) {
+    nc.results.push_back(init);
+    return success();
   }
+  SmallVector<AffineExpr> inExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    inExprs.push_back(imp.b.getAffineDimExpr(d) % s[d]);
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, inExprs, imp.ctx),
+                              imp.b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  Value r = linalg::GenericOp::create(
+                imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{x},
+                ValueRange{init}, maps, iters,
+                [&](OpBuilder &bb, Location l, ValueRange a) {
+                  linalg::YieldOp::create(bb, l, ValueRange{a[0]});
+                })
+                .getResult(0);
+  if (imp.isUnsigned(x))
+    imp.unsignedValues.insert(r);
   nc.results.push_back(r);
   return success();
 }
