@@ -50,11 +50,53 @@ std::string detail::parseTextModel(llvm::StringRef text,
   return {};
 }
 
+/// What ONNX's IR (which the converter builds from the proto without
+/// checking it: a graph output that no node defines is a null pointer
+/// there) needs of `graph`: every node input (but "") defined before its
+/// use by a graph input, an initializer or an earlier node, every name
+/// defined once, every graph output defined, no subgraph. Returns why not,
+/// or an empty string. Drops value_info entries of undefined names.
+static std::string checkForConverter(onnx::GraphProto &graph) {
+  std::set<std::string> defined;
+  auto define = [&](const std::string &name) { return defined.insert(name).second; };
+  for (const onnx::ValueInfoProto &vi : graph.input()) {
+    if (!vi.has_type() || !vi.type().has_tensor_type())
+      return "graph input '" + vi.name() + "' is not a typed tensor";
+    defined.insert(vi.name());
+  }
+  for (const onnx::TensorProto &t : graph.initializer())
+    defined.insert(t.name());
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &in : node.input())
+      if (!in.empty() && !defined.count(in))
+        return "node '" + node.name() + "' (" + node.op_type() +
+               ") reads '" + in + "', which nothing before it defines";
+    for (const onnx::AttributeProto &a : node.attribute())
+      if (a.type() == onnx::AttributeProto::GRAPH ||
+          a.type() == onnx::AttributeProto::GRAPHS || a.has_g() || a.graphs_size())
+        return "node '" + node.name() + "' (" + node.op_type() +
+               ") has a subgraph";
+    for (const std::string &o : node.output())
+      if (!o.empty() && !define(o))
+        return "'" + o + "' is defined twice";
+  }
+  for (const onnx::ValueInfoProto &vi : graph.output())
+    if (!defined.count(vi.name()))
+      return "graph output '" + vi.name() + "' is not defined by any node";
+  auto *infos = graph.mutable_value_info();
+  for (int i = infos->size() - 1; i >= 0; --i)
+    if (!defined.count(infos->Get(i).name()))
+      infos->DeleteSubrange(i, 1);
+  return {};
+}
+
 std::string detail::upgradeOpset(const onnx::ModelProto &model, int target,
                                  onnx::ModelProto &out) {
   try {
     onnx::ModelProto in = model;
     onnx::GraphProto *graph = in.mutable_graph();
+    if (std::string why = checkForConverter(*graph); !why.empty())
+      return why;
     std::set<std::string> inputs;
     for (const onnx::ValueInfoProto &vi : graph->input())
       inputs.insert(vi.name());
