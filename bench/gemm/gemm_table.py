@@ -10,8 +10,10 @@ median of 30 after 5 warm-up runs) at the Llama-3-8B layer's shapes
 
     python3 bench/gemm/gemm_table.py GEMM_BENCH GEMM_BENCH_FAST [--json OUT.json]
 
-Prints three markdown tables: per-tensor and rowwise scales, block scales
-(TFLOP/s of each kernel and our/peer ratios), and decode shapes (M <= 64:
+(`-` for GEMM_BENCH_FAST skips the fast-accumulation build.) Prints four
+markdown tables: per-tensor and rowwise scales, block scales, BF16 operands
+(the products a recipe keeps out of FP8) against cuBLAS BF16 (TFLOP/s of
+each kernel and our/peer ratios), and decode shapes (M <= 64:
 microseconds, peer/ours ratios, and our bandwidth against the copy rate)."""
 import argparse
 import json
@@ -35,6 +37,8 @@ a = p.parse_args()
 
 ours, failed, rc = {}, [], 0
 for mode, binary in (("", a.gemm_bench), ("_fast", a.gemm_bench_fast)):
+    if binary == "-":  # skipped
+        continue
     run = subprocess.run([binary], capture_output=True, text=True)
     rc |= run.returncode
     print(f"== {binary}\n" + run.stdout, end="", flush=True)
@@ -88,6 +92,15 @@ for shape in shapes:
           f"| {num(q.get('fp8_block_cublas'))} | **{num(b)}** "
           f"| {ratio(b, q.get('fp8_block_cublas'))} | {ratio(b, q.get('bf16_cublas'))} "
           f"| {b / PEAK:.0%} |" if b else f"| {shape} | — |", flush=True)
+if any(k[0] == "bf16" for k in ours):
+    print("\n| M×K×N | cuBLAS BF16 | **fp8-opt BF16** | ratio | of the 989 TFLOP/s BF16 peak |")
+    print("|" + "---|" * 5)
+    for shape in shapes:
+        b = ours.get(("bf16",) + shape)
+        q = peers[shape]
+        print(f"| {'×'.join(map(str, shape))} | {num(q.get('bf16_cublas'))} | **{num(b)}** "
+              f"| {ratio(b, q.get('bf16_cublas'))} | {b / 989.0:.0%} |" if b
+              else f"| {shape} | — |", flush=True)
 COPY_RATE = 4.2e12  # bytes/s, the H200's measured copy rate
 
 

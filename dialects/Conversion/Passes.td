@@ -158,7 +158,12 @@ def FP8GPUMapLoops : Pass<"fp8-gpu-map-loops", "::mlir::func::FuncOp"> {
     `linalgOpToParallelLoops`), then wraps each top-level nest in a
     `gpu.launch`: an `scf.parallel` is linearized (all its dimensions into
     one index), split into blocks of `block-size` threads (fewer for a small
-    static nest) and its body guarded for the tail; code with no parallel
+    static nest) and its body guarded for the tail; a row reduction (one
+    reduction dimension, last, at least 32 long, the innermost index of
+    every input it indexes, a recognized combiner: addf, mulf, maximumf,
+    minimumf, maxnumf, minnumf) gets a warp per row
+    (lanes fold strided elements, `gpu.shuffle xor` combines them); code
+    with no parallel
     loop (a full reduction, scalar updates of 0-d buffers) runs in one
     thread. Afterwards nothing outside a kernel reads or writes memory, so
     every buffer can live in device memory; a scalar loaded from memory and

@@ -11,6 +11,9 @@ include "FP8/FP8Attributes.td"
 
 def FP8_HighPrecisionTensor : RankedTensorOf<[F32, F16, BF16]>;
 def FP8_FloatTensor : RankedTensorOf<[F8E4M3FN, F8E5M2]>;
+// What a product's operands may be stored in: FP8, or BF16 for the products a
+// recipe keeps out of FP8 (--high-precision=bf16: tensor cores, unit scales).
+def FP8_LowPrecisionTensor : RankedTensorOf<[F8E4M3FN, F8E5M2, BF16]>;
 def FP8_ScaleTensor : RankedTensorOf<[F32, F8E8M0FNU]>;
 def FP8_F32Tensor : RankedTensorOf<[F32]>;
 
@@ -52,14 +55,16 @@ def FP8_DequantizeOp : FP8_Op<"dequantize",
   let summary = "FP8 to high precision: `result = input * broadcast(scale)`";
   let description = [{
     The FP8 value is decoded exactly and multiplied by its block's scale in
-    FP32 (then rounded to the result type when it is FP16/BF16).
+    FP32 (then rounded to the result type when it is FP16/BF16). A BF16
+    input (a high-precision product's operand) is widened exactly the same
+    way.
 
     ```mlir
     %x = fp8.dequantize %q, %s layout<tensor>
         : tensor<4x256xf8E4M3FN>, tensor<f32> -> tensor<4x256xf32>
     ```
   }];
-  let arguments = (ins FP8_FloatTensor:$input, FP8_ScaleTensor:$scale,
+  let arguments = (ins FP8_LowPrecisionTensor:$input, FP8_ScaleTensor:$scale,
                        FP8_ScaleLayoutAttr:$layout);
   let results = (outs FP8_HighPrecisionTensor:$result);
   let assemblyFormat = [{
@@ -171,6 +176,10 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
     and applies both blocks' scales to the partial sum (as DeepGEMM does for
     1x128 / 128x128 blocks) implements the same value.
 
+    BF16 operands (both, per-tensor layouts) are the products a recipe keeps
+    out of FP8 when `--high-precision=bf16` (fp8-high-precision-products):
+    the same definition, computed by BF16 tensor-core kernels on the GPU.
+
     `m_major(P)` stores the lhs scales M-major: the scale tensor its layout
     defines, `[batch..., Mb, Kb]`, transposed over its two trailing
     dimensions and padded along Mb to a multiple of `P`, i.e.
@@ -186,8 +195,8 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
            tensor<64x1xf32>, tensor<64xf32>) -> tensor<32x64xbf16>
     ```
   }];
-  let arguments = (ins FP8_FloatTensor:$lhs, FP8_ScaleTensor:$lhs_scale,
-                       FP8_FloatTensor:$rhs, FP8_ScaleTensor:$rhs_scale,
+  let arguments = (ins FP8_LowPrecisionTensor:$lhs, FP8_ScaleTensor:$lhs_scale,
+                       FP8_LowPrecisionTensor:$rhs, FP8_ScaleTensor:$rhs_scale,
                        Optional<FP8_HighPrecisionTensor>:$bias,
                        FP8_ScaleLayoutAttr:$lhs_layout,
                        FP8_ScaleLayoutAttr:$rhs_layout,

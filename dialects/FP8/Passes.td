@@ -21,6 +21,10 @@ def FP8ExpandArithCasts : Pass<"fp8-expand-arith-casts"> {
 
     Casts from/to f16 and bf16 go through f32 (exact for extension; for
     truncation f16/bf16 -> f32 is exact, so the single rounding is kept).
+    f32 <-> bf16 casts themselves (FP8 decodes to bf16, the operands of
+    BF16 products) are expanded by upstream's BF16 patterns
+    (`arith::populateExpandBFloat16Patterns`): LLVM's x86 backend would
+    otherwise call `__truncsfbf2`, which Debian 12's libgcc lacks.
 
     Before:
     ```mlir
@@ -323,6 +327,47 @@ def FP8TransposeRescale : Pass<"fp8-transpose-rescale"> {
            "Report the choice made for each product as a remark">
   ];
   let dependentDialects = ["::mlir::fp8::FP8Dialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def FP8HighPrecisionProducts
+    : Pass<"fp8-high-precision-products", "::mlir::ModuleOp"> {
+  let summary = "Run the products kept out of FP8 as BF16 products";
+  let description = [{
+    Every `linalg.matmul` / `linalg.batch_matmul` still in high precision
+    (FP32, FP16 or BF16 operands, zero-filled accumulator, static shapes,
+    default indexing maps) -- what a recipe's policy keeps out of FP8
+    (first and last linear layers, attention's products, skipped rules), or
+    every product with no recipe -- becomes an `fp8.scaled_matmul` of its
+    operands rounded to BF16 (round to nearest even) with unit per-tensor
+    scales: FP32 accumulation of exact BF16 x BF16 products, the form the
+    GPU path runs on BF16 tensor cores (`wgmma ... bf16`) and the CPU path
+    computes as the reference. `fp8-compile --high-precision=bf16` (the
+    default with an FP8 recipe) runs it; `fp32` keeps the products exact.
+
+    With `k-major-rhs` the right operand is transposed to `[..., N, K]`
+    (`transpose_rhs`, what the GPU kernels read). Constant right operands
+    (weights) are rounded and transposed at compile time; others
+    (activations, external weights) by element-wise ops at run time.
+
+    ```mlir
+    %y = linalg.matmul ins(%x, %w : tensor<8x64xf32>, tensor<64x32xf32>)
+                       outs(%zero : tensor<8x32xf32>) -> tensor<8x32xf32>
+    // becomes
+    %xb = arith.truncf %x : tensor<8x64xf32> to tensor<8x64xbf16>
+    %y = fp8.scaled_matmul %xb, %one layout<tensor>, %wt, %one layout<tensor>
+        transpose_rhs : (tensor<8x64xbf16>, tensor<f32>, tensor<32x64xbf16>,
+                         tensor<f32>) -> tensor<8x32xf32>
+    ```
+  }];
+  let options = [
+    Option<"kMajorRhs", "k-major-rhs", "bool", "true",
+           "Store right operands K-major (transpose_rhs), as the GPU "
+           "kernels read them">
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect",
+                           "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }

@@ -50,6 +50,11 @@ void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
   FP8BlockLayoutOptions layout;
   layout.scaleStorage = options.scaleStorage;
   pm.addPass(createFP8BlockLayout(layout));
+  if (options.highPrecision == HighPrecision::BF16) {
+    FP8HighPrecisionProductsOptions bf16;
+    bf16.kMajorRhs = options.kMajorRhs;
+    pm.addPass(createFP8HighPrecisionProducts(bf16));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -127,3 +127,39 @@ func.func private @__fp8_gemm_small_m(%a: memref<120x512xf8E4M3FN>, %sa: memref<
   // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, CTA tile 64x128x128, promotion every 128 K, grid 2x2x1, TMA into 4 128B-swizzled stages}}
   return
 }
+
+// -----
+
+// BF16 operands (fp8-high-precision-products' products): the same
+// generator, k16 BF16 wgmma on the same 128-byte K tiles (64 elements);
+// BF16 wgmma accumulates in FP32, so the whole K stays in the tensor cores
+// (no promotion) with 128 x 256 tiles: 4 stages of 48 KB.
+// CHECK-LABEL: func.func private @__fp8_gemm_bf16
+// CHECK:       gpu.func @__fp8_gemm_bf16_kernel
+// CHECK:           nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+func.func private @__fp8_gemm_bf16(%a: memref<256x1024xbf16>, %sa: memref<f32>, %b: memref<512x1024xbf16>, %sb: memref<f32>, %out: memref<256x512xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n256k16 bf16, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x256x64, fast accumulation (no promotion), grid 4 persistent CTAs over 4 tiles, TMA into 4 128B-swizzled stages}}
+  return
+}
+
+// -----
+
+// BF16, M < 128: the single-warpgroup pipeline; K = 200 (400 bytes, a
+// partial last K tile that TMA zero-fills).
+// CHECK-LABEL: func.func private @__fp8_gemm_bf16_small
+func.func private @__fp8_gemm_bf16_small(%a: memref<64x200xbf16>, %sa: memref<f32>, %b: memref<96x200xbf16>, %sb: memref<f32>, %out: memref<64x96xbf16>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n96k16 bf16, CTA tile 64x96x64, promotion every 64 K, grid 1x1x1, TMA into 4 128B-swizzled stages}}
+  return
+}
+
+// -----
+
+// BF16 with K % 8 != 0: rows are not 16-byte multiples (no TMA, no 16-byte
+// copies): the reference body stays.
+func.func private @__fp8_gemm_bf16_odd_k(%a: memref<64x100xbf16>, %sa: memref<f32>, %b: memref<96x100xbf16>, %sb: memref<f32>, %out: memref<64x96xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: keeping the reference body: bf16 rows must be 16-byte multiples (K % 8 == 0)}}
+  return
+}

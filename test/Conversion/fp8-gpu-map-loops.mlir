@@ -89,3 +89,77 @@ func.func @escape(%a: memref<4xindex>) -> index {
   %v = memref.load %a[%c0] : memref<4xindex>
   return %v : index
 }
+
+// -----
+
+// A row reduction at least a warp long (softmax's sum of exp(x - max)): a
+// warp per row. 24 rows x 32 lanes = 768 threads (6 blocks of 128); lane l
+// folds elements l, l + 32, ... from 0 (addf's identity), five shuffles
+// combine the lanes, lane 0 adds the total into the output.
+// CHECK-LABEL: func.func @row_sum_warps
+// CHECK:         gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c6, {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128
+// CHECK:           %[[LANE:.*]] = arith.remui %{{.*}}, %c32
+// CHECK:           %[[SUM:.*]] = scf.for %[[K:.*]] = %[[LANE]] to %c128 step %c32 iter_args(%[[ACC:.*]] = %cst{{.*}}) -> (f32) {
+// CHECK:             memref.load %{{.*}}[%{{.*}}, %[[K]]]
+// CHECK:             math.exp
+// CHECK:             arith.addf %{{.*}}, %[[ACC]]
+// CHECK:           gpu.shuffle  xor %[[SUM]], %c16_i32, %c32_i32 : f32
+// CHECK:           gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32 : f32
+// CHECK:           gpu.shuffle  xor %{{.*}}, %c4_i32, %c32_i32 : f32
+// CHECK:           gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32 : f32
+// CHECK:           gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
+// CHECK:           arith.cmpi eq, %[[LANE]], %c0
+// CHECK:           scf.if
+// CHECK:             memref.load %arg2
+// CHECK:             arith.addf
+// CHECK:             memref.store %{{.*}}, %arg2
+func.func @row_sum_warps(%a: memref<24x128xf32>, %m: memref<24xf32>, %r: memref<24xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a, %m : memref<24x128xf32>, memref<24xf32>) outs(%r : memref<24xf32>) {
+  ^bb0(%x: f32, %mx: f32, %acc: f32):
+    %d = arith.subf %x, %mx : f32
+    %e = math.exp %d : f32
+    %s = arith.addf %e, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Block amaxes (1x32 blocks of two 64-wide rows): max from -inf per lane.
+// CHECK-LABEL: func.func @block_amax_warps
+// CHECK:           %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c32 step %c32 iter_args(%{{.*}} = %[[NEG]]) -> (f32) {
+// CHECK:             math.absf
+// CHECK:             arith.maximumf
+// CHECK-COUNT-5:   gpu.shuffle  xor
+func.func @block_amax_warps(%a: memref<2x2x32xf32>, %r: memref<2x2xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a : memref<2x2x32xf32>) outs(%r : memref<2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %ab = math.absf %x : f32
+    %mx = arith.maximumf %ab, %acc : f32
+    linalg.yield %mx : f32
+  }
+  return
+}
+
+// -----
+
+// A contraction (a loop-kernel matmul: the right operand is K x N, strided
+// along K) keeps one thread per output: no shuffles.
+// CHECK-LABEL: func.func @matmul_thread_per_output
+// CHECK-NOT:     gpu.shuffle
+// CHECK:         scf.for
+// CHECK-NOT:     gpu.shuffle
+// CHECK:         return
+func.func @matmul_thread_per_output(%a: memref<8x64xf32>, %b: memref<64x16xf32>, %c: memref<8x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x64xf32>, memref<64x16xf32>) outs(%c : memref<8x16xf32>)
+  return
+}

@@ -175,4 +175,49 @@ module {
     call @__fp8_gemm_ws_long_k_positive(%a, %sa, %b, %sb, %out) : (memref<256x4096xf8E4M3FN>, memref<f32>, memref<512x4096xf8E4M3FN>, memref<f32>, memref<256x512xf32>) -> ()
     return
   }
+  // BF16 operands (high-precision products): warp-specialized, whole K in the tensor cores.
+  func.func private @__fp8_gemm_bf16_ws(%a: memref<520x1000xbf16>, %sa: memref<f32>, %b: memref<768x1000xbf16>, %sb: memref<f32>, %out: memref<520x768xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_bf16_ws(%a: memref<520x1000xbf16>, %sa: memref<f32>, %b: memref<768x1000xbf16>, %sb: memref<f32>, %out: memref<520x768xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_bf16_ws(%a, %sa, %b, %sb, %out) : (memref<520x1000xbf16>, memref<f32>, memref<768x1000xbf16>, memref<f32>, memref<520x768xf32>) -> ()
+    return
+  }
+  // BF16, M < 128 (one warpgroup), K = 200 (a partial 64-element K tile).
+  func.func private @__fp8_gemm_bf16_small(%a: memref<64x200xbf16>, %sa: memref<f32>, %b: memref<96x200xbf16>, %sb: memref<f32>, %out: memref<64x96xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_bf16_small(%a: memref<64x200xbf16>, %sa: memref<f32>, %b: memref<96x200xbf16>, %sb: memref<f32>, %out: memref<64x96xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_bf16_small(%a, %sa, %b, %sb, %out) : (memref<64x200xbf16>, memref<f32>, memref<96x200xbf16>, memref<f32>, memref<64x96xbf16>) -> ()
+    return
+  }
+  // BF16, batched rhs (attention's QK^T per head).
+  func.func private @__fp8_gemm_bf16_batched_rhs(%a: memref<4x136x64xbf16>, %sa: memref<f32>, %b: memref<4x96x64xbf16>, %sb: memref<f32>, %out: memref<4x136x96xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_bf16_batched_rhs(%a: memref<4x136x64xbf16>, %sa: memref<f32>, %b: memref<4x96x64xbf16>, %sb: memref<f32>, %out: memref<4x136x96xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_bf16_batched_rhs(%a, %sa, %b, %sb, %out) : (memref<4x136x64xbf16>, memref<f32>, memref<4x96x64xbf16>, memref<f32>, memref<4x136x96xf32>) -> ()
+    return
+  }
+  // BF16, K = 4096, all-positive data: FP32 accumulation in the tensor cores.
+  func.func private @__fp8_gemm_bf16_long_k_positive(%a: memref<256x4096xbf16>, %sa: memref<f32>, %b: memref<512x4096xbf16>, %sb: memref<f32>, %out: memref<256x512xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_bf16_long_k_positive(%a: memref<256x4096xbf16>, %sa: memref<f32>, %b: memref<512x4096xbf16>, %sb: memref<f32>, %out: memref<256x512xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_bf16_long_k_positive(%a, %sa, %b, %sb, %out) : (memref<256x4096xbf16>, memref<f32>, memref<512x4096xbf16>, memref<f32>, memref<256x512xf32>) -> ()
+    return
+  }
+  // BF16 4096^3, timed.
+  func.func private @__fp8_gemm_bf16_perf_4k(%a: memref<4096x4096xbf16>, %sa: memref<f32>, %b: memref<4096x4096xbf16>, %sb: memref<f32>, %out: memref<4096x4096xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_bf16_perf_4k(%a: memref<4096x4096xbf16>, %sa: memref<f32>, %b: memref<4096x4096xbf16>, %sb: memref<f32>, %out: memref<4096x4096xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_bf16_perf_4k(%a, %sa, %b, %sb, %out) : (memref<4096x4096xbf16>, memref<f32>, memref<4096x4096xbf16>, memref<f32>, memref<4096x4096xbf16>) -> ()
+    return
+  }
 }

@@ -165,9 +165,20 @@ template <int N> MemRef<N> desc(const Buf &b) {
 
 std::mt19937 rng(1234);
 
-/// Random FP8 data: values of about unit magnitude, quantized (RNE, sat).
+/// Random FP8 (or BF16) data: values of about unit magnitude, rounded to
+/// the type (RNE; saturating for FP8).
 void fillFP8(Buf &b, float range, bool positive = false) {
   std::uniform_real_distribution<float> dist(positive ? 0.0f : -range, range);
+  if (b.ty == Ty::BF16) {
+    for (int64_t i = 0; i < b.numel(); ++i) {
+      float v = dist(rng);
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      bits += 0x7FFFu + ((bits >> 16) & 1u);
+      b.u16()[i] = static_cast<uint16_t>(bits >> 16);
+    }
+    return;
+  }
   auto fmt = b.ty == Ty::E4M3 ? numerics::Fmt::E4M3 : numerics::Fmt::E5M2;
   for (int64_t i = 0; i < b.numel(); ++i)
     b.u8()[i] = numerics::castToFP8(dist(rng), fmt);
@@ -521,6 +532,11 @@ DECL5(ws_batched_rhs, 3, 0, 3, 0, 3)
 DECL5(ws_walk, 3, 3, 3, 3, 3)
 DECL5(odd_n, 2, 0, 2, 0, 2)
 DECL5(ws_long_k_positive, 2, 0, 2, 0, 2)
+DECL5(bf16_ws, 2, 0, 2, 0, 2)
+DECL5(bf16_small, 2, 0, 2, 0, 2)
+DECL5(bf16_batched_rhs, 3, 0, 3, 0, 3)
+DECL5(bf16_long_k_positive, 2, 0, 2, 0, 2)
+DECL5(bf16_perf_4k, 2, 0, 2, 0, 2)
 #endif
 
 int main(int argc, char **argv) {
@@ -614,6 +630,31 @@ int main(int argc, char **argv) {
         Ty::E4M3, Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32,
         Epi::None, true},
        run_ws_long_k_positive},
+      // BF16 operands (--high-precision=bf16: the products a recipe keeps
+      // out of FP8), per-tensor scales: the warp-specialized kernel (whole
+      // K in the tensor cores, 128 x 256 tiles, N not a multiple of 256),
+      // the single-warpgroup one (M < 128, K = 200 not a multiple of the
+      // 64-element K tile), batched rhs (attention's QK^T), and K = 4096 on
+      // all-positive data: BF16 wgmma accumulates in FP32, so unlike FP8's
+      // the error stays at FP32 summation order.
+      {{"bf16_ws_520x768x1000", 1, 520, 768, 1000, false, Ty::BF16, Ty::BF16,
+        Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
+       run_bf16_ws},
+      {{"bf16_m64_k200_bf16out", 1, 64, 96, 200, false, Ty::BF16, Ty::BF16,
+        Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
+       run_bf16_small},
+      {{"bf16_batched_rhs_4x136x96x64", 4, 136, 96, 64, true, Ty::BF16,
+        Ty::BF16, Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32,
+        Epi::None},
+       run_bf16_batched_rhs},
+      {{"bf16_ws_long_k4096_positive", 1, 256, 512, 4096, false, Ty::BF16,
+        Ty::BF16, Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32,
+        Epi::None, true},
+       run_bf16_long_k_positive},
+      {{"perf_bf16_4096x4096x4096_bf16", 1, 4096, 4096, 4096, false, Ty::BF16,
+        Ty::BF16, Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32,
+        Epi::None, false, 2048, 20},
+       run_bf16_perf_4k},
 #endif
   };
   if (argc > 1 && std::string(argv[1]) == "--no-run") {

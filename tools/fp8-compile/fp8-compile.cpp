@@ -5,6 +5,7 @@
 //   fp8-compile model.onnx -o model.so [--target=cpu|sm_90a|sm_89]
 //       [--recipe=none|delayed|current|rowwise|block|mxfp8] [--format=e4m3|e5m2|hybrid]
 //       [--policy rules.json] [--report decisions.json] [--include-attention]
+//       [--high-precision=bf16|fp32]
 //       [--emit=mlir|llvm|obj|so|ptx] [--input-shape name=2x48,...]
 //       [--cpu=native|generic|<llvm cpu>] [--runtime-lib libfp8rt_cpu.a]
 //       [--kv-cache=none|e4m3|e5m2 [--kv-cache-scale S] [--kv-cache-scales F]]
@@ -90,6 +91,16 @@ static cl::opt<std::string>
                     "channel of weights), block (1x128 activations, 128x128 weights, "
                     "power-of-two scales) or mxfp8 (1x32 along K, E8M0 rceil)"),
            cl::init("none"), cl::cat(category));
+static cl::opt<fp8::HighPrecision> highPrecision(
+    "high-precision",
+    cl::desc("The products kept out of FP8 (first/last linear layers, "
+             "attention's products, policy skips; every product with "
+             "--recipe=none): bf16 (operands rounded to BF16, FP32 "
+             "accumulation: tensor cores on the GPU; the default with an FP8 "
+             "recipe) or fp32 (exact; the default with --recipe=none)"),
+    cl::values(clEnumValN(fp8::HighPrecision::FP32, "fp32", "FP32 products"),
+               clEnumValN(fp8::HighPrecision::BF16, "bf16", "BF16 products")),
+    cl::cat(category));
 static cl::opt<std::string> format("format",
                                    cl::desc("FP8 format: e4m3, e5m2, hybrid"),
                                    cl::init("e4m3"), cl::cat(category));
@@ -316,6 +327,10 @@ int main(int argc, char **argv) {
     return fail("--kv-cache=" + kvCache + ": expected none, e4m3 or e5m2");
   if (int rc = checkDependentOptions())
     return rc;
+  const fp8::HighPrecision highPrecisionChoice =
+      highPrecision.getNumOccurrences() ? highPrecision.getValue()
+      : recipe == "none"                ? fp8::HighPrecision::FP32
+                                        : fp8::HighPrecision::BF16;
   if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "so" &&
       emit != "ptx")
     return fail("--emit=" + emit + ": expected mlir, llvm, obj, so or ptx");
@@ -442,11 +457,22 @@ int main(int argc, char **argv) {
     options.analyze = analyze;
     options.calibrationFile = calibration;
     options.strict = strict;
+    options.highPrecision = highPrecisionChoice;
     fp8::buildFP8QuantizePipeline(pm, options);
     if (exposeQuantized)
       pm.addPass(fp8::createFP8ExposeQuantized());
     if (failed(pm.run(*module)))
       return fail("the FP8 recipe passes failed");
+  }
+
+  if (recipe == "none" && highPrecisionChoice == fp8::HighPrecision::BF16) {
+    Stage stage("BF16 products (fp8-high-precision-products)");
+    PassManager pm(&context);
+    fp8::FP8HighPrecisionProductsOptions options;
+    options.kMajorRhs = gpu;
+    pm.addPass(fp8::createFP8HighPrecisionProducts(options));
+    if (failed(pm.run(*module)))
+      return fail("the BF16 product pass failed");
   }
 
   auto writeText = [&](function_ref<void(raw_ostream &)> print) -> int {

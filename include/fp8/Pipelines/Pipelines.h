@@ -77,6 +77,15 @@ struct GPULoweringPipelineOptions
       llvm::cl::init(false)};
 };
 
+/// How the products a recipe keeps out of FP8 are computed.
+enum class HighPrecision {
+  /// FP32 operands, exact products (linalg: loop kernels on the GPU).
+  FP32,
+  /// Operands rounded to BF16, FP32 accumulation: BF16 tensor cores on the
+  /// GPU (fp8-high-precision-products).
+  BF16,
+};
+
 struct QuantizePipelineOptions
     : public PassPipelineOptions<QuantizePipelineOptions> {
   Option<std::string> recipe{*this, "recipe",
@@ -135,12 +144,21 @@ struct QuantizePipelineOptions
       *this, "strict",
       llvm::cl::desc("A policy rule that decides no product is an error"),
       llvm::cl::init(false)};
+  Option<HighPrecision> highPrecision{
+      *this, "high-precision",
+      llvm::cl::desc("The products kept out of FP8: fp32 (exact) or bf16 "
+                     "(fp8-high-precision-products: tensor cores)"),
+      llvm::cl::init(HighPrecision::FP32),
+      llvm::cl::values(clEnumValN(HighPrecision::FP32, "fp32", "FP32"),
+                       clEnumValN(HighPrecision::BF16, "bf16", "BF16"))};
 };
 
 /// The FP8 recipe passes: fp8-insert-scales with the options, then
 /// fp8-track-amax (delayed scaling state), fp8-transpose-rescale (K-major
-/// right operands), fp8-block-layout (whole blocks), then canonicalize +
-/// cse, which quantize and transpose constant weights at compile time.
+/// right operands), fp8-block-layout (whole blocks), with
+/// `high-precision=bf16` fp8-high-precision-products (the other products in
+/// BF16), then canonicalize + cse, which quantize and transpose constant
+/// weights at compile time.
 void buildFP8QuantizePipeline(OpPassManager &pm,
                               const QuantizePipelineOptions &options);
 

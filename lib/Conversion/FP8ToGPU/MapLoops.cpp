@@ -18,6 +18,8 @@
 
 #include "fp8/Conversion/Passes.h"
 
+#include "RowReductions.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -121,6 +123,9 @@ private:
         return generic->emitOpError("expected buffers after bufferization");
       if (failed(parallelDimsFirst(rewriter, generic)))
         return generic->emitOpError("cannot reorder loops for the GPU");
+      // Row reductions: a warp per row (RowReductions.h).
+      if (succeeded(fp8::lowerRowReductionToWarps(rewriter, generic)))
+        continue;
       // interchangeGenericOp rewrites in place.
       rewriter.setInsertionPoint(generic);
       if (failed(linalg::linalgOpToParallelLoops(rewriter, generic)))

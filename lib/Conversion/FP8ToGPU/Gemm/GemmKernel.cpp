@@ -183,10 +183,10 @@ void setupKernelValues(KernelBuilder &kb, const GemmPlan &plan,
   auto rawType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                                  MemRefLayoutAttrInterface(), wg);
   kv.smem = gpu::DynamicSharedMemoryOp::create(b, loc, rawType);
-  auto aType = MemRefType::get({layout.a.bytes()}, p.lhsType,
-                               MemRefLayoutAttrInterface(), wg);
-  auto bType = MemRefType::get({layout.b.bytes()}, p.rhsType,
-                               MemRefLayoutAttrInterface(), wg);
+  auto aType = MemRefType::get({layout.a.bytes() / p.elementBytes},
+                               p.lhsType, MemRefLayoutAttrInterface(), wg);
+  auto bType = MemRefType::get({layout.b.bytes() / p.elementBytes},
+                               p.rhsType, MemRefLayoutAttrInterface(), wg);
   kv.tileA = memref::ViewOp::create(
       b, loc, aType, kv.smem, kb.cIdx(layout.aTileOffset(0)), ValueRange{});
   kv.tileB = memref::ViewOp::create(

@@ -25,6 +25,8 @@ std::optional<NVVM::WGMMATypes> gemm::wgmmaType(Type t) {
     return NVVM::WGMMATypes::e4m3;
   if (isa<Float8E5M2Type>(t))
     return NVVM::WGMMATypes::e5m2;
+  if (t.isBF16())
+    return NVVM::WGMMATypes::bf16;
   return std::nullopt;
 }
 
@@ -147,8 +149,10 @@ LogicalResult analyzeShapes(ArrayRef<MemRefType> args, GemmProblem &p,
   p.lhsType = lhs.getElementType();
   p.rhsType = rhs.getElementType();
   p.outType = out.getElementType();
-  if (!wgmmaType(p.lhsType) || !wgmmaType(p.rhsType))
-    return fail("operands must be f8E4M3FN or f8E5M2");
+  if (!wgmmaType(p.lhsType) || !wgmmaType(p.rhsType) ||
+      p.lhsType.isBF16() != p.rhsType.isBF16())
+    return fail("operands must be f8E4M3FN or f8E5M2, or both bf16");
+  p.elementBytes = p.lhsType.isBF16() ? 2 : 1;
   if (!p.outType.isF32() && !p.outType.isF16() && !p.outType.isBF16())
     return fail("result element type must be f32, f16 or bf16");
   if (lhs.getRank() < 2 || out.getRank() != lhs.getRank())
@@ -176,6 +180,7 @@ LogicalResult analyzeShapes(ArrayRef<MemRefType> args, GemmProblem &p,
     return fail("result shape is not [batch..., M, N]");
   if (p.m == 0 || p.n == 0 || p.k == 0)
     return fail("empty product");
+  p.k *= p.elementBytes;
   return success();
 }
 
@@ -252,6 +257,12 @@ FailureOr<GemmProblem> gemm::analyzeGemm(func::FuncOp func, std::string &why) {
       failed(analyzeSide(attrs.rhsLayout, rhs, rhsS, p.n, p.k, IntegerAttr(),
                          "rhs", p.rhsScale, why)))
     return failure();
+  if (p.elementBytes == 2 &&
+      (!p.lhsScale.perTensor || !p.rhsScale.perTensor ||
+       !p.lhsScale.elementType.isF32() || !p.rhsScale.elementType.isF32())) {
+    why = "bf16 operands take per-tensor f32 scales";
+    return failure();
+  }
   if (failed(choosePromotionUnit(p, why)))
     return failure();
   if (attrs.hasBias.getValue() &&
@@ -303,7 +314,8 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
   // traffic per FLOP of 128-wide ones.
   const bool kIndependent =
       !p.lhsScale.dependsOnK() && !p.rhsScale.dependsOnK();
-  c.fastAccumulation = options.fastAccumulation && kIndependent;
+  c.fastAccumulation =
+      (options.fastAccumulation || p.elementBytes == 2) && kIndependent;
   // (Where whole 256-column tiles cover N, or N is wide enough that the
   // last, partial one matters little.)
   if (c.fastAccumulation && p.n >= 256 && (p.n % 256 == 0 || p.n >= 2048))
@@ -434,6 +446,8 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
   }
   if (c.loader == LoaderKind::ThreadVector && p.k % 16 != 0)
     return fail("16-byte copies need K to be a multiple of 16");
+  if (c.loader == LoaderKind::ThreadScalar && p.elementBytes != 1)
+    return fail("bf16 rows must be 16-byte multiples (K % 8 == 0)");
   // 227 KB of shared memory per block on sm_90 (opt-in).
   if (SmemLayout::get(c).totalBytes > kMaxSmemBytes)
     return fail("the tiles of all stages exceed 227 KB of shared memory");
@@ -459,16 +473,18 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
   const GemmConfig &c = plan.config;
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << "wgmma kernel m64n" << c.bn << "k32";
+  os << "wgmma kernel m64n" << c.bn << "k" << kMmaK / p.elementBytes
+     << (p.elementBytes == 2 ? " bf16" : "");
   if (c.kind == KernelKind::WarpSpecialized)
     os << ", warp-specialized (1 producer + " << c.consumerWarpgroups
        << " consumer warpgroups, setmaxnreg " << c.producerRegisters << "/"
        << c.consumerRegisters << ")";
   os << ", CTA tile " << c.bm << "x" << c.bn
-     << "x" << c.bk
+     << "x" << c.bk / p.elementBytes
      << (c.fastAccumulation
              ? std::string(", fast accumulation (no promotion)")
-             : ", promotion every " + std::to_string(p.promo) + " K")
+             : ", promotion every " +
+                   std::to_string(p.promo / p.elementBytes) + " K")
      << ", grid ";
   if (c.persistentCtas)
     os << c.persistentCtas << " persistent CTAs"

@@ -26,7 +26,7 @@ namespace mlir::fp8::gemm {
 
 /// M of one wgmma instruction (rows per consumer warpgroup and M step).
 constexpr int64_t kWgmmaM = 64;
-/// K of one FP8 wgmma instruction.
+/// Bytes of K of one wgmma instruction: k32 for FP8, k16 for BF16.
 constexpr int64_t kMmaK = 32;
 /// Threads of a warpgroup.
 constexpr int64_t kWarpgroupThreads = 128;
@@ -55,12 +55,17 @@ struct SideScale {
 struct GemmProblem {
   Type lhsType, rhsType, outType, biasType;
   int64_t batch = 1; // grid.z (1 when the batch folds into M)
+  /// `k` counts bytes of a row (K elements x elementBytes): the loaders,
+  /// shared-memory tiles and wgmma descriptors address bytes, so FP8 (1
+  /// byte) and BF16 (2 bytes, unit per-tensor scales) share every builder
+  /// but the wgmma instruction's type and K.
   int64_t m = 0, n = 0, k = 0;
+  int64_t elementBytes = 1;
   bool rhsBatched = false;
   SideScale lhsScale, rhsScale;
   enum class Bias { None, Row, Full } bias = Bias::None;
   Epilogue epilogue = Epilogue::None;
-  /// K elements per FP32 promotion unit: the gcd of 128 and the K-blocks of
+  /// K bytes per FP32 promotion unit: the gcd of 128 and the K-blocks of
   /// the scales that vary along K (a multiple of kMmaK).
   int64_t promo = 128;
 };
@@ -124,7 +129,8 @@ struct GemmConfig {
   EpilogueKind epilogue = EpilogueKind::Registers;
   /// Scales independent of K only: the wgmmas accumulate the whole K into
   /// the FP32 total (no promotion units), a K tile's wgmmas stay in flight
-  /// while the next tile's issue (wait_group 1).
+  /// while the next tile's issue (wait_group 1). Always for BF16 operands,
+  /// whose wgmma accumulates in FP32 (FP8's keeps fewer bits: promotion).
   bool fastAccumulation = false;
   /// Persistent CTAs: a grid of this many CTAs (at most the number of
   /// tiles) walks the tiles (0: one CTA per tile, grid N x M x batch).
@@ -201,7 +207,7 @@ FailureOr<GemmPlan> planGemm(func::FuncOp func, const GemmOptions &options,
 /// The remark text that names the kernel a plan gives.
 std::string describeGemmPlan(const GemmPlan &plan);
 
-/// The wgmma operand type of an FP8 element type.
+/// The wgmma operand type of an FP8 or BF16 element type.
 std::optional<NVVM::WGMMATypes> wgmmaType(Type t);
 
 } // namespace mlir::fp8::gemm

@@ -32,8 +32,8 @@ Value buildSteps(KernelBuilder &kb, const GemmPlan &plan,
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = plan.problem;
-  auto shape =
-      NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, plan.config.bn, kMmaK);
+  auto shape = NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM,
+                                       plan.config.bn, kMmaK / p.elementBytes);
   NVVM::WGMMATypes typeA = *wgmmaType(p.lhsType), typeB = *wgmmaType(p.rhsType);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t s = 0; s < count; ++s) {

@@ -433,6 +433,15 @@ SmallVector<int64_t> fp8::mMajorScaleShape(ArrayRef<int64_t> canonical,
 }
 
 LogicalResult ScaledMatmulOp::verify() {
+  const bool lhsBF16 = getLhs().getType().getElementType().isBF16();
+  const bool rhsBF16 = getRhs().getType().getElementType().isBF16();
+  if (lhsBF16 != rhsBF16)
+    return emitOpError("operands must both be FP8 or both be BF16");
+  if (lhsBF16 && (!getLhsLayout().isPerTensor() ||
+                  !getRhsLayout().isPerTensor() ||
+                  !getLhsScale().getType().getElementType().isF32() ||
+                  !getRhsScale().getType().getElementType().isF32()))
+    return emitOpError("BF16 operands take per-tensor f32 scales");
   ArrayRef<int64_t> lhs = getLhs().getType().getShape();
   ArrayRef<int64_t> rhs = getRhs().getType().getShape();
   ArrayRef<int64_t> res = getType().getShape();

@@ -8,6 +8,8 @@
 
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -222,6 +224,10 @@ struct FP8ExpandArithCastsPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     fp8::populateExpandFP8ArithCastsPatterns(patterns);
+    // BF16 (the high-precision products' operands) the same way: LLVM's x86
+    // backend would otherwise call __truncsfbf2, which Debian 12's libgcc
+    // does not have.
+    arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

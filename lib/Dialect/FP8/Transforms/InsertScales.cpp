@@ -508,7 +508,9 @@ struct FP8InsertScalesPass
       }
       fp32.replaceAllUsesWith(product.getResult());
       if (analyze) {
-        // The FP32 twin stays, feeding only the statistics.
+        // The FP32 twin stays, feeding only the statistics (and stays FP32:
+        // fp8-high-precision-products leaves it alone).
+        op->setAttr(kFP32ReferenceAttrName, b.getUnitAttr());
         b.setInsertionPointAfter(op);
         auto deq = [&](Value q, Value s, ScaleLayoutAttr l, Value like) {
           return DequantizeOp::create(b, loc, like.getType(), q, s, l)

@@ -58,7 +58,7 @@ func.func @dequantize_scale_shape(%q: tensor<64x64xf8E4M3FN>, %s: tensor<64x1xf3
 // -----
 
 func.func @dequantize_input_type(%q: tensor<4xf32>, %s: tensor<f32>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type values}}
+  // expected-error @+1 {{operand #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type or bfloat16 type values}}
   %0 = fp8.dequantize %q, %s layout<tensor> : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
   return
 }
@@ -397,4 +397,20 @@ func.func @packed_weight_length() -> (tensor<4x8xf8E4M3FN>, tensor<f32>) {
   // expected-error @+1 {{'fp8.packed_weight' op length 64 bytes, but 'tensor<4x8xf32>' holds 128}}
   %q, %s = fp8.packed_weight "w" from "model.data" [0, 64] : tensor<4x8xf32> layout<tensor> recipe(#fp8.current) format(e4m3) -> tensor<4x8xf8E4M3FN>, tensor<f32>
   return %q, %s : tensor<4x8xf8E4M3FN>, tensor<f32>
+}
+
+// -----
+
+func.func @scaled_matmul_mixed_bf16_fp8(%a: tensor<8x128xbf16>, %s: tensor<f32>, %b: tensor<128x64xf8E4M3FN>) {
+  // expected-error @+1 {{operands must both be FP8 or both be BF16}}
+  %0 = fp8.scaled_matmul %a, %s layout<tensor>, %b, %s layout<tensor> : (tensor<8x128xbf16>, tensor<f32>, tensor<128x64xf8E4M3FN>, tensor<f32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @scaled_matmul_bf16_blocks(%a: tensor<8x128xbf16>, %sa: tensor<8x1xf32>, %b: tensor<128x64xbf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{BF16 operands take per-tensor f32 scales}}
+  %0 = fp8.scaled_matmul %a, %sa layout<block 1x128>, %b, %s layout<tensor> : (tensor<8x128xbf16>, tensor<8x1xf32>, tensor<128x64xbf16>, tensor<f32>) -> tensor<8x64xf32>
+  return
 }

@@ -22,11 +22,16 @@ func.func @trunc_e4m3(%x: f32) -> f8E4M3FN {
 
 // -----
 
-// E5M2: max 0x7B, subnormal quantum 2^-16 (magic 2^7); bf16 goes via f32.
+// E5M2: max 0x7B, subnormal quantum 2^-16 (magic 2^7); bf16 goes via f32
+// (the bf16 -> f32 extension itself expanded by upstream's BF16 patterns:
+// the bits shifted into the high half).
 // CHECK-LABEL: func @trunc_e5m2_vector
 // CHECK-DAG: arith.constant dense<123> : vector<4xi32>
 // CHECK-DAG: arith.constant dense<1.280000e+02> : vector<4xf32>
-// CHECK: arith.extf %{{.+}} : vector<4xbf16> to vector<4xf32>
+// CHECK: arith.bitcast %{{.+}} : vector<4xbf16> to vector<4xi16>
+// CHECK: arith.extui %{{.+}} : vector<4xi16> to vector<4xi32>
+// CHECK: arith.shli
+// CHECK: arith.bitcast %{{.+}} : vector<4xi32> to vector<4xf32>
 // CHECK: arith.bitcast %{{.+}} : vector<4xi8> to vector<4xf8E5M2>
 func.func @trunc_e5m2_vector(%x: vector<4xbf16>) -> vector<4xf8E5M2> {
   %r = arith.truncf %x : vector<4xbf16> to vector<4xf8E5M2>
@@ -76,4 +81,18 @@ func.func @untouched(%x: f32, %h: f16) -> (f16, f8E4M3FN, f8E8M0FNU, f32) {
   %c = arith.truncf %x : f32 to f8E8M0FNU
   %d = arith.extf %h : f16 to f32
   return %a, %b, %c, %d : f16, f8E4M3FN, f8E8M0FNU, f32
+}
+
+// -----
+
+// f32 -> bf16 (the operands of BF16 products): no truncf reaches LLVM (x86
+// would call __truncsfbf2); round to nearest even in integer code.
+// CHECK-LABEL: func @trunc_bf16
+// CHECK-NOT: arith.truncf
+// CHECK: arith.bitcast %{{.+}} : f32 to i32
+// CHECK: arith.trunci %{{.+}} : i32 to i16
+// CHECK: arith.bitcast %{{.+}} : i16 to bf16
+func.func @trunc_bf16(%x: f32) -> bf16 {
+  %r = arith.truncf %x : f32 to bf16
+  return %r : bf16
 }

@@ -51,6 +51,11 @@ namespace mlir::fp8 {
 /// (fp8.external_weight). Recipes treat both alike (no delayed scaling:
 /// the amax of a weight never changes).
 bool isWeight(Value value);
+
+/// Marks the FP32 twin of a product that an analysis build keeps as the
+/// reference for its statistics (fp8-insert-scales{analyze}).
+inline constexpr llvm::StringLiteral kFP32ReferenceAttrName =
+    "fp8.fp32_reference";
 } // namespace mlir::fp8
 
 namespace mlir::fp8 {

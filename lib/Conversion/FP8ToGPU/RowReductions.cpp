@@ -1,0 +1,206 @@
+//===- RowReductions.cpp - Row reductions as warp reductions --------------===//
+//
+// Part of fp8-opt. Softmax's row max and sum, RMSNorm's and LayerNorm's
+// means and block amaxes are linalg reductions over a contiguous row; one
+// thread per row (what upstream's loops and fp8-gpu-map-loops give) reads
+// each row serially with a stride of a whole row between neighbouring
+// threads. Here the 32 lanes of a warp share a row instead. The lowering
+// is written by hand (not upstream's vector.multi_reduction ->
+// gpu.subgroup_reduce route, docs/GPU.md says why): it keeps the
+// structure fp8-gpu-map-loops already linearizes and needs no vector
+// dialect on the device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowReductions.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace {
+
+/// The combiner of a row reduction: the op that yields combine(x, out).
+struct Combiner {
+  Operation *op = nullptr;
+  /// Operand index of the output's block argument in `op`.
+  unsigned outOperand = 0;
+  float identity = 0.0f;
+};
+
+std::optional<Combiner> matchCombiner(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != 1)
+    return std::nullopt;
+  Operation *comb = yield.getValues()[0].getDefiningOp();
+  BlockArgument out = body.getArgument(op.getNumDpsInputs());
+  if (!comb || comb->getBlock() != &body || comb->getNumOperands() != 2 ||
+      !out.hasOneUse() || *out.getUsers().begin() != comb ||
+      comb->getOperand(0) == comb->getOperand(1))
+    return std::nullopt;
+  Combiner c;
+  c.op = comb;
+  c.outOperand = comb->getOperand(0) == out ? 0 : 1;
+  if (comb->getOperand(c.outOperand) != out)
+    return std::nullopt;
+  const float inf = std::numeric_limits<float>::infinity();
+  if (isa<arith::AddFOp>(comb))
+    c.identity = 0.0f;
+  else if (isa<arith::MulFOp>(comb))
+    c.identity = 1.0f;
+  else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(comb))
+    c.identity = -inf;
+  else if (isa<arith::MinimumFOp, arith::MinNumFOp>(comb))
+    c.identity = inf;
+  else
+    return std::nullopt;
+  return c;
+}
+
+/// `combine(x, acc)` with the combiner's operand order and flags.
+Value combine(OpBuilder &b, const Combiner &c, Value x, Value acc) {
+  IRMapping map;
+  map.map(c.op->getOperand(1 - c.outOperand), x);
+  map.map(c.op->getOperand(c.outOperand), acc);
+  return b.clone(*c.op, map)->getResult(0);
+}
+
+/// The indices `map` gives for the loop values `dims`.
+SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
+                            ValueRange dims) {
+  SmallVector<Value> indices;
+  for (AffineExpr e : map.getResults())
+    indices.push_back(affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(map.getNumDims(), 0, e), dims));
+  return indices;
+}
+
+} // namespace
+
+LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
+                                            linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
+    return failure();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  const unsigned numLoops = iters.size();
+  if (numLoops == 0 || iters.back() != utils::IteratorType::reduction)
+    return failure();
+  for (unsigned i = 0; i + 1 < numLoops; ++i)
+    if (iters[i] != utils::IteratorType::parallel)
+      return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic) ||
+      ranges.back() < kReductionLanes)
+    return failure();
+  // Lanes stride the reduction dimension: every input it indexes must be
+  // contiguous along it (the reduction dimension is its innermost index), so
+  // a warp's loads are coalesced. This keeps contractions (a matmul's right
+  // operand is K x N: strided along K) one thread per output, where
+  // neighbouring threads read neighbouring columns.
+  const AffineExpr red = getAffineDimExpr(numLoops - 1, op.getContext());
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap m = op.getMatchingIndexingMap(in);
+    if (!m.isFunctionOfDim(numLoops - 1))
+      continue;
+    ArrayRef<AffineExpr> results = m.getResults();
+    if (results.back() != red ||
+        llvm::any_of(results.drop_back(), [&](AffineExpr e) {
+          return e.isFunctionOfDim(numLoops - 1);
+        }))
+      return failure();
+  }
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  if (outMap.isFunctionOfDim(numLoops - 1))
+    return failure();
+  auto outType = dyn_cast<MemRefType>(init->get().getType());
+  if (!outType || !outType.getElementType().isF32())
+    return failure();
+  std::optional<Combiner> comb = matchCombiner(op);
+  if (!comb)
+    return failure();
+
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+  };
+  SmallVector<Value> lbs(numLoops, idx(0)), steps(numLoops, idx(1)), ubs;
+  for (unsigned i = 0; i + 1 < numLoops; ++i)
+    ubs.push_back(idx(ranges[i]));
+  ubs.push_back(idx(kReductionLanes));
+  const int64_t rowLength = ranges.back();
+  Block &body = op.getRegion().front();
+  const unsigned numInputs = op.getNumDpsInputs();
+
+  scf::ParallelOp::create(
+      rewriter, loc, lbs, ubs, steps,
+      [&](OpBuilder &b, Location l, ValueRange ivs) {
+        Value lane = ivs.back();
+        SmallVector<Value> rowIvs(ivs.drop_back());
+        Value identity = arith::ConstantOp::create(
+            b, l, b.getF32FloatAttr(comb->identity));
+        // Lane `lane` folds elements lane, lane + 32, ... of its row.
+        auto kLoop = scf::ForOp::create(
+            b, l, lane, arith::ConstantIndexOp::create(b, l, rowLength),
+            arith::ConstantIndexOp::create(b, l, kReductionLanes),
+            ValueRange{identity},
+            [&](OpBuilder &fb, Location fl, Value k, ValueRange acc) {
+              SmallVector<Value> dims(rowIvs);
+              dims.push_back(k);
+              IRMapping map;
+              for (unsigned j = 0; j < numInputs; ++j) {
+                OpOperand *in = op.getDpsInputOperand(j);
+                Value v = in->get();
+                if (isa<MemRefType>(v.getType()))
+                  v = memref::LoadOp::create(
+                      fb, fl, v,
+                      applyMap(fb, fl, op.getMatchingIndexingMap(in), dims));
+                map.map(body.getArgument(j), v);
+              }
+              map.map(body.getArgument(numInputs), acc[0]);
+              for (Operation &inner : body.without_terminator()) {
+                if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+                  map.map(index.getResult(), dims[index.getDim()]);
+                  continue;
+                }
+                fb.clone(inner, map);
+              }
+              scf::YieldOp::create(
+                  fb, fl, map.lookup(cast<linalg::YieldOp>(body.getTerminator())
+                                         .getValues()[0]));
+            });
+        // The warp's 32 partials: a butterfly leaves the total in every lane.
+        Value total = kLoop.getResult(0);
+        Value width = arith::ConstantIntOp::create(b, l, kReductionLanes, 32);
+        for (int64_t offset = kReductionLanes / 2; offset >= 1; offset /= 2) {
+          Value other =
+              gpu::ShuffleOp::create(
+                  b, l, total,
+                  arith::ConstantIntOp::create(b, l, offset, 32).getResult(),
+                  width, gpu::ShuffleMode::XOR)
+                  .getShuffleResult();
+          total = combine(b, *comb, other, total);
+        }
+        // Lane 0 folds the total into the output (its initial value).
+        Value first = arith::CmpIOp::create(
+            b, l, arith::CmpIPredicate::eq, lane,
+            arith::ConstantIndexOp::create(b, l, 0));
+        auto store = scf::IfOp::create(b, l, first, /*withElseRegion=*/false);
+        OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
+        SmallVector<Value> outIdx = applyMap(sb, l, outMap, ivs);
+        Value old = memref::LoadOp::create(sb, l, init->get(), outIdx);
+        Value updated = combine(sb, *comb, total, old);
+        memref::StoreOp::create(sb, l, updated, init->get(), outIdx);
+      });
+  rewriter.eraseOp(op);
+  return success();
+}

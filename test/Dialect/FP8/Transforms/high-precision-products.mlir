@@ -1,0 +1,62 @@
+// RUN: fp8-opt %s -split-input-file -fp8-high-precision-products | FileCheck %s
+// RUN: fp8-opt %s -split-input-file -fp8-high-precision-products=k-major-rhs=false | FileCheck %s --check-prefix=NOT
+
+// A linear layer with a constant weight: the weight is rounded to BF16 and
+// transposed at compile time (RNE: 1.00390625 = 1 + 2^-8 is a tie and goes
+// to 1.0, 1.01171875 = 1 + 3 * 2^-8 goes up to 1 + 2^-6 = 0x3F82); the
+// activation is rounded at run time.
+// CHECK-LABEL: func @linear
+// CHECK-DAG: %[[ONE:.+]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[W:.+]] = arith.constant dense_resource<__fp8_bf16_weight> : tensor<3x2xbf16>
+// CHECK-DAG: %[[X:.+]] = arith.truncf %{{.+}} : tensor<4x2xf32> to tensor<4x2xbf16>
+// CHECK: %[[Y:.+]] = fp8.scaled_matmul %[[X]], %[[ONE]] layout<tensor>, %[[W]], %[[ONE]] layout<tensor> transpose_rhs : (tensor<4x2xbf16>, tensor<f32>, tensor<3x2xbf16>, tensor<f32>) -> tensor<4x3xf32>
+// CHECK: return %[[Y]]
+// CHECK: __fp8_bf16_weight: "0x02000000803F803F803F803F803F823F"
+// NOT-LABEL: func @linear
+// NOT: fp8.scaled_matmul %{{.+}} layout<tensor>, %{{.+}} layout<tensor> : (tensor<4x2xbf16>, tensor<f32>, tensor<2x3xbf16>, tensor<f32>) -> tensor<4x3xf32>
+func.func @linear(%x: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %w = arith.constant dense<[[1.0, 1.0, 1.0], [1.00390625, 1.0, 1.01171875]]> : tensor<2x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x3xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x2xf32>, tensor<2x3xf32>) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// Attention's batched product of two activations (FP16 graph, FP32
+// accumulator): both rounded at run time (FP16 through FP32), the right one
+// transposed by a linalg.transpose.
+// CHECK-LABEL: func @batched_f16
+// CHECK: %[[QF:.+]] = arith.extf %{{.+}} : tensor<2x8x16xf16> to tensor<2x8x16xf32>
+// CHECK: %[[Q:.+]] = arith.truncf %[[QF]] : tensor<2x8x16xf32> to tensor<2x8x16xbf16>
+// CHECK: %[[KF:.+]] = arith.extf %{{.+}} : tensor<2x16x8xf16> to tensor<2x16x8xf32>
+// CHECK: %[[K:.+]] = arith.truncf %[[KF]] : tensor<2x16x8xf32> to tensor<2x16x8xbf16>
+// CHECK: %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<2x16x8xbf16>) outs(%{{.+}} : tensor<2x8x16xbf16>) permutation = [0, 2, 1]
+// CHECK: fp8.scaled_matmul %[[Q]], %{{.+}} layout<tensor>, %[[KT]], %{{.+}} layout<tensor> transpose_rhs : (tensor<2x8x16xbf16>, tensor<f32>, tensor<2x8x16xbf16>, tensor<f32>) -> tensor<2x8x8xf32>
+func.func @batched_f16(%q: tensor<2x8x16xf16>, %k: tensor<2x16x8xf16>) -> tensor<2x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %y = linalg.batch_matmul ins(%q, %k : tensor<2x8x16xf16>, tensor<2x16x8xf16>) outs(%acc : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %y : tensor<2x8x8xf32>
+}
+
+// -----
+
+// Not served: an accumulator that is not zero (the product adds into it),
+// and the FP32 twin an analysis build keeps as its reference.
+// CHECK-LABEL: func @left_alone
+// CHECK-NOT: fp8.scaled_matmul
+// CHECK: linalg.matmul
+// CHECK: linalg.matmul {fp8.fp32_reference}
+// CHECK-NOT: fp8.scaled_matmul
+func.func @left_alone(%x: tensor<4x2xf32>, %w: tensor<2x3xf32>, %acc: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {
+  %y = linalg.matmul ins(%x, %w : tensor<4x2xf32>, tensor<2x3xf32>) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %t = linalg.matmul {fp8.fp32_reference} ins(%x, %w : tensor<4x2xf32>, tensor<2x3xf32>) outs(%z : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %y, %t : tensor<4x3xf32>, tensor<4x3xf32>
+}
