@@ -20,7 +20,10 @@ step cmake --install "$build" --prefix "$work/prefix"
 step cmake -G Ninja -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$work/prefix" -DMLIR_DIR="$mlir_dir" "${launcher[@]}"
 step cmake --build "$work/build"
-"$work/build/fp8-consumer"
+# The compile API: the consumer compiles the model into a library (block
+# recipe, the runtime archive from the prefix), and fp8-run runs it.
+"$work/build/fp8-consumer" "$model/model.onnx" "$work/api.so" "$work/prefix/lib"
+"$work/prefix/bin/fp8-run" "$work/api.so" --data "$model/test_data_set_0" --rtol 0.1
 # The installed tools work from the prefix alone: fp8-compile finds the
 # runtime archive in <prefix>/lib, and the library runs under fp8-run.
 step "$work/prefix/bin/fp8-compile" "$model/model.onnx" -o "$work/model.so" --quiet

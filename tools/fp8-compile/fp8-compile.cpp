@@ -10,43 +10,24 @@
 //       [--cpu=native|generic|<llvm cpu>] [--runtime-lib libfp8rt_cpu.a]
 //       [--kv-cache=none|e4m3|e5m2 [--kv-cache-scale S] [--kv-cache-scales F]]
 //
-// Imports the model, applies the FP8 recipe (fp8-quantize-pipeline),
+// The command line of fp8::compileModel (include/fp8/Compiler/Compiler.h):
+// imports the model, applies the FP8 recipe (fp8-quantize-pipeline),
 // lowers it with fp8-cpu-lowering-pipeline{model-abi=true} (or, for a GPU
 // target, fp8-gpu-lowering-pipeline: NVVM kernels in a cubin, host code that
 // launches them through fp8rt_cuda), and emits a shared library with the
 // fp8rt C ABI (runtime/include/fp8rt/fp8rt.h), or an intermediate form.
-// Each stage reports its time on stderr.
+// Each stage reports its time on stderr. This file only declares the flags
+// and maps them onto fp8::CompileOptions.
 //
 //===----------------------------------------------------------------------===//
 
-#include "fp8/Dialect/FP8/Transforms/Passes.h"
-#include "fp8/Import/ONNXImporter.h"
-#include "fp8/InitAll.h"
-#include "fp8/Pipelines/Pipelines.h"
-#include "fp8/Support/OutputFiles.h"
+#include "fp8/Compiler/Compiler.h"
 #include "fp8/Support/Version.h"
-#include "fp8/Target/ExternalWeights.h"
-#include "fp8/Target/ModelLibrary.h"
 
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
-
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Signals.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <chrono>
-#include <set>
-#include <tuple>
 #include <initializer_list>
 
 using namespace mlir;
@@ -235,27 +216,6 @@ static cl::opt<bool> quiet("quiet", cl::desc("No progress output"),
                            cl::cat(category));
 
 namespace {
-class Stage {
-public:
-  explicit Stage(const char *name)
-      : name(name), start(std::chrono::steady_clock::now()) {
-    if (!quiet)
-      llvm::errs() << "fp8-compile: " << name << "...";
-  }
-  ~Stage() {
-    if (quiet)
-      return;
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             start)
-                   .count();
-    llvm::errs() << llvm::format(" %.2f s\n", s);
-  }
-
-private:
-  const char *name;
-  std::chrono::steady_clock::time_point start;
-};
-
 int fail(const llvm::Twine &msg) {
   llvm::errs() << "fp8-compile: error: " << msg << "\n";
   return 1;
@@ -264,26 +224,93 @@ int fail(const llvm::Twine &msg) {
 /// Options that only configure the FP8 recipe or the KV cache: given
 /// without what they configure, they would be ignored (and their files
 /// never read), so they are refused.
-int checkDependentOptions() {
+std::string checkDependentOptions() {
   if (recipe == "none")
     for (const cl::Option *o : std::initializer_list<const cl::Option *>{
              &format, &policy, &report, &includeAttention, &keepFirstLast,
              &analyze, &calibration, &kMajorRhs, &history, &exposeQuantized,
              &strict})
       if (o->getNumOccurrences())
-        return fail("--" + o->ArgStr.str() +
-                    " configures the FP8 recipe: add --recipe=delayed, "
-                    "current, block or mxfp8");
+        return "--" + o->ArgStr.str() +
+               " configures the FP8 recipe: add --recipe=delayed, current, "
+               "block or mxfp8";
   if (kvCache == "none")
     for (const cl::Option *o : std::initializer_list<const cl::Option *>{
              &kvCacheScale, &kvCacheScales, &kvCacheInputs, &kvCacheOutputs})
       if (o->getNumOccurrences())
-        return fail("--" + o->ArgStr.str() +
-                    " configures the FP8 KV cache: add --kv-cache=e4m3 (or "
-                    "e5m2)");
-  if (strict && policy.empty())
-    return fail("--strict checks the rules of a --policy file: give one");
-  return 0;
+        return "--" + o->ArgStr.str() +
+               " configures the FP8 KV cache: add --kv-cache=e4m3 (or e5m2)";
+  return "";
+}
+
+/// A string flag's value as the enum `parseFn` gives, or the error naming
+/// the flag and the accepted values.
+template <typename E, typename ParseFn>
+std::string parseFlag(const cl::opt<std::string> &flag, ParseFn parseFn,
+                      const char *expected, E &out) {
+  std::optional<E> v = parseFn(flag.getValue());
+  if (!v)
+    return "--" + flag.ArgStr.str() + "=" + flag.getValue() + ": expected " +
+           expected;
+  out = *v;
+  return "";
+}
+
+/// The flags as typed options; an error names the flag.
+std::string toOptions(fp8::CompileOptions &o) {
+  std::string err;
+  (err = parseFlag(target, fp8::parseCompileTarget,
+                   "cpu, sm_90a (or cuda) or sm_89", o.target)).empty() &&
+      (err = parseFlag(recipe, fp8::parseRecipeKind,
+                       "none, delayed, current, rowwise, block or mxfp8",
+                       o.recipe)).empty() &&
+      (err = parseFlag(format, fp8::parseFormatKind, "e4m3, e5m2 or hybrid",
+                       o.format)).empty() &&
+      (err = parseFlag(kvCache, fp8::parseKVCacheFormat,
+                       "none, e4m3 or e5m2", o.kvCache)).empty() &&
+      (err = parseFlag(emit, fp8::parseEmitKind, "mlir, llvm, obj, so or ptx",
+                       o.emit)).empty();
+  if (err.empty() && !scaleStorage.empty()) {
+    fp8::ScaleStorage s;
+    if ((err = parseFlag(scaleStorage, fp8::parseScaleStorage,
+                         "canonical or tma", s)).empty())
+      o.scaleStorage = s;
+  }
+  if (!err.empty())
+    return err;
+  if (std::string dep = checkDependentOptions(); !dep.empty())
+    return dep;
+  o.input = inputFile;
+  o.output = outputFile;
+  o.inputShapes = inputShapes;
+  if (highPrecision.getNumOccurrences())
+    o.highPrecision = highPrecision.getValue();
+  o.policyFile = policy;
+  o.reportFile = report;
+  o.calibrationFile = calibration;
+  o.includeAttention = includeAttention;
+  o.keepFirstLast = keepFirstLast;
+  o.analyze = analyze;
+  o.kMajorRhs = kMajorRhs;
+  o.exposeQuantized = exposeQuantized;
+  o.strict = strict;
+  o.history = history;
+  o.kvCacheScale = kvCacheScale;
+  o.kvCacheScalesFile = kvCacheScales;
+  o.kvCacheInputs = kvCacheInputs;
+  o.kvCacheOutputs = kvCacheOutputs;
+  o.weightsMode = weightsMode;
+  o.weightsFile = weightsFile;
+  o.weightsReadLimit = weightsReadLimit;
+  o.weightsReadLimitSet = weightsReadLimit.getNumOccurrences() > 0;
+  o.packWeights = packWeights;
+  o.tensorCores = tensorCores;
+  o.fastAccumulation = fastAccumulation;
+  o.cpu = cpu;
+  o.cudaRoot = cudaRoot;
+  o.runtimeLib = runtimeLib;
+  o.quiet = quiet;
+  return "";
 }
 } // namespace
 
@@ -297,356 +324,13 @@ int main(int argc, char **argv) {
       "fp8rt C ABI, runtime/include/fp8rt/fp8rt.h)\n\n"
       "  fp8-compile model.onnx -o model.so [--recipe=block] "
       "[--target=sm_90a]\n");
-
-  if (target == "cuda")
-    target = "sm_90a";
-  const bool gpu = target != "cpu";
-  if (gpu && target != "sm_90a" && target != "sm_89")
-    return fail("--target=" + target +
-                ": expected cpu, sm_90a (or cuda) or sm_89");
-  std::string toolkit = cudaRoot;
-  if (toolkit.empty())
-    if (const char *env = std::getenv("CUDA_ROOT"))
-      toolkit = env;
-#ifdef FP8_DEFAULT_CUDA_ROOT
-  if (toolkit.empty())
-    toolkit = FP8_DEFAULT_CUDA_ROOT;
-#endif
-  if (toolkit.empty())
-    toolkit = "/usr/local/cuda";
-  if (recipe != "none" && recipe != "delayed" && recipe != "current" &&
-      recipe != "rowwise" && recipe != "block" && recipe != "mxfp8")
-    return fail("--recipe=" + recipe +
-                ": expected none, delayed, current, rowwise, block or mxfp8");
-  if (scaleStorage.empty())
-    scaleStorage = gpu ? "tma" : "canonical";
-  if (scaleStorage != "canonical" && scaleStorage != "tma")
-    return fail("--scale-storage=" + scaleStorage +
-                ": expected canonical or tma");
-  if (kvCache != "none" && kvCache != "e4m3" && kvCache != "e5m2")
-    return fail("--kv-cache=" + kvCache + ": expected none, e4m3 or e5m2");
-  if (int rc = checkDependentOptions())
-    return rc;
-  const fp8::HighPrecision highPrecisionChoice =
-      highPrecision.getNumOccurrences() ? highPrecision.getValue()
-      : recipe == "none"                ? fp8::HighPrecision::FP32
-                                        : fp8::HighPrecision::BF16;
-  if (emit != "mlir" && emit != "llvm" && emit != "obj" && emit != "so" &&
-      emit != "ptx")
-    return fail("--emit=" + emit + ": expected mlir, llvm, obj, so or ptx");
-  if (emit == "ptx" && !gpu)
-    return fail("--emit=ptx needs a GPU --target (sm_90a or sm_89)");
-  if (weightsMode == fp8::WeightsMode::Embed && !weightsFile.empty())
-    return fail("--weights-file names where external weights go: not with "
-                "--weights=embed");
-  if ((emit == "mlir" || emit == "ptx") &&
-      (weightsMode.getNumOccurrences() || !weightsFile.empty()))
-    return fail("--weights and --weights-file apply to --emit=so, obj and "
-                "llvm");
-  // The weights file: -o with the extension .fp8w unless named.
-  std::string weightsPath = weightsFile;
-  if (weightsPath.empty()) {
-    SmallString<256> path(outputFile);
-    llvm::sys::path::replace_extension(path, "fp8w");
-    weightsPath = std::string(path);
+  fp8::CompileOptions options;
+  if (std::string err = toOptions(options); !err.empty())
+    return fail(err);
+  if (llvm::Error e = fp8::compileModel(options)) {
+    // An empty message: the diagnostics (naming the ONNX node) said why.
+    std::string message = llvm::toString(std::move(e));
+    return message.empty() ? 1 : fail(message);
   }
-  // The weights manifest: what fp8-pack needs to write the file elsewhere.
-  std::string manifestPath = weightsPath + ".json";
-
-  fp8::ImportOptions importOptions;
-  // Without a weights file every weight is read; an IR dump shows the
-  // weights it would not read (fp8.external_weight) when asked to.
-  bool dump = emit == "mlir" || emit == "ptx";
-  if (weightsMode != fp8::WeightsMode::Embed &&
-      (!dump || weightsReadLimit.getNumOccurrences()) && weightsReadLimit > 0)
-    importOptions.externalWeightMinBytes =
-        int64_t(std::min<uint64_t>(weightsReadLimit, INT64_MAX - 1)) + 1;
-  for (const std::string &spec : inputShapes)
-    if (std::string err = fp8::parseInputShapeSpec(spec, importOptions);
-        !err.empty())
-      return fail("--input-shape " + spec + ": " + err);
-
-  DialectRegistry registry;
-  fp8::registerAllFP8Dialects(registry);
-  fp8::registerONNXImportDialects(registry);
-  MLIRContext context(registry);
-  // Errors, warnings and notes on stderr, located at the ONNX node (MLIR's
-  // default handler prints errors only).
-  context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-
-  // Nothing the tool reads may be overwritten by what it writes.
-  fp8::OutputGuard guard;
-  guard.addInput(inputFile, "the input model");
-  for (auto [path, what] :
-       {std::pair(&policy, "the policy file"),
-        std::pair(&calibration, "the calibration file"),
-        std::pair(&kvCacheScales, "the KV-cache scales file"),
-        std::pair(&runtimeLib, "the runtime library")})
-    if (!path->empty())
-      guard.addInput(*path, what);
-
-  OwningOpRef<ModuleOp> module;
-  // The initializers the importer read from external data: their values
-  // are in the library, so the weights manifest pins them.
-  std::vector<fp8::ExternalDataRead> externalReads;
-  {
-    Stage stage("import");
-    SmallVector<std::string> externalFiles;
-    auto imported = fp8::importONNXFile(inputFile, context, importOptions,
-                                        &externalFiles, &externalReads);
-    if (failed(imported))
-      return 1; // the importer has reported why, naming the node
-    module = std::move(*imported);
-    for (const std::string &file : externalFiles)
-      guard.addInput(file, "the model's external data");
-  }
-  std::vector<std::pair<std::string, const char *>> outputs = {
-      {outputFile, "-o"}, {report, "--report"}};
-  if (weightsMode != fp8::WeightsMode::Embed && emit != "mlir" &&
-      emit != "ptx") {
-    outputs.push_back({weightsPath, "the weights file"});
-    outputs.push_back({manifestPath, "the weights manifest"});
-  }
-  for (auto [path, what] : outputs)
-    if (!path.empty())
-      if (std::string err = guard.checkOutput(path, what); !err.empty())
-        return fail(err);
-
-  if (kvCache != "none") {
-    std::string remarks;
-    {
-      Stage stage("FP8 KV cache (fp8-kv-cache)");
-      PassManager pm(&context);
-      fp8::FP8KVCacheOptions options;
-      options.format = kvCache;
-      options.scale = kvCacheScale;
-      options.scalesFile = kvCacheScales;
-      options.inputs = kvCacheInputs;
-      options.outputs = kvCacheOutputs;
-      options.remarks = true;
-      pm.addPass(fp8::createFP8KVCache(options));
-      // Each cache tensor's decision is a remark: print them after the stage.
-      ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-        if (diag.getSeverity() != DiagnosticSeverity::Remark)
-          return failure(); // errors go to the default handler
-        remarks += "  " + diag.str() + "\n";
-        return success();
-      });
-      if (failed(pm.run(*module)))
-        return fail("the FP8 KV-cache pass failed");
-    }
-    if (!quiet)
-      llvm::errs() << remarks;
-  }
-
-  if (recipe != "none") {
-    Stage stage("FP8 recipe (fp8-quantize-pipeline)");
-    PassManager pm(&context);
-    fp8::QuantizePipelineOptions options;
-    options.recipe = recipe;
-    options.format = format;
-    options.policyFile = policy;
-    options.reportFile = report;
-    options.includeAttention = includeAttention;
-    options.keepFirstLast = keepFirstLast;
-    options.history = history;
-    options.kMajorRhs = kMajorRhs;
-    options.scaleStorage = scaleStorage;
-    options.analyze = analyze;
-    options.calibrationFile = calibration;
-    options.strict = strict;
-    options.highPrecision = highPrecisionChoice;
-    fp8::buildFP8QuantizePipeline(pm, options);
-    if (exposeQuantized)
-      pm.addPass(fp8::createFP8ExposeQuantized());
-    if (failed(pm.run(*module)))
-      return fail("the FP8 recipe passes failed");
-  }
-
-  if (recipe == "none" && highPrecisionChoice == fp8::HighPrecision::BF16) {
-    Stage stage("BF16 products (fp8-high-precision-products)");
-    PassManager pm(&context);
-    fp8::FP8HighPrecisionProductsOptions options;
-    options.kMajorRhs = gpu;
-    pm.addPass(fp8::createFP8HighPrecisionProducts(options));
-    if (failed(pm.run(*module)))
-      return fail("the BF16 product pass failed");
-  }
-
-  auto writeText = [&](function_ref<void(raw_ostream &)> print) -> int {
-    if (std::string err = fp8::writeOutput(outputFile, print); !err.empty())
-      return fail(err);
-    return 0;
-  };
-  // Binary outputs: written to a temporary file beside -o, then committed
-  // (renamed, or copied into a non-regular file such as /dev/null).
-  std::string tmp, tmpError;
-  std::string weightsTmp;
-  FailureOr<fp8::ExternalWeights> weights = fp8::ExternalWeights();
-  auto commit = [&]() -> int {
-    // The weights first: a library never lands without its file (or, with
-    // --pack-weights=false, its manifest).
-    if (!weightsTmp.empty())
-      if (std::string err = fp8::commitOutput(weightsTmp, weightsPath);
-          !err.empty())
-        return fail(err);
-    if (!weights->empty())
-      if (std::string err = fp8::writeManifest(*weights, manifestPath);
-          !err.empty())
-        return fail(err);
-    if (std::string err = fp8::commitOutput(tmp, outputFile); !err.empty())
-      return fail(err);
-    return 0;
-  };
-  if (emit == "mlir")
-    return writeText([&](raw_ostream &os) { module->print(os); });
-
-  FailureOr<std::string> signature = fp8::prepareModelFunction(*module);
-  if (failed(signature))
-    return 1;
-  if (gpu) {
-    Stage stage("lower (fp8-gpu-lowering-pipeline, ptxas)");
-    PassManager pm(&context);
-    fp8::GPULoweringPipelineOptions options;
-    options.modelABI = true;
-    options.chip = target;
-    // A fatbin holds the cubin and its PTX: the driver JIT-compiles the PTX
-    // where the cubin does not fit the GPU (an sm_89 library on a newer
-    // GPU; an sm_90a one only runs on sm_90a).
-    options.format = emit == "ptx" ? "isa" : "fatbin";
-    options.toolkit = toolkit;
-    options.tensorCores = tensorCores;
-    options.gemmFastAccumulation = fastAccumulation;
-    fp8::buildFP8GPULoweringPipeline(pm, options);
-    if (failed(pm.run(*module)))
-      return fail("lowering for " + target + " failed");
-    if (emit == "ptx") {
-      FailureOr<std::string> ptx = fp8::collectPTX(*module);
-      if (failed(ptx))
-        return 1;
-      return writeText([&](raw_ostream &os) { os << *ptx; });
-    }
-  } else {
-    Stage stage("lower (fp8-cpu-lowering-pipeline)");
-    PassManager pm(&context);
-    fp8::CPULoweringPipelineOptions options;
-    options.modelABI = true;
-    fp8::buildFP8CPULoweringPipeline(pm, options);
-    if (failed(pm.run(*module)))
-      return fail("lowering failed");
-  }
-  // Large constants leave the module for the weights file (written after
-  // the library links); the host code reads them through slots.
-  fp8::WeightsOptions weightsOptions;
-  weightsOptions.mode = weightsMode;
-  weightsOptions.fileName = llvm::sys::path::filename(weightsPath).str();
-  weights = fp8::externalizeWeights(*module, *signature, weightsOptions);
-  if (failed(weights))
-    return 1;
-  std::set<std::tuple<std::string, uint64_t, uint64_t>> pinned;
-  for (const fp8::ExternalDataRead &r : externalReads)
-    if (pinned.insert({r.location, r.offset, r.length}).second)
-      weights->manifest.compiledIn.push_back(
-          {r.name, r.location, r.offset, r.length, r.hash});
-  if (gpu && failed(fp8::redirectGlobalsToDevice(*module)))
-    return 1;
-  if (failed(fp8::addModelEntryPoints(*module, *signature)))
-    return 1;
-
-  fp8::CodegenOptions codegen;
-  codegen.cpu = cpu;
-  tmp = fp8::temporaryPathFor(outputFile, tmpError);
-  if (tmp.empty())
-    return fail(tmpError);
-  // Temporary files go on every path out: errors, and signals (Ctrl-C).
-  SmallString<128> object;
-  llvm::sys::RemoveFileOnSignal(tmp);
-  llvm::scope_exit cleanup([&] {
-    if (!weightsTmp.empty()) {
-      llvm::sys::fs::remove(weightsTmp);
-      llvm::sys::DontRemoveFileOnSignal(weightsTmp);
-    }
-    llvm::sys::fs::remove(tmp);
-    llvm::sys::DontRemoveFileOnSignal(tmp);
-    if (!object.empty()) {
-      llvm::sys::fs::remove(object);
-      llvm::sys::DontRemoveFileOnSignal(object);
-    }
-  });
-  if (!weights->empty() && !packWeights) {
-    if (!weights->packableFromData())
-      return fail("--pack-weights=false: " +
-                  std::to_string(weights->literals.size()) +
-                  " constants computed by the compiler go to the weights "
-                  "file, which fp8-pack cannot write from the model's data: "
-                  "use --weights=auto (they stay in the library) or pack here");
-    if (!quiet)
-      llvm::errs() << llvm::format(
-                          "fp8-compile: weights manifest: %zu tensors, %.1f "
-                          "MB for fp8-pack -> ",
-                          weights->manifest.tensors.size(),
-                          weights->bytes / 1e6)
-                   << manifestPath << "\n";
-  } else if (!weights->empty()) {
-    Stage stage("weights file (packer)");
-    weightsTmp = fp8::temporaryPathFor(weightsPath, tmpError);
-    if (weightsTmp.empty())
-      return fail(tmpError);
-    llvm::sys::RemoveFileOnSignal(weightsTmp);
-    if (std::string err = fp8::writeWeightsFile(*weights, weightsTmp);
-        !err.empty())
-      return fail(err);
-    if (!quiet)
-      llvm::errs() << llvm::format(" %zu tensors, %.1f MB ->",
-                                   weights->manifest.tensors.size(),
-                                   weights->bytes / 1e6)
-                   << " " << weightsPath << ",";
-  }
-  if (emit == "llvm" || emit == "obj") {
-    Stage stage("codegen");
-    if (failed(fp8::translateAndEmit(*module, tmp, codegen,
-                                     /*emitLLVMIR=*/emit == "llvm")))
-      return 1;
-    return commit();
-  }
-
-  auto libPath = [&](StringRef name) {
-    std::string self =
-        llvm::sys::fs::getMainExecutable(argv[0], (void *)&fail);
-    SmallString<256> path(llvm::sys::path::parent_path(self));
-    llvm::sys::path::append(path, "..", "lib", name);
-    return std::string(path);
-  };
-  std::string runtime = runtimeLib;
-  if (runtime.empty())
-    runtime = libPath(gpu ? "libfp8rt_cuda.a" : "libfp8rt_cpu.a");
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("fp8-model", "o", object)) {
-    object.clear();
-    return fail("cannot create a temporary object file: " + ec.message());
-  }
-  llvm::sys::RemoveFileOnSignal(object);
-  {
-    Stage stage("codegen");
-    if (failed(fp8::translateAndEmit(*module, object, codegen, false)))
-      return 1;
-  }
-  {
-    Stage stage("link");
-    // Link to a temporary name, then commit: a failed compile never leaves
-    // a half-written library where an old one was.
-    std::string error;
-    SmallString<256> stubs(toolkit);
-    llvm::sys::path::append(stubs, "lib64", "stubs");
-    LogicalResult linked =
-        gpu ? fp8::linkCUDAModelLibrary(object,
-                                        libPath("libfp8rt_cuda_model.a"),
-                                        runtime, stubs, tmp, error)
-            : fp8::linkModelLibrary(object, runtime, tmp, error);
-    if (failed(linked))
-      return fail(error);
-    return commit();
-  }
+  return 0;
 }

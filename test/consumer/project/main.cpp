@@ -2,10 +2,13 @@
 //
 // Parses a module that quantizes a tensor with MXFP8 scales, runs fp8-opt's
 // passes through the C++ API (fold check, then the whole CPU pipeline), and
-// checks the results. Exits non-zero on any failure.
+// checks the results; then, given `model.onnx out.so runtime-dir`, compiles
+// the model into a library with the block recipe through
+// fp8::compileModel (run.sh runs it). Exits non-zero on any failure.
 //
 //===----------------------------------------------------------------------===//
 
+#include "fp8/Compiler/Compiler.h"
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/IR/FP8.h"
 #include "fp8/InitAll.h"
@@ -46,7 +49,7 @@ static int fail(const char *what) {
   return 1;
 }
 
-int main() {
+int main(int argc, char **argv) {
   DialectRegistry registry;
   fp8::registerAllFP8Dialects(registry);
   MLIRContext ctx(registry);
@@ -82,6 +85,30 @@ int main() {
     std::fprintf(stderr, "fp8-consumer: left after lowering: %s\n",
                  leftover->getName().getStringRef().str().c_str());
     return fail("non-LLVM ops left after lowering");
+  }
+
+  // 3. A model library through the compile API (typed options).
+  if (argc == 4) {
+    fp8::CompileOptions options;
+    options.input = argv[1];
+    options.output = argv[2];
+    options.runtimeDir = argv[3];
+    options.recipe = fp8::RecipeKind::Block;
+    options.quiet = true;
+    if (options.effectiveHighPrecision() != fp8::HighPrecision::BF16)
+      return fail("a recipe's kept products default to BF16");
+    if (llvm::Error e = fp8::compileModel(options)) {
+      std::fprintf(stderr, "fp8-consumer: %s\n",
+                   llvm::toString(std::move(e)).c_str());
+      return fail("compileModel");
+    }
+    // A bad option is an error, not a crash.
+    fp8::CompileOptions bad = options;
+    bad.emit = fp8::EmitKind::PTX; // PTX needs a GPU target
+    llvm::Error e = fp8::compileModel(bad);
+    if (!e)
+      return fail("compileModel accepted --emit=ptx for the CPU");
+    llvm::consumeError(std::move(e));
   }
   std::printf("fp8-consumer: OK\n");
   return 0;
