@@ -156,7 +156,12 @@ void fp8::buildFP8GPULoweringPipeline(
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addNestedPass<func::FuncOp>(createFP8FuseElementwise());
+  // On the GPU, recomputing a cheap producer in each consumer beats writing
+  // and re-reading it (attention's scaled, masked scores).
+  FP8FuseElementwiseOptions fuse;
+  fuse.intoReductions = true;
+  fuse.duplicateCheap = true;
+  pm.addNestedPass<func::FuncOp>(createFP8FuseElementwise(fuse));
 
   // Buffers. Results always become out-parameters: the outlined products
   // must be destination-passing for the kernels.

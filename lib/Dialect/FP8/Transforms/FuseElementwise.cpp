@@ -20,25 +20,47 @@ namespace mlir::fp8 {
 using namespace mlir;
 
 namespace {
+/// Whether a producer's body is only arithmetic (no math-library call such
+/// as exp or tanh): cheap enough to evaluate once per consumer.
+bool isCheapBody(Operation *producer) {
+  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  if (!generic)
+    return false;
+  for (Operation &op : generic.getRegion().front().without_terminator())
+    if (op.getDialect() != producer->getContext()->getLoadedDialect("arith"))
+      return false;
+  return true;
+}
+
 /// Fusing `operand`'s producer into its consumer evaluates the producer's
-/// body once per consumer iteration: safe only when every consumer
-/// iteration reads a distinct producer element exactly once.
-bool fusesWithoutRecomputation(OpOperand *operand) {
+/// body once per consumer iteration: done only when every consumer
+/// iteration reads a distinct producer element exactly once (a permutation
+/// map: no broadcast; in a reduction consumer, only with `intoReductions`).
+/// A producer with other uses is fused (its body then runs once per
+/// consumer) only with `duplicateCheap` and an arithmetic-only body.
+bool fusesWithoutRecomputation(OpOperand *operand, bool intoReductions,
+                               bool duplicateCheap) {
   Operation *producer = operand->get().getDefiningOp();
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
-  if (!producer || !consumer || !producer->hasOneUse())
+  if (!producer || !consumer)
     return false;
-  if (consumer.getNumReductionLoops() != 0)
+  if (!producer->hasOneUse() && !(duplicateCheap && isCheapBody(producer)))
+    return false;
+  if (consumer.getNumReductionLoops() != 0 && !intoReductions)
     return false;
   return consumer.getMatchingIndexingMap(operand).isPermutation();
 }
 
 struct FP8FuseElementwisePass
     : fp8::impl::FP8FuseElementwiseBase<FP8FuseElementwisePass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns,
-                                                 fusesWithoutRecomputation);
+    const bool reductions = intoReductions, duplicate = duplicateCheap;
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [reductions, duplicate](OpOperand *operand) {
+          return fusesWithoutRecomputation(operand, reductions, duplicate);
+        });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

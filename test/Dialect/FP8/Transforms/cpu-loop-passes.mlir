@@ -1,5 +1,6 @@
 // RUN: fp8-opt %s -split-input-file -fp8-fuse-elementwise | FileCheck %s --check-prefix=FUSE
 // RUN: fp8-opt %s -split-input-file -linalg-generalize-named-ops -fp8-contiguous-inner-loops | FileCheck %s --check-prefix=ORDER
+// RUN: fp8-opt %s -split-input-file -fp8-fuse-elementwise="into-reductions duplicate-cheap" | FileCheck %s --check-prefix=GPU
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #red = affine_map<(d0, d1) -> (d0)>
@@ -75,4 +76,70 @@ func.func @row_sum(%x: tensor<4x8xf32>, %acc: tensor<4xf32>) -> tensor<4xf32> {
     linalg.yield %v : f32
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
+}
+
+// -----
+
+// The GPU pipeline's relaxations: a scale-and-mask producer (arithmetic
+// only) with two consumers, a row max and an element-wise exp, is fused
+// into both (into-reductions, duplicate-cheap); a tanh producer with two
+// consumers is not (not arithmetic only).
+// GPU-LABEL: func @duplicate_cheap
+// GPU: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// GPU-NEXT: ^bb0
+// GPU-NEXT: arith.mulf
+// GPU-NEXT: arith.addf
+// GPU-NEXT: arith.maximumf
+// GPU: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// GPU-NEXT: ^bb0
+// GPU-NEXT: arith.mulf
+// GPU-NEXT: arith.addf
+// GPU-NEXT: math.exp
+// GPU: math.tanh
+// GPU: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// GPU-NEXT: ^bb0
+// GPU-NEXT: arith.maximumf
+// FUSE-LABEL: func @duplicate_cheap
+// FUSE: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// FUSE-NEXT: ^bb0
+// FUSE-NEXT: arith.mulf
+// FUSE-NEXT: arith.addf
+// FUSE-NEXT: linalg.yield
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#red2 = affine_map<(d0, d1) -> (d0)>
+func.func @duplicate_cheap(%s: tensor<4x64xf32>, %mask: tensor<4x64xf32>, %acc: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x64xf32>, tensor<4xf32>, tensor<4x64xf32>) {
+  %e = tensor.empty() : tensor<4x64xf32>
+  %c = arith.constant 0.125 : f32
+  %t = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %mask : tensor<4x64xf32>, tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %v = arith.mulf %a, %c : f32
+    %w = arith.addf %v, %m : f32
+    linalg.yield %w : f32
+  } -> tensor<4x64xf32>
+  %mx = linalg.generic {indexing_maps = [#id2, #red2], iterator_types = ["parallel", "reduction"]}
+      ins(%t : tensor<4x64xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.maximumf %a, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  %ex = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.exp %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x64xf32>
+  %th = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.tanh %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x64xf32>
+  %mx2 = linalg.generic {indexing_maps = [#id2, #red2], iterator_types = ["parallel", "reduction"]}
+      ins(%th : tensor<4x64xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.maximumf %a, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  return %mx, %ex, %mx2, %th : tensor<4xf32>, tensor<4x64xf32>, tensor<4xf32>, tensor<4x64xf32>
 }
