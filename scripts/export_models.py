@@ -20,6 +20,8 @@ import torch
 from onnx import numpy_helper
 
 SEQ, VOCAB, HIDDEN, HEADS, FFN, LAYERS = 32, 256, 64, 4, 128, 2
+# The TorchScript exporter's opset where it is not 17.
+OPSET = {"gpt2_tiny_opset12": 12, "bert_tiny_opset12": 12}
 
 
 class LogitsOnly(torch.nn.Module):
@@ -37,6 +39,9 @@ class LogitsOnly(torch.nn.Module):
                               use_cache=False).logits
         if self.kind == "encoder":
             return self.model(input_ids=args[0]).last_hidden_state
+        if self.kind == "encoder_mask":
+            return self.model(input_ids=args[0],
+                              attention_mask=args[1]).last_hidden_state
         if self.kind == "vision":
             return self.model(pixel_values=args[0]).last_hidden_state
         raise ValueError(self.kind)
@@ -70,6 +75,17 @@ def configs():
         tf.LlamaConfig(num_key_value_heads=2, **common)), "lm_mask", True, "dynamic"
     yield "llama_kv_dynamo", lambda: tf.LlamaForCausalLM(
         tf.LlamaConfig(num_key_value_heads=2, **common)), "lm_cache", True, "dynamic"
+    # Older exports: TorchScript at opset 12 (eager attention: the exporter's
+    # SDPA symbolic needs opset 14). The importer upgrades them with ONNX's
+    # version converter.
+    yield "gpt2_tiny_opset12", lambda: tf.GPT2LMHeadModel(
+        tf.GPT2Config(vocab_size=VOCAB, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS,
+                      n_positions=128, attn_implementation="eager")), "lm_mask", False, None
+    yield "bert_tiny_opset12", lambda: tf.BertModel(
+        tf.BertConfig(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                      num_attention_heads=HEADS, intermediate_size=FFN,
+                      attn_implementation="eager"),
+        add_pooling_layer=False), "encoder_mask", False, None
 
 
 class CachedLM(torch.nn.Module):
@@ -171,7 +187,7 @@ def export(name, make, kind, dynamo, dynamic, outdir):
         ids = torch.randint(0, VOCAB, (1, SEQ), generator=gen)
         inputs = (ids,)
         names = ["input_ids"]
-        if kind == "lm_mask":
+        if kind in ("lm_mask", "encoder_mask"):
             mask = torch.ones(1, SEQ, dtype=torch.int64)
             mask[0, -5:] = 0
             inputs = (ids, mask)
@@ -188,8 +204,8 @@ def export(name, make, kind, dynamo, dynamic, outdir):
         torch.onnx.export(model, inputs, onnx_path, dynamo=True, external_data=False,
                           **kwargs)
     else:
-        torch.onnx.export(model, inputs, onnx_path, dynamo=False, opset_version=17,
-                          **kwargs)
+        torch.onnx.export(model, inputs, onnx_path, dynamo=False,
+                          opset_version=OPSET.get(name, 17), **kwargs)
     m = onnx.load(onnx_path)
     sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
     feeds = {n: t.numpy() for n, t in zip(names, inputs)}
