@@ -194,4 +194,43 @@ def FP8GPUMergeKernelModules : Pass<"fp8-gpu-merge-kernel-modules",
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def ConvertFP8AttentionToGPU : Pass<"convert-fp8-attention-to-gpu",
+                                    "::mlir::ModuleOp"> {
+  let summary = "Replace outlined attention functions with fused kernels";
+  let description = [{
+    For every bufferized function carrying `fp8.attention` (q, k, v,
+    [mask], out; see `fp8-outline-attention`), generates one fused
+    FlashAttention-style kernel and replaces the function body with its
+    launch: a producer warpgroup issues TMA loads of the query tile and of
+    each key/value block into a ring of 128B-swizzled stages (full/empty
+    mbarriers); two consumer warpgroups compute `S = Q K^T` with wgmma from
+    shared memory, the online softmax in registers (causal, partial-block
+    and additive masks; exp2; row maxima across the quad that holds a row)
+    and `O += P V` with P from registers (inline PTX for the register-A
+    wgmma) and V MN-major from shared memory; `O / l` is rounded to the
+    result type and stored. The scores never leave the SM. Functions the
+    kernel does not serve (head dims other than 64 and 128, f32 operands,
+    dynamic shapes) keep their reference body, with a remark.
+
+    ```mlir
+    func.func private @__fp8_attention_0(%q: memref<1x8x1024x128xbf16>,
+        %k: memref<1x2x1024x128xbf16>, %v: memref<1x2x1024x128xbf16>,
+        %out: memref<1x8x1024x128xbf16>)
+        attributes {fp8.attention = {scale = 0.0883883461 : f32,
+                                     causal = true, has_mask = false}}
+    // becomes a gpu.launch_func of @__fp8_attention_0_kernel (grid
+    // Sq/128 x Hq x B, 384 threads, ~160 KB of dynamic shared memory).
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark per function saying which kernel it got">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
 #endif // FP8_CONVERSION_PASSES_TD

@@ -34,6 +34,13 @@ inline constexpr llvm::StringLiteral kGemmAttrName = "fp8.gemm";
 /// Prefix of those functions' names.
 inline constexpr llvm::StringLiteral kGemmFuncPrefix = "__fp8_gemm_";
 
+/// The attribute that marks an outlined attention function (q, k, v,
+/// [mask], out): {scale = f32, causal = bool, has_mask = bool}; the
+/// function computes `fp8.attention` (convert-fp8-attention-to-gpu).
+inline constexpr llvm::StringLiteral kAttentionAttrName = "fp8.attention";
+/// Prefix of those functions' names.
+inline constexpr llvm::StringLiteral kAttentionFuncPrefix = "__fp8_attention_";
+
 #define GEN_PASS_REGISTRATION
 #include "fp8/Conversion/Passes.h.inc"
 

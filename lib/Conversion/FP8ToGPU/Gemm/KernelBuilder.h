@@ -2,9 +2,8 @@
 //
 // Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
 //
-// KernelBuilder wraps the OpBuilder with the index/integer/float helpers the
-// GEMM builders share (constants folded into `x * 1`, `x + 0` shortcuts,
-// scale loads and their decoding to f32). KernelValues holds the values the
+// KernelBuilder is the kernel generators' KernelIR (../KernelIR.h) with the
+// GEMM problem and its scale loads. KernelValues holds the values the
 // launch body computes once and every builder reads; AccumulatorFragment
 // maps a thread's wgmma accumulator registers to rows and columns.
 //
@@ -15,54 +14,25 @@
 
 #include "GemmPlan.h"
 
+#include "../KernelIR.h"
+
 #include "mlir/IR/Builders.h"
 
 namespace mlir::fp8::gemm {
 
-struct KernelBuilder {
-  OpBuilder &b;
-  Location loc;
+/// The GEMM generator's builder: the shared kernel helpers (KernelIR) and
+/// the problem every builder reads.
+struct KernelBuilder : KernelIR {
   const GemmProblem &p;
-  Type f32, i32, i64, idx;
 
-  KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &p);
-
-  Value cIdx(int64_t v);
-  Value cI32(int64_t v);
-  Value cI64(int64_t v);
-  Value cF32(float v);
-  Value add(Value x, Value y);
-  Value mul(Value x, Value y);
-  Value addC(Value x, int64_t c) { return c ? add(x, cIdx(c)) : x; }
-  Value mulC(Value x, int64_t c) { return c == 1 ? x : mul(x, cIdx(c)); }
-  Value divC(Value x, int64_t c);
-  Value remC(Value x, int64_t c);
-  Value minC(Value x, int64_t c);
-  Value ult(Value x, Value y);
-  Value ultC(Value x, int64_t c) { return ult(x, cIdx(c)); }
-  Value fmul(Value x, Value y);
-  Value toI64(Value index);
-  Value toI32(Value index);
-  Value eqC(Value x, int64_t c);
-
-  /// A scale element as f32. E8M0 is 2^(byte - 127) with 0xFF = NaN; byte 0
-  /// is the subnormal 2^-127 (0x00400000), which a plain `byte << 23` would
-  /// turn into zero.
-  Value toF32(Value v);
-
-  /// Loads element `linear` of a rank-0 or rank-1 memref.
-  Value load(Value mem, Value linear);
+  KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &p)
+      : KernelIR(b, loc), p(p) {}
 
   /// The f32 scale of (batch, row, k) for one operand; `row` and `k` must be
   /// in range (callers clamp).
   Value scaleAt(Value mem, const SideScale &s, Value batch, Value row,
                 Value kIdx);
 };
-
-/// An LLVM pointer in `addressSpace` to the aligned data of `memref`.
-/// `fromGeneric`: the memref's address is a generic one (global memory).
-Value llvmPointer(KernelBuilder &kb, Value memref, unsigned addressSpace,
-                  bool fromGeneric);
 
 /// Values the launch body computes once.
 struct KernelValues {

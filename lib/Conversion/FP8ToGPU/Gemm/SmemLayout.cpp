@@ -71,13 +71,8 @@ SmemLayout SmemLayout::get(const GemmConfig &config) {
 
 Value gemm::buildDescriptor(KernelBuilder &kb, Value smemAddr,
                             int64_t byteOffset, const TileLayout &tile) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
-  Value addr = arith::AddIOp::create(b, loc, smemAddr, kb.cI64(byteOffset));
-  addr = arith::AndIOp::create(b, loc, addr, kb.cI64(0x3FFFF));
-  addr = arith::ShRUIOp::create(b, loc, addr, kb.cI64(4));
-  const int64_t mode = tile.swizzle == Swizzle::B128 ? 1 : 0;
-  int64_t fixed = ((tile.leadingByteOffset() >> 4) << 16) |
-                  ((tile.strideByteOffset() >> 4) << 32) | (mode << 62);
-  return arith::OrIOp::create(b, loc, addr, kb.cI64(fixed));
+  return buildMatrixDescriptor(kb, smemAddr, byteOffset,
+                               tile.leadingByteOffset(),
+                               tile.strideByteOffset(),
+                               tile.swizzle == Swizzle::B128 ? 1 : 0);
 }

@@ -208,61 +208,8 @@ void ThreadCopyLoader::storeChunk(KernelBuilder &kb, const CopySide &side,
 
 Value TmaLoader::encodeTensorMap(KernelBuilder &kb, Value data, int64_t rows,
                                  int64_t boxRows) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
-  MLIRContext *ctx = b.getContext();
-  auto ptrType = LLVM::LLVMPointerType::get(ctx);
-  // int32_t args: rank, element bytes, data type, interleave, swizzle, L2
-  // promotion, OOB fill (CUDA's enum values).
-  constexpr StringLiteral kEncoder = "fp8rt_cuda_tensor_map_encode_tiled";
-  auto module =
-      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  auto fnType = LLVM::LLVMFunctionType::get(
-      ptrType, {ptrType, kb.i32, ptrType, ptrType, ptrType, kb.i32, kb.i32,
-                kb.i32, kb.i32, kb.i32, kb.i32});
-  if (!module.lookupSymbol(kEncoder)) {
-    OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-    LLVM::LLVMFuncOp::create(mb, loc, kEncoder, fnType);
-  }
-  Value global = LLVM::IntToPtrOp::create(
-      b, loc, ptrType,
-      kb.toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, data)));
-  // dims [rows, K], strides [K, 1] (elements), box [boxRows, BK] in a
-  // stack array (not a global: the model library moves every global of the
-  // host module to device memory), freed after the call so that a call site
-  // inside a loop does not grow the stack.
-  const int64_t values[6] = {rows, kb.p.k, kb.p.k, 1, boxRows, plan.config.bk};
-  Value stack = LLVM::StackSaveOp::create(b, loc, ptrType);
-  Value array = LLVM::AllocaOp::create(b, loc, ptrType, kb.i64, kb.cI32(6));
-  SmallVector<Value, 3> parts;
-  for (int i = 0; i < 6; ++i) {
-    Value slot = LLVM::GEPOp::create(b, loc, ptrType, kb.i64, array,
-                                     ArrayRef<LLVM::GEPArg>{i});
-    LLVM::StoreOp::create(b, loc, kb.cI64(values[i]), slot);
-    if (i % 2 == 0)
-      parts.push_back(slot);
-  }
-  enum {
-    kUInt8 = 0,
-    kNoInterleave = 0,
-    kSwizzle128B = 3,
-    kL2Promote256B = 3,
-    kZeroFill = 0
-  };
-  SmallVector<Value> args = {global,
-                             kb.cI32(2),
-                             parts[0],
-                             parts[1],
-                             parts[2],
-                             kb.cI32(1),
-                             kb.cI32(kUInt8),
-                             kb.cI32(kNoInterleave),
-                             kb.cI32(kSwizzle128B),
-                             kb.cI32(kL2Promote256B),
-                             kb.cI32(kZeroFill)};
-  Value map = LLVM::CallOp::create(b, loc, fnType, kEncoder, args).getResult();
-  LLVM::StackRestoreOp::create(b, loc, stack);
-  return map;
+  return encodeByteTensorMap(kb, data, {rows, kb.p.k},
+                             {boxRows, plan.config.bk});
 }
 
 void TmaLoader::prepareHost(KernelBuilder &kb, KernelValues &kv) {
@@ -305,12 +252,9 @@ void TmaLoader::prepare(KernelBuilder &kb, const KernelValues &kv) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&init.getThenRegion().front());
     for (int64_t s = 0; s < layout.stages; ++s) {
-      NVVM::MBarrierInitOp::create(b, loc, fullBarrier(kb, kb.cIdx(s)),
-                                   kb.cI32(1), /*predicate=*/Value());
+      mbarrierInit(kb, fullBarrier(kb, kb.cIdx(s)), 1);
       if (withEmpty)
-        NVVM::MBarrierInitOp::create(b, loc, emptyBarrier(kb, kb.cIdx(s)),
-                                     kb.cI32(consumerWarps),
-                                     /*predicate=*/Value());
+        mbarrierInit(kb, emptyBarrier(kb, kb.cIdx(s)), consumerWarps);
     }
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
@@ -334,20 +278,9 @@ void TmaLoader::finish(KernelBuilder &kb) {
 
 void TmaLoader::copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
                          Value dstOffset, Value bar, Value multicastMask) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
-  MLIRContext *ctx = b.getContext();
-  // The instruction's destination is shared::cluster (this CTA's window).
-  Value dst = LLVM::AddrSpaceCastOp::create(
-      b, loc, LLVM::LLVMPointerType::get(ctx, 7), smemAt(kb, dstOffset));
   // Coordinates innermost first: (k, row).
-  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-      b, loc, dst, map, ValueRange{kb.toI32(k0), kb.toI32(row)}, bar,
-      /*im2colOffsets=*/ValueRange{}, multicastMask,
-      /*l2CacheHint=*/Value(),
-      NVVM::TMALoadModeAttr::get(ctx, NVVM::TMALoadMode::TILE),
-      /*isCTAOnly=*/b.getBoolAttr(false), /*group=*/nullptr,
-      /*predicate=*/Value());
+  tmaLoad(kb, map, ValueRange{k0, row}, smemAt(kb, dstOffset), bar,
+          multicastMask);
 }
 
 void TmaLoader::load(KernelBuilder &kb, const KernelValues &kv, Value stage,
@@ -369,10 +302,7 @@ void TmaLoader::issue(KernelBuilder &kb, const KernelValues &kv, Value stage,
   Location loc = kb.loc;
   const GemmProblem &p = kb.p;
   Value bar = fullBarrier(kb, stage);
-  NVVM::MBarrierArriveExpectTxOp::create(
-      b, loc, /*res=*/Type(), bar, kb.cI32(layout.a.bytes() + layout.b.bytes()),
-      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA),
-      b.getBoolAttr(false), /*predicate=*/Value());
+  mbarrierArriveExpectTx(kb, bar, layout.a.bytes() + layout.b.bytes());
   Value stageOffset = kb.mulC(stage, layout.stageStride);
   Value rowA = p.batch > 1 ? kb.add(kb.mulC(kv.bz, p.m), kv.m0) : kv.m0;
   Value rowB = p.rhsBatched ? kb.add(kb.mulC(kv.bz, p.n), kv.n0) : kv.n0;
@@ -394,16 +324,12 @@ void TmaLoader::issue(KernelBuilder &kb, const KernelValues &kv, Value stage,
            bar, mask);
 }
 
-// try_wait.parity with a suspend-time hint, in a loop until the phase
-// completed.
 void TmaLoader::waitFull(KernelBuilder &kb, Value stage, Value parity) {
-  NVVM::MBarrierTryWaitParityOp::create(kb.b, kb.loc, fullBarrier(kb, stage),
-                                        parity, kb.cI32(10000000));
+  mbarrierWait(kb, fullBarrier(kb, stage), parity);
 }
 
 void TmaLoader::waitEmpty(KernelBuilder &kb, Value stage, Value parity) {
-  NVVM::MBarrierTryWaitParityOp::create(kb.b, kb.loc, emptyBarrier(kb, stage),
-                                        parity, kb.cI32(10000000));
+  mbarrierWait(kb, emptyBarrier(kb, stage), parity);
 }
 
 void TmaLoader::arriveEmpty(KernelBuilder &kb, Value stage, Value lane) {
@@ -415,8 +341,7 @@ void TmaLoader::arriveEmpty(KernelBuilder &kb, Value stage, Value lane) {
   // wgmmas) happen before the producer's refill.
   Value bar = emptyBarrier(kb, stage);
   if (!rank) {
-    NVVM::MBarrierArriveOp::create(kb.b, kb.loc, /*res=*/Type(), bar,
-                                   /*count=*/Value());
+    mbarrierArrive(kb, bar);
     return;
   }
   // Every CTA's producer multicasts into this stage: release it to each

@@ -1,0 +1,681 @@
+//===- AttentionKernel.cpp - The fused attention kernel generator ---------===//
+//
+// Part of fp8-opt.
+//
+// FlashAttention-3's design (docs/GPU.md, "Fused attention"), built from
+// gpu/nvvm/llvm ops: a CTA computes BM = 128 query rows of one (batch,
+// head). A producer warpgroup gives registers back and one of its threads
+// issues TMA loads -- the Q tile once, then the K and V tiles of each key
+// block into a ring of stages, each with a "K full", a "V full" and an
+// "empty" mbarrier. Two consumer warpgroups (64 query rows each) take the
+// registers; per key block they
+//   S = Q K^T        wgmma m64nBNk16 from shared memory (both K-major),
+//   online softmax   in registers: masks, the row maximum across the
+//                    quad of threads that holds a row, exp2, the row sums,
+//                    the rescale of the output accumulator,
+//   O += P V         wgmma with P from registers (the S accumulator's
+//                    layout is the A-operand register layout: no shuffles)
+//                    and V MN-major from shared memory (inline PTX: MLIR 22
+//                    has no register-A wgmma),
+// then release the stage; at the end O / l is rounded and stored. The
+// scores never leave the SM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionKernel.h"
+
+#include "../KernelIR.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::attention;
+
+namespace {
+
+/// Shared memory, from a 1024-byte aligned base: the Q tile, then per stage
+/// a K and a V tile, then the mbarriers. A tile of R rows and C bytes per
+/// row is C / 128 column blocks of R x 128 bytes, 128B-swizzled (what a TMA
+/// box of 128 bytes x R rows writes), each block 1024-byte aligned.
+struct Smem {
+  int64_t stages = 0;
+  int64_t qBlock = 0, kBlock = 0, vBlock = 0; // bytes of one column block
+  int64_t kTile = 0, vTile = 0;                // bytes of one tile
+  int64_t kOffset = 0, vOffset = 0, stageStride = 0;
+  int64_t barriers = 0;
+  int64_t total = 0;
+
+  static Smem get(const AttentionPlan &plan) {
+    const AttentionProblem &p = plan.problem;
+    const AttentionConfig &c = plan.config;
+    Smem s;
+    s.stages = c.stages;
+    const int64_t eb = p.elementBytes();
+    s.qBlock = c.bm * kSwizzleBytes;
+    s.kBlock = s.vBlock = c.bn * kSwizzleBytes;
+    s.kTile = p.d * eb / kSwizzleBytes * s.kBlock;
+    s.vTile = p.dv * eb / kSwizzleBytes * s.vBlock;
+    const int64_t qTile = p.d * eb / kSwizzleBytes * s.qBlock;
+    s.kOffset = qTile;
+    s.vOffset = qTile + s.kTile;
+    s.stageStride = s.kTile + s.vTile;
+    s.barriers = qTile + s.stages * s.stageStride;
+    // The dynamic buffer is 16-byte aligned: up to 1008 bytes go to the
+    // rounding of its base.
+    s.total = s.barriers + 8 * numBarriers(s.stages) + 1024 - 16;
+    return s;
+  }
+  static int64_t numBarriers(int64_t stages) { return 1 + 3 * stages; }
+  int64_t qFull() const { return barriers; }
+  int64_t kFull() const { return barriers + 8; }
+  int64_t vFull() const { return barriers + 8 + 8 * stages; }
+  int64_t empty() const { return barriers + 8 + 16 * stages; }
+};
+
+/// The builder of one kernel: the plan, the IR helpers, and the values the
+/// kernel computes once.
+class KernelGen {
+public:
+  KernelGen(KernelIR &k, const AttentionPlan &plan)
+      : k(k), b(k.b), loc(k.loc), plan(plan), p(plan.problem), c(plan.config),
+        sm(Smem::get(plan)) {}
+
+  void buildHostAndKernel(func::FuncOp func, SymbolTable &symbols);
+
+private:
+  // Host side.
+  gpu::GPUFuncOp createKernelFunc(func::FuncOp func, TypeRange params,
+                                  SymbolTable &symbols);
+  int64_t gridX() const { return llvm::divideCeil(p.sq, c.bm); }
+
+  // Kernel side.
+  void setup(Block &entry);
+  void buildProducer();
+  void buildConsumer(Value wg);
+  /// Key blocks the CTA walks (index).
+  Value numKeyTiles();
+
+  Value ptrAt(Value offset) {
+    return LLVM::GEPOp::create(b, loc, smemPtr.getType(), b.getI8Type(),
+                               smemPtr, ArrayRef<LLVM::GEPArg>{k.toI64(offset)});
+  }
+  Value ptrAtC(int64_t offset) { return ptrAt(k.cIdx(offset)); }
+  Value barrier(int64_t base, Value stage) {
+    return ptrAt(k.addC(k.mulC(stage, 8), base));
+  }
+  struct StageUse {
+    Value stage, parity;
+  };
+  StageUse stageUse(Value j) {
+    return {k.remC(j, c.stages), k.toI32(k.remC(k.divC(j, c.stages), 2))};
+  }
+
+  // Consumer pieces.
+  Value buildScores(Value wg, Value stageAddr);
+  /// The online-softmax step; returns the new running max/sum and P's
+  /// registers, and rescales `o` in place.
+  void buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
+                    Value rows[2], Value colLane, Value m[2], Value l[2], Value &o,
+                    SmallVectorImpl<Value> &pRegs);
+  Value buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr);
+  void buildStores(Value o, Value l[2], Value rows[2], Value colLane);
+
+  Value exp2(Value x) {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, k.f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
+               ValueRange{x})
+        .getResult(0);
+  }
+  Value quadReduce(Value x, bool max) {
+    for (int64_t offset : {1, 2}) {
+      Value other = gpu::ShuffleOp::create(b, loc, x, k.cI32(offset),
+                                           k.cI32(32), gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      x = max ? Value(arith::MaximumFOp::create(b, loc, x, other))
+              : Value(arith::AddFOp::create(b, loc, x, other));
+    }
+    return x;
+  }
+  Value negInf() { return k.cF32(-std::numeric_limits<float>::infinity()); }
+  Type accType(int64_t n) {
+    return LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                            SmallVector<Type>(n / 2, k.f32));
+  }
+
+  KernelIR &k;
+  OpBuilder &b;
+  Location loc;
+  const AttentionPlan &plan;
+  const AttentionProblem &p;
+  const AttentionConfig &c;
+  Smem sm;
+
+  // Kernel values.
+  Value q, key, val, mask, out, mapQ, mapK, mapV;
+  Value tid, smemAddr, smemPtr, batch, head, kvHead, m0;
+};
+
+//===----------------------------------------------------------------------===//
+// Host side: tensor maps and the launch
+//===----------------------------------------------------------------------===//
+
+gpu::GPUFuncOp KernelGen::createKernelFunc(func::FuncOp func, TypeRange params,
+                                         SymbolTable &symbols) {
+  MLIRContext *ctx = func.getContext();
+  auto module = func->getParentOfType<ModuleOp>();
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(ctx));
+  const std::string name = (func.getSymName() + "_kernel").str();
+  OpBuilder mb(ctx);
+  auto gpuModule = gpu::GPUModuleOp::create(mb, loc, name);
+  symbols.insert(gpuModule, std::next(Block::iterator(func)));
+  mb.setInsertionPointToStart(gpuModule.getBody());
+  auto kernel =
+      gpu::GPUFuncOp::create(mb, loc, name, mb.getFunctionType(params, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(mb.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(c.threads()), 1, 1}));
+  kernel.setKnownGridSizeAttr(mb.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(gridX()), static_cast<int32_t>(p.heads),
+       static_cast<int32_t>(p.batch)}));
+  // ptxas honours setmaxnreg only when it knows the CTAs per SM.
+  kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  mb.getI32IntegerAttr(1));
+  return kernel;
+}
+
+/// A memref argument collapsed to rank 1.
+Value flatten(KernelIR &k, Value arg) {
+  auto t = cast<MemRefType>(arg.getType());
+  ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, t.getRank()));
+  auto flatType = MemRefType::get({t.getNumElements()}, t.getElementType());
+  return memref::CollapseShapeOp::create(k.b, k.loc, flatType, arg,
+                                         ArrayRef<ReassociationIndices>{all});
+}
+
+void KernelGen::buildHostAndKernel(func::FuncOp func, SymbolTable &symbols) {
+  Block &entry = func.getBody().front();
+  SmallVector<Value> flat;
+  for (BlockArgument arg : entry.getArguments())
+    flat.push_back(flatten(k, arg));
+  const int64_t eb = p.elementBytes();
+  // Tensor maps over the bytes: [planes, rows, row bytes], boxes of
+  // [1, tile rows, 128 bytes]; rows past a plane's end read zeros.
+  Value hostMapQ = encodeByteTensorMap(k, flat[0], {p.batch * p.heads, p.sq,
+                                                     p.d * eb},
+                                       {1, c.bm, kSwizzleBytes});
+  Value hostMapK = encodeByteTensorMap(
+      k, flat[1], {p.batch * p.kvHeads, p.skv, p.d * eb}, {1, c.bn, kSwizzleBytes});
+  Value hostMapV = encodeByteTensorMap(
+      k, flat[2], {p.batch * p.kvHeads, p.skv, p.dv * eb},
+      {1, c.bn, kSwizzleBytes});
+  SmallVector<Value> params = flat;
+  params.append({hostMapQ, hostMapK, hostMapV});
+  gpu::GPUFuncOp kernel =
+      createKernelFunc(func, ValueRange(params).getTypes(), symbols);
+  gpu::KernelDim3 grid{k.cIdx(gridX()), k.cIdx(p.heads), k.cIdx(p.batch)};
+  gpu::KernelDim3 block{k.cIdx(c.threads()), k.cIdx(1), k.cIdx(1)};
+  gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, k.cI32(sm.total),
+                            params);
+  func::ReturnOp::create(b, loc);
+
+  b.setInsertionPointToStart(&kernel.front());
+  setup(kernel.front());
+  Value wg = k.divC(tid, kWarpgroupThreads);
+  auto role = scf::IfOp::create(b, loc, k.eqC(wg, c.consumerWarpgroups),
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&role.getThenRegion().front());
+    buildProducer();
+    b.setInsertionPointToStart(&role.getElseRegion().front());
+    buildConsumer(wg);
+  }
+  gpu::ReturnOp::create(b, loc);
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel side
+//===----------------------------------------------------------------------===//
+
+void KernelGen::setup(Block &entry) {
+  auto args = entry.getArguments();
+  unsigned i = 0;
+  q = args[i++];
+  key = args[i++];
+  val = args[i++];
+  if (p.hasMask)
+    mask = args[i++];
+  out = args[i++];
+  mapQ = args[i++];
+  mapK = args[i++];
+  mapV = args[i++];
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  // Heavy query blocks (causal: the last rows see the most keys) first.
+  Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value mBlock = p.causal
+                     ? Value(arith::SubIOp::create(b, loc, k.cIdx(gridX() - 1), bx))
+                     : bx;
+  m0 = k.mulC(mBlock, c.bm);
+  head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  kvHead = k.divC(head, p.groups());
+
+  auto wgSpace =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto rawType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                                 MemRefLayoutAttrInterface(), wgSpace);
+  Value smem = gpu::DynamicSharedMemoryOp::create(b, loc, rawType);
+  Value raw =
+      k.toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem));
+  Value bumped = arith::AddIOp::create(b, loc, raw, k.cI64(1023));
+  smemAddr = arith::AndIOp::create(b, loc, bumped, k.cI64(~int64_t(1023)));
+  Value rawPtr = llvmPointer(k, smem, 3, /*fromGeneric=*/false);
+  smemPtr = LLVM::GEPOp::create(
+      b, loc, rawPtr.getType(), b.getI8Type(), rawPtr,
+      ArrayRef<LLVM::GEPArg>{Value(arith::SubIOp::create(b, loc, smemAddr, raw))});
+
+  // Thread 0 initializes the mbarriers: the full ones complete on the
+  // producer's arrive.expect_tx and the copies' bytes, the empty ones on one
+  // arrival per consumer warp.
+  auto init = scf::IfOp::create(b, loc, k.eqC(tid, 0), /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&init.getThenRegion().front());
+    mbarrierInit(k, ptrAtC(sm.qFull()), 1);
+    for (int64_t s = 0; s < c.stages; ++s) {
+      mbarrierInit(k, ptrAtC(sm.kFull() + 8 * s), 1);
+      mbarrierInit(k, ptrAtC(sm.vFull() + 8 * s), 1);
+      mbarrierInit(k, ptrAtC(sm.empty() + 8 * s),
+                   c.consumerWarpgroups * kWarpgroupThreads / 32);
+    }
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+  }
+  gpu::BarrierOp::create(b, loc);
+}
+
+Value KernelGen::numKeyTiles() {
+  const int64_t all = llvm::divideCeil(p.skv, c.bn);
+  if (!p.causal)
+    return k.cIdx(all);
+  // Row r sees keys j <= r + (Skv - Sq): the CTA's last row needs keys
+  // below m0 + BM + Skv - Sq (clamped to [0, Skv]).
+  Value last = arith::AddIOp::create(b, loc, m0, k.cIdx(c.bm + p.skv - p.sq));
+  last = arith::MaxSIOp::create(b, loc, last, k.cIdx(0));
+  last = arith::MinSIOp::create(b, loc, last, k.cIdx(p.skv));
+  return k.divC(k.addC(last, c.bn - 1), c.bn);
+}
+
+void KernelGen::buildProducer() {
+  NVVM::SetMaxRegisterOp::create(b, loc, c.producerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  auto elected = scf::IfOp::create(
+      b, loc, k.eqC(tid, c.consumerWarpgroups * kWarpgroupThreads),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&elected.getThenRegion().front());
+  const int64_t eb = p.elementBytes();
+  Value qPlane = k.add(k.mulC(batch, p.heads), head);
+  Value kvPlane = k.add(k.mulC(batch, p.kvHeads), kvHead);
+  Value qBar = ptrAtC(sm.qFull());
+  mbarrierArriveExpectTx(k, qBar, c.bm * p.d * eb);
+  for (int64_t cb = 0; cb < p.d * eb / kSwizzleBytes; ++cb)
+    tmaLoad(k, mapQ, ValueRange{k.cIdx(cb * kSwizzleBytes), m0, qPlane},
+            ptrAtC(cb * sm.qBlock), qBar);
+  auto loop =
+      scf::ForOp::create(b, loc, k.cIdx(0), numKeyTiles(), k.cIdx(1));
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  StageUse use = stageUse(j);
+  // A fresh mbarrier counts as having completed the phase before its
+  // first: the first `stages` blocks do not wait.
+  mbarrierWait(k, barrier(sm.empty(), use.stage),
+               arith::XOrIOp::create(b, loc, use.parity, k.cI32(1)));
+  Value stageOff = k.mulC(use.stage, sm.stageStride);
+  Value row = k.mulC(j, c.bn);
+  Value kBar = barrier(sm.kFull(), use.stage);
+  mbarrierArriveExpectTx(k, kBar, c.bn * p.d * eb);
+  for (int64_t cb = 0; cb < p.d * eb / kSwizzleBytes; ++cb)
+    tmaLoad(k, mapK, ValueRange{k.cIdx(cb * kSwizzleBytes), row, kvPlane},
+            ptrAt(k.addC(stageOff, sm.kOffset + cb * sm.kBlock)), kBar);
+  Value vBar = barrier(sm.vFull(), use.stage);
+  mbarrierArriveExpectTx(k, vBar, c.bn * p.dv * eb);
+  for (int64_t cb = 0; cb < p.dv * eb / kSwizzleBytes; ++cb)
+    tmaLoad(k, mapV, ValueRange{k.cIdx(cb * kSwizzleBytes), row, kvPlane},
+            ptrAt(k.addC(stageOff, sm.vOffset + cb * sm.vBlock)), vBar);
+}
+
+NVVM::WGMMATypes wgmmaType(Type t) {
+  return t.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+}
+
+/// S = Q K^T of the warpgroup's 64 rows and the stage's BN keys: k16 steps
+/// over D, both operands K-major in 128B-swizzled column blocks (a step is
+/// 32 bytes of a 128-byte row; descriptors: SBO 1024, LBO unused).
+Value KernelGen::buildScores(Value wg, Value stageAddr) {
+  auto shape = NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, c.bn, 16);
+  NVVM::WGMMATypes t = wgmmaType(p.elementType);
+  const int64_t steps = p.d * p.elementBytes() / 32;
+  Value qAddr = arith::AddIOp::create(
+      b, loc, smemAddr, k.toI64(k.mulC(wg, kWgmmaM * kSwizzleBytes)));
+  Value acc = LLVM::UndefOp::create(b, loc, accType(c.bn));
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t st = 0; st < steps; ++st) {
+    const int64_t block = st / (kSwizzleBytes / 32), inRow = st % 4 * 32;
+    Value descA = buildMatrixDescriptor(k, qAddr, block * sm.qBlock + inRow,
+                                        16, 1024, 1);
+    Value descB = buildMatrixDescriptor(
+        k, stageAddr, sm.kOffset + block * sm.kBlock + inRow, 16, 1024, 1);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, acc.getType(), acc, descA, descB, shape, t, t,
+        NVVM::WGMMATypes::f32,
+        st == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col, /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  return acc;
+}
+
+void KernelGen::buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
+                           Value rows[2], Value colLane, Value m[2], Value l[2], Value &o,
+                           SmallVectorImpl<Value> &pRegs) {
+  const int64_t n = c.bn / 2;
+  const double log2e = 1.4426950408889634;
+  // Scores in the units the maximum is taken in: without a mask
+  // scale * log2(e) * s (exp2 of differences directly), with one the
+  // natural scale * s + mask (so that a row of the dtype's lowest values
+  // stays finite, as the reference computes it), converted by log2(e).
+  const bool natural = p.hasMask;
+  const double toLog2 = natural ? log2e : 1.0;
+  Value factor = k.cF32(natural ? p.scale : p.scale * log2e);
+  for (int64_t i = 0; i < n; ++i)
+    s[i] = k.fmul(s[i], factor);
+
+  // Masks: keys past Skv, causal, the additive mask. Only key blocks that
+  // can hold a masked key take the masked path.
+  const bool partialLast = p.skv % c.bn != 0;
+  if (p.causal || partialLast || p.hasMask) {
+    Value tileEnd = k.addC(k.mulC(j, c.bn), c.bn); // one past the last key
+    Value need;
+    if (p.hasMask)
+      need = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+    else {
+      SmallVector<Value, 2> terms;
+      if (partialLast)
+        terms.push_back(k.ult(k.cIdx(p.skv), tileEnd));
+      if (p.causal) {
+        // Some key j' < tileEnd with j' > row + Skv - Sq for the lowest row
+        // of the warpgroup's 64 (a warp-uniform condition): tileEnd + Sq >
+        // rowMin + Skv + 1.
+        terms.push_back(k.ult(k.addC(rowMin, p.skv + 1), k.addC(tileEnd, p.sq)));
+      }
+      need = terms[0];
+      if (terms.size() > 1)
+        need = arith::OrIOp::create(b, loc, terms[0], terms[1]);
+    }
+    auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(n, k.f32), need,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      SmallVector<Value> masked(s.begin(), s.end());
+      Value colBase = k.add(k.mulC(j, c.bn), colLane);
+      Value maskPtr = p.hasMask ? llvmPointer(k, mask, 1, /*fromGeneric=*/true)
+                                : Value();
+      Value maskBase;
+      if (p.hasMask)
+        maskBase = k.add(k.mulC(batch, p.maskStrides[0]),
+                         k.mulC(head, p.maskStrides[1]));
+      for (int64_t i = 0; i < n; ++i) {
+        Value row = rows[(i / 2) % 2];
+        Value col = k.addC(colBase, 8 * (i / 4) + i % 2);
+        Value x = masked[i];
+        if (p.hasMask) {
+          Value r = k.minC(row, p.sq - 1), cc = k.minC(col, p.skv - 1);
+          Value lin = k.add(maskBase, k.add(k.mulC(r, p.maskStrides[2]),
+                                            k.mulC(cc, p.maskStrides[3])));
+          Value ptr = LLVM::GEPOp::create(b, loc, maskPtr.getType(),
+                                          p.maskType, maskPtr,
+                                          ArrayRef<LLVM::GEPArg>{k.toI64(lin)});
+          Value mv = LLVM::LoadOp::create(b, loc, p.maskType, ptr);
+          x = arith::AddFOp::create(b, loc, x, k.toF32(mv));
+        }
+        Value valid;
+        auto both = [&](Value cond) {
+          valid = valid ? Value(arith::AndIOp::create(b, loc, valid, cond))
+                        : cond;
+        };
+        if (partialLast)
+          both(k.ultC(col, p.skv));
+        if (p.causal) // col <= row + Skv - Sq  <=>  col + Sq < row + Skv + 1
+          both(k.ult(k.addC(col, p.sq), k.addC(row, p.skv + 1)));
+        if (valid)
+          x = arith::SelectOp::create(b, loc, valid, x, negInf());
+        masked[i] = x;
+      }
+      scf::YieldOp::create(b, loc, masked);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, ValueRange(s));
+    }
+    for (int64_t i = 0; i < n; ++i)
+      s[i] = ifOp.getResult(i);
+  }
+
+  // Row maxima (rows[h] holds registers i with (i / 2) % 2 == h) over the
+  // thread's columns, then over the quad of threads sharing the row.
+  Value base[2], alpha[2];
+  for (int h = 0; h < 2; ++h) {
+    Value mx;
+    for (int64_t i = 0; i < n; ++i)
+      if ((i / 2) % 2 == h)
+        mx = mx ? Value(arith::MaximumFOp::create(b, loc, mx, s[i])) : s[i];
+    mx = quadReduce(mx, /*max=*/true);
+    Value mNew = arith::MaximumFOp::create(b, loc, m[h], mx);
+    // A row masked so far has max -inf: subtract 0 (exp2(-inf) = 0).
+    Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                        mNew, negInf());
+    base[h] = arith::SelectOp::create(b, loc, isInf, k.cF32(0), mNew);
+    Value d = arith::SubFOp::create(b, loc, m[h], base[h]);
+    if (natural)
+      d = k.fmul(d, k.cF32(toLog2));
+    alpha[h] = exp2(d);
+    m[h] = mNew;
+  }
+  Value sum[2] = {k.cF32(0), k.cF32(0)};
+  SmallVector<Value> pv(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const int h = (i / 2) % 2;
+    Value d = arith::SubFOp::create(b, loc, s[i], base[h]);
+    if (natural)
+      d = k.fmul(d, k.cF32(toLog2));
+    pv[i] = exp2(d);
+    sum[h] = arith::AddFOp::create(b, loc, sum[h], pv[i]);
+  }
+  for (int h = 0; h < 2; ++h)
+    l[h] = arith::AddFOp::create(b, loc, k.fmul(l[h], alpha[h]), sum[h]);
+  // Rescale the output accumulator (same fragment geometry, Dv columns).
+  for (int64_t i = 0; i < p.dv / 2; ++i) {
+    Value x = LLVM::ExtractValueOp::create(b, loc, o, i);
+    o = LLVM::InsertValueOp::create(b, loc, o, k.fmul(x, alpha[(i / 2) % 2]),
+                                    i);
+  }
+  // P as the A operand of k16 chunks: chunk ch holds registers 8 ch ..
+  // 8 ch + 7, paired into four 32-bit registers.
+  auto vec2 = VectorType::get({2}, p.elementType);
+  for (int64_t i = 0; i < n; i += 2) {
+    Value v = LLVM::UndefOp::create(b, loc, vec2);
+    for (int64_t e = 0; e < 2; ++e)
+      v = LLVM::InsertElementOp::create(
+          b, loc, v, arith::TruncFOp::create(b, loc, p.elementType, pv[i + e]),
+          k.cI32(e));
+    pRegs.push_back(LLVM::BitcastOp::create(b, loc, k.i32, v));
+  }
+}
+
+/// O += P V: per k16 chunk of the BN keys, a register-A wgmma (inline PTX)
+/// with V's 16 rows MN-major from shared memory (128B swizzle: LBO = the
+/// next 64 columns' block, SBO = the next 8 rows).
+Value KernelGen::buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr) {
+  const int64_t nAcc = p.dv / 2;
+  const char *type = p.elementType.isBF16() ? "bf16" : "f16";
+  // Operands: $0..$(n-1) the accumulators (tied to the inputs after the
+  // descriptor), $n..$n+3 P's registers, $n+4 V's descriptor, $n+5 the
+  // scale-d predicate's source (1: accumulate).
+  auto reg = [](int64_t i) { return "$" + std::to_string(i); };
+  std::string asmText = "{\n.reg .pred p;\nsetp.ne.b32 p, " + reg(nAcc + 5) +
+                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                        std::to_string(p.dv) + "k16.f32." + type + "." + type +
+                        " {";
+  for (int64_t i = 0; i < nAcc; ++i)
+    asmText += (i ? "," : "") + reg(i);
+  asmText += "}, {" + reg(nAcc) + "," + reg(nAcc + 1) + "," + reg(nAcc + 2) +
+             "," + reg(nAcc + 3) + "}, " + reg(nAcc + 4) +
+             ", p, 1, 1, 1;\n}";
+  std::string constraints;
+  for (int64_t i = 0; i < nAcc; ++i)
+    constraints += "=f,";
+  constraints += "r,r,r,r,l,r";
+  for (int64_t i = 0; i < nAcc; ++i)
+    constraints += "," + std::to_string(i);
+  Value accumulate = k.cI32(1);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t ch = 0; ch < c.bn / 16; ++ch) {
+    Value desc = buildMatrixDescriptor(k, stageAddr,
+                                       sm.vOffset + ch * 16 * kSwizzleBytes,
+                                       sm.vBlock, 1024, 1);
+    SmallVector<Value> operands(pRegs.begin() + 4 * ch,
+                                pRegs.begin() + 4 * ch + 4);
+    operands.push_back(desc);
+    operands.push_back(accumulate);
+    for (int64_t i = 0; i < nAcc; ++i)
+      operands.push_back(LLVM::ExtractValueOp::create(b, loc, o, i));
+    o = LLVM::InlineAsmOp::create(
+            b, loc, o.getType(), operands, asmText, constraints,
+            /*has_side_effects=*/true, /*is_align_stack=*/false,
+            LLVM::TailCallKind::None,
+            LLVM::AsmDialectAttr::get(b.getContext(),
+                                      LLVM::AsmDialect::AD_ATT),
+            /*operand_attrs=*/ArrayAttr())
+            .getResult(0);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  return o;
+}
+
+void KernelGen::buildStores(Value o, Value l[2], Value rows[2], Value colLane) {
+  Value inv[2];
+  for (int h = 0; h < 2; ++h) {
+    Value total = quadReduce(l[h], /*max=*/false);
+    // A row with every key masked has l = 0 and output 0.
+    Value pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, total,
+                                      k.cF32(0));
+    inv[h] = arith::SelectOp::create(
+        b, loc, pos, arith::DivFOp::create(b, loc, k.cF32(1), total),
+        k.cF32(0));
+  }
+  Value outPtr = llvmPointer(k, out, 1, /*fromGeneric=*/true);
+  Value planeRow = k.mulC(k.add(k.mulC(batch, p.heads), head), p.sq);
+  auto vec2 = VectorType::get({2}, p.outType);
+  const unsigned bytes = 2 * p.outType.getIntOrFloatBitWidth() / 8;
+  for (int64_t i = 0; i < p.dv / 2; i += 2) {
+    const int h = (i / 2) % 2;
+    OpBuilder::InsertionGuard g(b);
+    auto inRows = scf::IfOp::create(b, loc, k.ultC(rows[h], p.sq),
+                                    /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&inRows.getThenRegion().front());
+    Value v = LLVM::UndefOp::create(b, loc, vec2);
+    for (int64_t e = 0; e < 2; ++e) {
+      Value x = k.fmul(LLVM::ExtractValueOp::create(b, loc, o, i + e), inv[h]);
+      if (!p.outType.isF32())
+        x = arith::TruncFOp::create(b, loc, p.outType, x);
+      v = LLVM::InsertElementOp::create(b, loc, v, x, k.cI32(e));
+    }
+    Value col = k.addC(colLane, 8 * (i / 4));
+    Value lin = k.add(k.mulC(k.add(planeRow, rows[h]), p.dv), col);
+    Value ptr = LLVM::GEPOp::create(b, loc, outPtr.getType(), p.outType,
+                                    outPtr, ArrayRef<LLVM::GEPArg>{k.toI64(lin)});
+    LLVM::StoreOp::create(b, loc, v, ptr, bytes);
+  }
+}
+
+void KernelGen::buildConsumer(Value wg) {
+  NVVM::SetMaxRegisterOp::create(b, loc, c.consumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  Value t = k.remC(tid, kWarpgroupThreads);
+  Value warp = k.divC(t, 32), lane = k.remC(t, 32);
+  Value rows[2];
+  rows[0] = k.add(k.add(m0, k.mulC(wg, kWgmmaM)),
+                  k.add(k.mulC(warp, 16), k.divC(lane, 4)));
+  rows[1] = k.addC(rows[0], 8);
+  Value colLane = k.mulC(k.remC(lane, 4), 2);
+  Value rowMin = k.add(m0, k.mulC(wg, kWgmmaM));
+  mbarrierWait(k, ptrAtC(sm.qFull()), k.cI32(0));
+
+  SmallVector<Value> init = {LLVM::ZeroOp::create(b, loc, accType(p.dv)),
+                             negInf(), negInf(), k.cF32(0), k.cF32(0)};
+  auto loop = scf::ForOp::create(b, loc, k.cIdx(0), numKeyTiles(), k.cIdx(1),
+                                 init);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    auto iter = loop.getRegionIterArgs();
+    Value o = iter[0];
+    Value m[2] = {iter[1], iter[2]}, l[2] = {iter[3], iter[4]};
+    StageUse use = stageUse(j);
+    Value stageAddr = arith::AddIOp::create(
+        b, loc, smemAddr, k.toI64(k.mulC(use.stage, sm.stageStride)));
+    mbarrierWait(k, barrier(sm.kFull(), use.stage), use.parity);
+    Value acc = buildScores(wg, stageAddr);
+    SmallVector<Value> s;
+    for (int64_t i = 0; i < c.bn / 2; ++i)
+      s.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+    SmallVector<Value> pRegs;
+    buildSoftmax(s, j, rowMin, rows, colLane, m, l, o, pRegs);
+    mbarrierWait(k, barrier(sm.vFull(), use.stage), use.parity);
+    o = buildPV(o, pRegs, stageAddr);
+    // Every wgmma reading the stage completed: lane 0 of each warp
+    // releases it to the producer.
+    auto leader = scf::IfOp::create(b, loc, k.eqC(lane, 0),
+                                    /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&leader.getThenRegion().front());
+      mbarrierArrive(k, barrier(sm.empty(), use.stage));
+    }
+    scf::YieldOp::create(b, loc, ValueRange{o, m[0], m[1], l[0], l[1]});
+  }
+  Value l[2] = {loop.getResult(3), loop.getResult(4)};
+  buildStores(loop.getResult(0), l, rows, colLane);
+}
+
+} // namespace
+
+void attention::buildAttentionKernel(func::FuncOp func,
+                                     const AttentionPlan &plan,
+                                     SymbolTable &symbols) {
+  Block &entry = func.getBody().front();
+  func.getBody().getBlocks().erase(std::next(func.getBody().begin()),
+                                   func.getBody().end());
+  while (!entry.empty())
+    entry.back().erase();
+  OpBuilder b = OpBuilder::atBlockEnd(&entry);
+  KernelIR k(b, func.getLoc());
+  KernelGen(k, plan).buildHostAndKernel(func, symbols);
+}

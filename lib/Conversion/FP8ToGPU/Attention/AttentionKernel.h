@@ -1,0 +1,26 @@
+//===- AttentionKernel.h - The fused attention kernel generator -*- C++ -*-===//
+//
+// Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_LIB_CONVERSION_FP8TOGPU_ATTENTION_ATTENTIONKERNEL_H
+#define FP8_LIB_CONVERSION_FP8TOGPU_ATTENTION_ATTENTIONKERNEL_H
+
+#include "AttentionPlan.h"
+
+namespace mlir {
+class SymbolTable;
+} // namespace mlir
+
+namespace mlir::fp8::attention {
+
+/// Replaces the body of `func` (q, k, v, [mask], out) with a
+/// gpu.launch_func of the fused kernel `plan` describes, a gpu.func in a new
+/// gpu.module inserted after `func` into `symbols`.
+void buildAttentionKernel(func::FuncOp func, const AttentionPlan &plan,
+                          SymbolTable &symbols);
+
+} // namespace mlir::fp8::attention
+
+#endif // FP8_LIB_CONVERSION_FP8TOGPU_ATTENTION_ATTENTIONKERNEL_H

@@ -1,0 +1,154 @@
+//===- AttentionPlan.cpp - What a fused attention kernel computes ---------===//
+//
+// Part of fp8-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionPlan.h"
+
+#include "fp8/Conversion/Passes.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::attention;
+
+int64_t AttentionProblem::elementBytes() const {
+  return elementType.getIntOrFloatBitWidth() / 8;
+}
+
+namespace {
+
+/// A static, contiguous memref of rank 4, or null.
+MemRefType rank4(Type t) {
+  auto m = dyn_cast<MemRefType>(t);
+  if (!m || m.getRank() != 4 || !m.hasStaticShape() ||
+      !m.getLayout().isIdentity())
+    return {};
+  return m;
+}
+
+} // namespace
+
+FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
+                                                        std::string &why) {
+  auto info = func->getAttrOfType<DictionaryAttr>(kAttentionAttrName);
+  auto scale = info ? info.getAs<FloatAttr>("scale") : FloatAttr();
+  auto causal = info ? info.getAs<BoolAttr>("causal") : BoolAttr();
+  auto hasMask = info ? info.getAs<BoolAttr>("has_mask") : BoolAttr();
+  if (!scale || !causal || !hasMask) {
+    why = "the fp8.attention description lacks scale, causal or has_mask";
+    return failure();
+  }
+  AttentionProblem p;
+  p.scale = scale.getValueAsDouble();
+  p.causal = causal.getValue();
+  p.hasMask = hasMask.getValue();
+  TypeRange args = func.getArgumentTypes();
+  const unsigned expected = p.hasMask ? 5 : 4;
+  if (args.size() != expected || func.getNumResults() != 0) {
+    why = llvm::formatv("expected {0} memref arguments and no result",
+                        expected);
+    return failure();
+  }
+  MemRefType q = rank4(args[0]), k = rank4(args[1]), v = rank4(args[2]),
+             out = rank4(args.back());
+  MemRefType mask = p.hasMask ? rank4(args[3]) : MemRefType();
+  if (!q || !k || !v || !out || (p.hasMask && !mask)) {
+    why = "every operand must be a static, contiguous rank-4 memref";
+    return failure();
+  }
+  p.elementType = q.getElementType();
+  p.outType = out.getElementType();
+  if (!(p.elementType.isBF16() || p.elementType.isF16()) ||
+      k.getElementType() != p.elementType ||
+      v.getElementType() != p.elementType) {
+    why = "q, k and v must share a bf16 or f16 element type";
+    return failure();
+  }
+  if (!(p.outType.isBF16() || p.outType.isF16() || p.outType.isF32())) {
+    why = "the result must be bf16, f16 or f32";
+    return failure();
+  }
+  p.batch = q.getDimSize(0);
+  p.heads = q.getDimSize(1);
+  p.sq = q.getDimSize(2);
+  p.d = q.getDimSize(3);
+  p.kvHeads = k.getDimSize(1);
+  p.skv = k.getDimSize(2);
+  p.dv = v.getDimSize(3);
+  if (k.getDimSize(0) != p.batch || v.getDimSize(0) != p.batch ||
+      v.getDimSize(1) != p.kvHeads || v.getDimSize(2) != p.skv ||
+      k.getDimSize(3) != p.d || out.getShape() !=
+          ArrayRef<int64_t>{p.batch, p.heads, p.sq, p.dv}) {
+    why = "q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] and out "
+          "[B, Hq, Sq, Dv] do not agree";
+    return failure();
+  }
+  if (p.kvHeads <= 0 || p.heads % p.kvHeads != 0) {
+    why = "the query heads are not a multiple of the key/value heads";
+    return failure();
+  }
+  if ((p.d != 64 && p.d != 128) || p.dv != p.d) {
+    why = llvm::formatv("head dim {0} (value {1}): the kernel serves 64 and "
+                        "128, equal for keys and values",
+                        p.d, p.dv);
+    return failure();
+  }
+  if (p.sq <= 0 || p.skv <= 0) {
+    why = "empty sequence";
+    return failure();
+  }
+  if (p.hasMask) {
+    p.maskType = mask.getElementType();
+    if (!isa<FloatType>(p.maskType) || p.maskType.getIntOrFloatBitWidth() < 16) {
+      why = "the mask must be a float tensor";
+      return failure();
+    }
+    const int64_t full[4] = {p.batch, p.heads, p.sq, p.skv};
+    int64_t stride = 1;
+    for (int i = 3; i >= 0; --i) {
+      int64_t dim = mask.getDimSize(i);
+      if (dim != full[i] && dim != 1) {
+        why = "the mask does not broadcast to [B, Hq, Sq, Skv]";
+        return failure();
+      }
+      p.maskStrides[i] = dim == 1 ? 0 : stride;
+      stride *= dim;
+    }
+  }
+  return p;
+}
+
+AttentionConfig attention::chooseAttentionConfig(const AttentionProblem &p) {
+  AttentionConfig c;
+  c.bm = 128;
+  c.bn = 128;
+  // Q (bm x D) + stages x (K + V tiles, bn x D each) within 227 KB.
+  c.stages = p.d == 64 ? 4 : 2;
+  return c;
+}
+
+FailureOr<AttentionPlan> attention::planAttention(func::FuncOp func,
+                                                  std::string &why) {
+  FailureOr<AttentionProblem> problem = analyzeAttention(func, why);
+  if (failed(problem))
+    return failure();
+  return AttentionPlan{*problem, chooseAttentionConfig(*problem)};
+}
+
+std::string attention::describeAttentionPlan(const AttentionPlan &plan) {
+  const AttentionProblem &p = plan.problem;
+  const AttentionConfig &c = plan.config;
+  return llvm::formatv(
+      "fused attention kernel: {0} heads ({1} kv heads), {2} x {3} keys, head "
+      "dim {4}{5}{6}; {7} x {8} tiles, {9} stages, {10} consumer warpgroups + "
+      "a TMA producer",
+      p.heads, p.kvHeads, p.sq, p.skv, p.d, p.causal ? ", causal" : "",
+      p.hasMask ? ", additive mask" : "", c.bm, c.bn, c.stages,
+      c.consumerWarpgroups);
+}

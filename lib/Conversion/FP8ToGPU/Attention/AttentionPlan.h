@@ -1,0 +1,80 @@
+//===- AttentionPlan.h - What a fused attention kernel computes -*- C++ -*-===//
+//
+// Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
+//
+// An AttentionPlan is what the fused attention generator reads: the problem
+// (shapes, types, scale, causal, mask: what the outlined `fp8.attention`
+// function computes) and the configuration (tile sizes, stages, warpgroups,
+// registers: how the kernel computes it). `chooseAttentionConfig` is the
+// only heuristic.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_LIB_CONVERSION_FP8TOGPU_ATTENTION_ATTENTIONPLAN_H
+#define FP8_LIB_CONVERSION_FP8TOGPU_ATTENTION_ATTENTIONPLAN_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+
+namespace mlir::fp8::attention {
+
+/// Rows of one wgmma (a consumer warpgroup's query rows).
+constexpr int64_t kWgmmaM = 64;
+constexpr int64_t kWarpgroupThreads = 128;
+/// Bytes of one 128B-swizzled shared-memory row (a TMA box's inner extent).
+constexpr int64_t kSwizzleBytes = 128;
+
+/// What the function computes. q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B,
+/// Hkv, Skv, Dv], out [B, Hq, Sq, Dv], all contiguous; query head h reads
+/// kv head h / (Hq / Hkv).
+struct AttentionProblem {
+  Type elementType, outType, maskType;
+  int64_t batch = 1, heads = 1, kvHeads = 1, sq = 0, skv = 0, d = 0, dv = 0;
+  /// Applied to the scores (the op's `scale`).
+  double scale = 1.0;
+  /// Keys j > i + (Skv - Sq) are masked.
+  bool causal = false;
+  /// An additive mask of shape [B|1, H|1, Sq|1, Skv|1] (dims of 1
+  /// broadcast): element strides per dim (0 where broadcast).
+  bool hasMask = false;
+  int64_t maskStrides[4] = {0, 0, 0, 0};
+
+  int64_t groups() const { return heads / kvHeads; }
+  int64_t elementBytes() const;
+};
+
+/// How the kernel computes it.
+struct AttentionConfig {
+  /// Query rows per CTA (64 per consumer warpgroup) and keys per K/V tile.
+  int64_t bm = 128, bn = 128;
+  /// K/V stages (each holds one K and one V tile).
+  int64_t stages = 2;
+  int64_t consumerWarpgroups = 2;
+  /// setmaxnreg of the producer and the consumers.
+  int64_t producerRegisters = 40, consumerRegisters = 232;
+
+  int64_t threads() const {
+    return (consumerWarpgroups + 1) * kWarpgroupThreads;
+  }
+};
+
+struct AttentionPlan {
+  AttentionProblem problem;
+  AttentionConfig config;
+};
+
+/// Checks the function (the fp8-outline-attention contract) against what the
+/// generator serves; `why` says what did not fit.
+FailureOr<AttentionProblem> analyzeAttention(func::FuncOp func,
+                                             std::string &why);
+
+AttentionConfig chooseAttentionConfig(const AttentionProblem &problem);
+
+FailureOr<AttentionPlan> planAttention(func::FuncOp func, std::string &why);
+
+std::string describeAttentionPlan(const AttentionPlan &plan);
+
+} // namespace mlir::fp8::attention
+
+#endif // FP8_LIB_CONVERSION_FP8TOGPU_ATTENTION_ATTENTIONPLAN_H

@@ -1,0 +1,399 @@
+//===- attention_test.cpp - Fused attention kernels vs a CPU reference ----===//
+//
+// Part of fp8-opt. Linked with attention.o (test/GPU/attention.mlir lowered
+// through convert-fp8-attention-to-gpu and gpu-lower-to-nvvm-pipeline: host
+// code + sm_90a cubins) and libfp8rt_cuda.a. Every case runs on managed
+// memory from mgpuMemAlloc and is compared with a CPU reference of the
+// `fp8.attention` definition: scores scale * q.k in double, rounded to f32
+// and the mask added in f32 (as the exporters' graphs do), causal keys
+// j > i + Skv - Sq masked, softmax in double, a row without a key 0.
+//
+//   attention_test            on a GPU (scripts/gpu-check suite `attention`)
+//   attention_test --no-run   only prints what it would run (no driver)
+//   attention_test NAME...    only the cases whose name contains a NAME
+//
+// Prints one "PASS|FAIL <case> <detail>" line per case (relative L2 error,
+// max abs error over the checked rows) and, for perf_* cases, the kernel's
+// time (CUDA events on the run's stream, median of 30 calls) and TFLOP/s
+// over the unmasked score pairs (4 FLOPs per pair and head dim element).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8rt/fp8rt_cuda.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+template <int N> struct MemRef {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[N];
+  int64_t strides[N];
+};
+using Desc = MemRef<4>;
+
+int failures = 0;
+
+void report(bool ok, const std::string &name, const std::string &detail) {
+  std::printf("%s %s %s\n", ok ? "PASS" : "FAIL", name.c_str(),
+              detail.c_str());
+  std::fflush(stdout);
+  if (!ok)
+    ++failures;
+}
+
+enum class Ty { F32, F16, BF16 };
+size_t bytesOf(Ty t) { return t == Ty::F32 ? 4 : 2; }
+
+float halfToFloat(uint16_t h) {
+  int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float v;
+  if (exp == 0)
+    v = std::ldexp(static_cast<float>(mant), -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
+  return sign ? -v : v;
+}
+float bf16ToFloat(uint16_t h) {
+  uint32_t b = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+uint16_t floatToBF16(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+/// Round to nearest even half (values well inside the normal range).
+uint16_t floatToHalf(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  uint32_t sign = (b >> 16) & 0x8000;
+  int exp = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = b & 0x7fffff;
+  if (exp <= 0)
+    return static_cast<uint16_t>(sign); // flush (not produced by the tests)
+  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+    ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+
+struct Buf {
+  Ty ty;
+  std::vector<int64_t> shape;
+  void *ptr = nullptr;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  size_t bytes() const { return numel() * bytesOf(ty); }
+  float get(int64_t i) const {
+    switch (ty) {
+    case Ty::F32:
+      return static_cast<float *>(ptr)[i];
+    case Ty::F16:
+      return halfToFloat(static_cast<uint16_t *>(ptr)[i]);
+    case Ty::BF16:
+      return bf16ToFloat(static_cast<uint16_t *>(ptr)[i]);
+    }
+    return NAN;
+  }
+  void set(int64_t i, float v) {
+    switch (ty) {
+    case Ty::F32:
+      static_cast<float *>(ptr)[i] = v;
+      return;
+    case Ty::F16:
+      static_cast<uint16_t *>(ptr)[i] = floatToHalf(v);
+      return;
+    case Ty::BF16:
+      static_cast<uint16_t *>(ptr)[i] = floatToBF16(v);
+      return;
+    }
+  }
+  Desc desc() const {
+    Desc d;
+    d.allocated = d.aligned = ptr;
+    d.offset = 0;
+    int64_t stride = 1;
+    for (int i = 3; i >= 0; --i) {
+      d.sizes[i] = shape[i];
+      d.strides[i] = stride;
+      stride *= shape[i];
+    }
+    return d;
+  }
+};
+
+bool alloc(Buf &b) {
+  b.ptr = mgpuMemAlloc(b.bytes(), nullptr, 1);
+  return b.ptr != nullptr;
+}
+
+std::mt19937 rng(4321);
+
+enum class MaskKind {
+  None,
+  /// [1, 1, Sq, Skv]: 0, -inf, a few finite negatives; one row all -inf
+  /// (output 0) and one row all the f32 lowest (a finite row: uniform).
+  Mixed,
+  /// [B, 1, Sq, Skv]: batch b's last 8 b keys padded with the f32 lowest.
+  Padding,
+};
+
+struct Case {
+  std::string name;
+  int64_t batch, heads, kvHeads, sq, skv, d;
+  bool causal;
+  MaskKind mask;
+  Ty elem, out;
+  int64_t sampleRows = 0; // 0: every row
+  int timedRuns = 0;
+};
+
+using RunFn = void (*)(Desc *, Desc *, Desc *, Desc *, Desc *);
+
+void fillMask(const Case &c, Buf &m) {
+  const float lowest = std::numeric_limits<float>::lowest();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::uniform_int_distribution<int> pick(0, 9);
+  for (int64_t bb = 0; bb < m.shape[0]; ++bb)
+    for (int64_t i = 0; i < c.sq; ++i)
+      for (int64_t j = 0; j < c.skv; ++j) {
+        float v = 0;
+        if (c.mask == MaskKind::Mixed) {
+          int r = pick(rng);
+          v = r == 0 ? -inf : r == 1 ? -1.5f : 0.0f;
+          if (i == 3)
+            v = -inf;
+          if (i == 5)
+            v = lowest;
+        } else if (j >= c.skv - 8 * bb) {
+          v = lowest;
+        }
+        m.set((bb * c.sq + i) * c.skv + j, v);
+      }
+}
+
+void check(const Case &c, RunFn run) {
+  Buf q{c.elem, {c.batch, c.heads, c.sq, c.d}};
+  Buf k{c.elem, {c.batch, c.kvHeads, c.skv, c.d}};
+  Buf v{c.elem, {c.batch, c.kvHeads, c.skv, c.d}};
+  Buf out{c.out, {c.batch, c.heads, c.sq, c.d}};
+  Buf mask{Ty::F32,
+           {c.mask == MaskKind::Padding ? c.batch : 1, 1, c.sq, c.skv}};
+  const bool hasMask = c.mask != MaskKind::None;
+  if (!alloc(q) || !alloc(k) || !alloc(v) || !alloc(out) ||
+      (hasMask && !alloc(mask))) {
+    report(false, c.name, std::string("mgpuMemAlloc: ") +
+                              fp8rt_cuda_last_error());
+    return;
+  }
+  std::uniform_real_distribution<float> qk(-2.0f, 2.0f), vv(-1.0f, 1.0f);
+  for (int64_t i = 0; i < q.numel(); ++i)
+    q.set(i, qk(rng));
+  for (int64_t i = 0; i < k.numel(); ++i)
+    k.set(i, qk(rng));
+  for (int64_t i = 0; i < v.numel(); ++i)
+    v.set(i, vv(rng));
+  if (hasMask)
+    fillMask(c, mask);
+  std::memset(out.ptr, 0xFF, out.bytes()); // NaN: unwritten outputs fail
+
+  Desc dq = q.desc(), dk = k.desc(), dv = v.desc(), dm = mask.desc(),
+       dout = out.desc();
+  auto call = [&] { run(&dq, &dk, &dv, hasMask ? &dm : nullptr, &dout); };
+  fp8rt_cuda_clear_error();
+  call();
+  if (fp8rt_cuda_synchronize() != 0) {
+    report(false, c.name, std::string("launch: ") + fp8rt_cuda_last_error());
+    return;
+  }
+  std::string timing;
+  if (c.timedRuns) {
+    std::vector<double> ms;
+    for (int i = 0; i <= c.timedRuns; ++i) {
+      fp8rt_cuda_run_begin(0);
+      call();
+      fp8rt_cuda_run_end(nullptr);
+      if (i > 0)
+        ms.push_back(fp8rt_cuda_last_run_ms());
+    }
+    std::sort(ms.begin(), ms.end());
+    double med = ms[ms.size() / 2];
+    double pairs = 0;
+    for (int64_t i = 0; i < c.sq; ++i)
+      pairs += c.causal ? std::clamp<int64_t>(i + c.skv - c.sq + 1, 0, c.skv)
+                        : c.skv;
+    double flops = 4.0 * c.batch * c.heads * pairs * c.d;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  " time %.3f ms (%.1f TFLOP/s, CUDA events, median of %d)",
+                  med, flops / (med * 1e-3) / 1e12, c.timedRuns);
+    timing = buf;
+  }
+
+  // Reference rows.
+  std::vector<int64_t> rows;
+  const int64_t total = c.batch * c.heads * c.sq;
+  if (c.sampleRows) {
+    std::uniform_int_distribution<int64_t> d(0, total - 1);
+    for (int64_t i = 0; i < c.sampleRows; ++i)
+      rows.push_back(d(rng));
+  } else {
+    for (int64_t i = 0; i < total; ++i)
+      rows.push_back(i);
+  }
+  const double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
+  const int64_t g = c.heads / c.kvHeads;
+  double errSq = 0, refSq = 0, maxErr = 0;
+  int64_t nan = 0;
+  std::vector<double> s(c.skv), o(c.d);
+  for (int64_t r : rows) {
+    int64_t bb = r / (c.heads * c.sq), h = (r / c.sq) % c.heads, i = r % c.sq;
+    int64_t kvPlane = bb * c.kvHeads + h / g;
+    double mx = -INFINITY;
+    for (int64_t j = 0; j < c.skv; ++j) {
+      double dot = 0;
+      for (int64_t e = 0; e < c.d; ++e)
+        dot += static_cast<double>(q.get(((bb * c.heads + h) * c.sq + i) * c.d + e)) *
+               k.get((kvPlane * c.skv + j) * c.d + e);
+      float x = static_cast<float>(dot * scale);
+      if (hasMask) {
+        int64_t mb = c.mask == MaskKind::Padding ? bb : 0;
+        x += mask.get((mb * c.sq + i) * c.skv + j);
+      }
+      if (c.causal && j > i + c.skv - c.sq)
+        x = -INFINITY;
+      s[j] = x;
+      mx = std::max(mx, s[j]);
+    }
+    std::fill(o.begin(), o.end(), 0.0);
+    if (mx != -INFINITY) {
+      double sum = 0;
+      for (int64_t j = 0; j < c.skv; ++j)
+        sum += s[j] = std::exp(s[j] - mx);
+      for (int64_t j = 0; j < c.skv; ++j)
+        for (int64_t e = 0; e < c.d; ++e)
+          o[e] += s[j] / sum * v.get((kvPlane * c.skv + j) * c.d + e);
+    }
+    for (int64_t e = 0; e < c.d; ++e) {
+      double got = out.get(r * c.d + e);
+      if (std::isnan(got)) {
+        ++nan;
+        continue;
+      }
+      double err = std::fabs(got - o[e]);
+      errSq += err * err;
+      refSq += o[e] * o[e];
+      maxErr = std::max(maxErr, err);
+    }
+  }
+  double relL2 = std::sqrt(errSq / std::max(refSq, 1e-300));
+  // P is rounded to the operand type before P.V, the output to its type.
+  const double tol = 1e-2;
+  bool ok = nan == 0 && relL2 <= tol && maxErr <= 0.05;
+  char buf[300];
+  std::snprintf(buf, sizeof buf,
+                "B=%lld Hq=%lld Hkv=%lld Sq=%lld Skv=%lld D=%lld%s%s rel_l2=%.3e "
+                "(tol %.0e) max_abs=%.3e nan=%lld rows=%zu",
+                (long long)c.batch, (long long)c.heads, (long long)c.kvHeads,
+                (long long)c.sq, (long long)c.skv, (long long)c.d,
+                c.causal ? " causal" : "", hasMask ? " mask" : "", relL2, tol,
+                maxErr, (long long)nan, rows.size());
+  report(ok, c.name, buf + timing);
+  for (Buf *x : {&q, &k, &v, &out})
+    mgpuMemFree(x->ptr, nullptr);
+  if (hasMask)
+    mgpuMemFree(mask.ptr, nullptr);
+}
+
+} // namespace
+
+// Host functions of attention.mlir (llvm.emit_c_interface).
+#define DECL4(NAME)                                                            \
+  extern "C" void _mlir_ciface_run_##NAME(Desc *, Desc *, Desc *, Desc *);     \
+  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *, Desc *o) {         \
+    _mlir_ciface_run_##NAME(q, k, v, o);                                       \
+  }
+#define DECL5(NAME)                                                            \
+  extern "C" void _mlir_ciface_run_##NAME(Desc *, Desc *, Desc *, Desc *,      \
+                                          Desc *);                             \
+  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *m, Desc *o) {        \
+    _mlir_ciface_run_##NAME(q, k, v, m, o);                                    \
+  }
+DECL4(causal_gqa)
+DECL4(partial_d64_f32)
+DECL5(mask_f16)
+DECL4(causal_cache)
+DECL5(causal_mask_rows)
+DECL4(perf_causal_8k)
+DECL4(perf_full_4k)
+
+int main(int argc, char **argv) {
+  bool noRun = argc > 1 && std::string(argv[1]) == "--no-run";
+  std::vector<std::string> only;
+  for (int i = noRun ? 2 : 1; i < argc; ++i)
+    only.push_back(argv[i]);
+  // Keep in sync with attention.mlir.
+  struct Entry {
+    Case c;
+    RunFn fn;
+  };
+  std::vector<Entry> all = {
+      {{"causal_gqa", 1, 4, 2, 256, 256, 128, true, MaskKind::None, Ty::BF16,
+        Ty::BF16},
+       run_causal_gqa},
+      {{"partial_d64_f32", 2, 2, 2, 200, 333, 64, false, MaskKind::None,
+        Ty::BF16, Ty::F32},
+       run_partial_d64_f32},
+      {{"mask_f16", 1, 2, 2, 130, 257, 128, false, MaskKind::Mixed, Ty::F16,
+        Ty::BF16},
+       run_mask_f16},
+      {{"causal_cache", 1, 2, 1, 100, 300, 128, true, MaskKind::None, Ty::BF16,
+        Ty::BF16},
+       run_causal_cache},
+      {{"causal_mask_rows", 2, 2, 2, 96, 96, 64, true, MaskKind::Padding,
+        Ty::BF16, Ty::F32},
+       run_causal_mask_rows},
+      {{"perf_causal_8k", 1, 32, 8, 8192, 8192, 128, true, MaskKind::None,
+        Ty::BF16, Ty::BF16, 96, 30},
+       run_perf_causal_8k},
+      {{"perf_full_4k", 1, 32, 32, 4096, 4096, 128, false, MaskKind::None,
+        Ty::BF16, Ty::BF16, 96, 30},
+       run_perf_full_4k},
+  };
+  for (const Entry &e : all) {
+    if (!only.empty() &&
+        std::none_of(only.begin(), only.end(), [&](const std::string &o) {
+          return e.c.name.find(o) != std::string::npos;
+        }))
+      continue;
+    if (noRun) {
+      std::printf("would run %s\n", e.c.name.c_str());
+      continue;
+    }
+    check(e.c, e.fn);
+  }
+  if (!noRun)
+    std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+  return failures ? 1 : 0;
+}
