@@ -225,11 +225,17 @@ def ConvertFP8AttentionToGPU : Pass<"convert-fp8-attention-to-gpu",
   let options = [
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark per function saying which kernel it got">,
+    Option<"intraWarpgroupOverlap", "intra-warpgroup-overlap", "bool", "false",
+           "FlashAttention-3's intra-warpgroup pipelining: key block j's "
+           "Q K^T and block j - 1's P V in flight together, block j's "
+           "softmax under the latter (experimental: correct, but slower than "
+           "one key block at a time on the H200 today, docs/GPU.md)">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect"
   ];
 }
 

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -43,8 +44,10 @@ struct ConvertFP8AttentionToGPUPass
     SymbolTable symbols(module);
     for (func::FuncOp func : funcs) {
       std::string why;
+      attention::AttentionOptions options;
+      options.overlap = intraWarpgroupOverlap;
       FailureOr<attention::AttentionPlan> plan =
-          attention::planAttention(func, why);
+          attention::planAttention(func, options, why);
       // Served or not, the function is an ordinary one from here on.
       func->removeAttr(kAttentionAttrName);
       if (failed(plan)) {

@@ -30,6 +30,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -124,13 +125,20 @@ private:
   }
 
   // Consumer pieces.
-  Value buildScores(Value wg, Value stageAddr);
-  /// The online-softmax step; returns the new running max/sum and P's
-  /// registers, and rescales `o` in place.
+  /// Issues S = Q K^T (fence, k16 steps, commit); waits for it when
+  /// `wait`.
+  Value buildScores(Value wg, Value stageAddr, bool wait);
+  /// The online-softmax step: updates the running max and sum, returns the
+  /// output's rescale factors and P's registers.
   void buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
-                    Value rows[2], Value colLane, Value m[2], Value l[2], Value &o,
-                    SmallVectorImpl<Value> &pRegs);
-  Value buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr);
+                    Value rows[2], Value colLane, Value m[2], Value l[2],
+                    Value alpha[2], SmallVectorImpl<Value> &pRegs);
+  /// O * alpha (per row of the fragment).
+  Value rescale(Value o, Value alpha[2]);
+  /// O += P V (commit, then wait_group `pending`); `fence`: a wgmma
+  /// fence first.
+  Value buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr,
+                int64_t pending, bool fence = false);
   void buildStores(Value o, Value l[2], Value rows[2], Value colLane);
 
   Value exp2(Value x) {
@@ -365,7 +373,7 @@ NVVM::WGMMATypes wgmmaType(Type t) {
 /// S = Q K^T of the warpgroup's 64 rows and the stage's BN keys: k16 steps
 /// over D, both operands K-major in 128B-swizzled column blocks (a step is
 /// 32 bytes of a 128-byte row; descriptors: SBO 1024, LBO unused).
-Value KernelGen::buildScores(Value wg, Value stageAddr) {
+Value KernelGen::buildScores(Value wg, Value stageAddr, bool wait) {
   auto shape = NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, c.bn, 16);
   NVVM::WGMMATypes t = wgmmaType(p.elementType);
   const int64_t steps = p.d * p.elementBytes() / 32;
@@ -387,24 +395,27 @@ Value KernelGen::buildScores(Value wg, Value stageAddr) {
         NVVM::MMALayout::col, /*satfinite=*/nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  if (wait)
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   return acc;
 }
 
 void KernelGen::buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
-                           Value rows[2], Value colLane, Value m[2], Value l[2], Value &o,
-                           SmallVectorImpl<Value> &pRegs) {
+                             Value rows[2], Value colLane, Value m[2],
+                             Value l[2], Value alpha[2],
+                             SmallVectorImpl<Value> &pRegs) {
   const int64_t n = c.bn / 2;
-  const double log2e = 1.4426950408889634;
-  // Scores in the units the maximum is taken in: without a mask
-  // scale * log2(e) * s (exp2 of differences directly), with one the
-  // natural scale * s + mask (so that a row of the dtype's lowest values
-  // stays finite, as the reference computes it), converted by log2(e).
+  constexpr double log2e = 1.4426950408889634;
+  // Without a mask the maxima are taken on the raw scores (scale > 0) and
+  // p = exp2(s * scale * log2(e) - max * scale * log2(e)), one FFMA per
+  // score; with one, on the natural scale * s + mask (so that a row of the
+  // dtype's lowest values stays finite, as the reference computes it), and
+  // p = exp2((x - max) * log2(e)).
   const bool natural = p.hasMask;
-  const double toLog2 = natural ? log2e : 1.0;
-  Value factor = k.cF32(natural ? p.scale : p.scale * log2e);
-  for (int64_t i = 0; i < n; ++i)
-    s[i] = k.fmul(s[i], factor);
+  Value toLog2 = k.cF32(natural ? log2e : p.scale * log2e);
+  if (natural)
+    for (int64_t i = 0; i < n; ++i)
+      s[i] = k.fmul(s[i], k.cF32(p.scale));
 
   // Masks: keys past Skv, causal, the additive mask. Only key blocks that
   // can hold a masked key take the masked path.
@@ -477,43 +488,41 @@ void KernelGen::buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
   }
 
   // Row maxima (rows[h] holds registers i with (i / 2) % 2 == h) over the
-  // thread's columns, then over the quad of threads sharing the row.
-  Value base[2], alpha[2];
+  // thread's columns, then over the quad of threads sharing the row. The
+  // running max m[h] is in exp2 units (max * scale * log2(e)) without a
+  // mask, in natural units with one.
+  Value base[2], negBase[2];
   for (int h = 0; h < 2; ++h) {
     Value mx;
     for (int64_t i = 0; i < n; ++i)
       if ((i / 2) % 2 == h)
         mx = mx ? Value(arith::MaximumFOp::create(b, loc, mx, s[i])) : s[i];
     mx = quadReduce(mx, /*max=*/true);
+    if (!natural)
+      mx = k.fmul(mx, toLog2);
     Value mNew = arith::MaximumFOp::create(b, loc, m[h], mx);
     // A row masked so far has max -inf: subtract 0 (exp2(-inf) = 0).
     Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                         mNew, negInf());
     base[h] = arith::SelectOp::create(b, loc, isInf, k.cF32(0), mNew);
+    negBase[h] = arith::NegFOp::create(b, loc, base[h]);
     Value d = arith::SubFOp::create(b, loc, m[h], base[h]);
-    if (natural)
-      d = k.fmul(d, k.cF32(toLog2));
-    alpha[h] = exp2(d);
+    alpha[h] = exp2(natural ? k.fmul(d, toLog2) : d);
     m[h] = mNew;
   }
   Value sum[2] = {k.cF32(0), k.cF32(0)};
   SmallVector<Value> pv(n);
   for (int64_t i = 0; i < n; ++i) {
     const int h = (i / 2) % 2;
-    Value d = arith::SubFOp::create(b, loc, s[i], base[h]);
-    if (natural)
-      d = k.fmul(d, k.cF32(toLog2));
-    pv[i] = exp2(d);
+    Value e =
+        natural
+            ? k.fmul(arith::AddFOp::create(b, loc, s[i], negBase[h]), toLog2)
+            : Value(math::FmaOp::create(b, loc, s[i], toLog2, negBase[h]));
+    pv[i] = exp2(e);
     sum[h] = arith::AddFOp::create(b, loc, sum[h], pv[i]);
   }
   for (int h = 0; h < 2; ++h)
     l[h] = arith::AddFOp::create(b, loc, k.fmul(l[h], alpha[h]), sum[h]);
-  // Rescale the output accumulator (same fragment geometry, Dv columns).
-  for (int64_t i = 0; i < p.dv / 2; ++i) {
-    Value x = LLVM::ExtractValueOp::create(b, loc, o, i);
-    o = LLVM::InsertValueOp::create(b, loc, o, k.fmul(x, alpha[(i / 2) % 2]),
-                                    i);
-  }
   // P as the A operand of k16 chunks: chunk ch holds registers 8 ch ..
   // 8 ch + 7, paired into four 32-bit registers.
   auto vec2 = VectorType::get({2}, p.elementType);
@@ -527,10 +536,20 @@ void KernelGen::buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
   }
 }
 
+Value KernelGen::rescale(Value o, Value alpha[2]) {
+  for (int64_t i = 0; i < p.dv / 2; ++i) {
+    Value x = LLVM::ExtractValueOp::create(b, loc, o, i);
+    o = LLVM::InsertValueOp::create(b, loc, o, k.fmul(x, alpha[(i / 2) % 2]),
+                                    i);
+  }
+  return o;
+}
+
 /// O += P V: per k16 chunk of the BN keys, a register-A wgmma (inline PTX)
 /// with V's 16 rows MN-major from shared memory (128B swizzle: LBO = the
 /// next 64 columns' block, SBO = the next 8 rows).
-Value KernelGen::buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr) {
+Value KernelGen::buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr,
+                         int64_t pending, bool fence) {
   const int64_t nAcc = p.dv / 2;
   const char *type = p.elementType.isBF16() ? "bf16" : "f16";
   // Operands: $0..$(n-1) the accumulators (tied to the inputs after the
@@ -553,7 +572,8 @@ Value KernelGen::buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr) {
   for (int64_t i = 0; i < nAcc; ++i)
     constraints += "," + std::to_string(i);
   Value accumulate = k.cI32(1);
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  if (fence)
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t ch = 0; ch < c.bn / 16; ++ch) {
     Value desc = buildMatrixDescriptor(k, stageAddr,
                                        sm.vOffset + ch * 16 * kSwizzleBytes,
@@ -574,7 +594,7 @@ Value KernelGen::buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr) {
             .getResult(0);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
   return o;
 }
 
@@ -627,42 +647,128 @@ void KernelGen::buildConsumer(Value wg) {
   Value rowMin = k.add(m0, k.mulC(wg, kWgmmaM));
   mbarrierWait(k, ptrAtC(sm.qFull()), k.cI32(0));
 
-  SmallVector<Value> init = {LLVM::ZeroOp::create(b, loc, accType(p.dv)),
-                             negInf(), negInf(), k.cF32(0), k.cF32(0)};
-  auto loop = scf::ForOp::create(b, loc, k.cIdx(0), numKeyTiles(), k.cIdx(1),
-                                 init);
-  {
+  auto stageAddrOf = [&](Value stage) {
+    return arith::AddIOp::create(
+        b, loc, smemAddr, k.toI64(k.mulC(stage, sm.stageStride)));
+  };
+  // Lane 0 of each warp hands a stage back once every wgmma reading it
+  // completed.
+  auto release = [&](Value stage) {
+    auto leader = scf::IfOp::create(b, loc, k.eqC(lane, 0),
+                                    /*withElseRegion=*/false);
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
-    auto iter = loop.getRegionIterArgs();
-    Value o = iter[0];
-    Value m[2] = {iter[1], iter[2]}, l[2] = {iter[3], iter[4]};
-    StageUse use = stageUse(j);
-    Value stageAddr = arith::AddIOp::create(
-        b, loc, smemAddr, k.toI64(k.mulC(use.stage, sm.stageStride)));
-    mbarrierWait(k, barrier(sm.kFull(), use.stage), use.parity);
-    Value acc = buildScores(wg, stageAddr);
+    b.setInsertionPointToStart(&leader.getThenRegion().front());
+    mbarrierArrive(k, barrier(sm.empty(), stage));
+  };
+  auto scores = [&](Value acc) {
     SmallVector<Value> s;
     for (int64_t i = 0; i < c.bn / 2; ++i)
       s.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
-    SmallVector<Value> pRegs;
-    buildSoftmax(s, j, rowMin, rows, colLane, m, l, o, pRegs);
-    mbarrierWait(k, barrier(sm.vFull(), use.stage), use.parity);
-    o = buildPV(o, pRegs, stageAddr);
-    // Every wgmma reading the stage completed: lane 0 of each warp
-    // releases it to the producer.
-    auto leader = scf::IfOp::create(b, loc, k.eqC(lane, 0),
-                                    /*withElseRegion=*/false);
+    return s;
+  };
+  const int64_t nP = c.bn / 4; // P's 32-bit registers
+  Value zeroO = LLVM::ZeroOp::create(b, loc, accType(p.dv));
+  Value numTiles = numKeyTiles();
+  Value o, l[2];
+
+  if (!c.overlap) {
+    // Per key block: S, softmax, rescale, P V, release.
+    SmallVector<Value> init = {zeroO, negInf(), negInf(), k.cF32(0),
+                               k.cF32(0)};
+    auto loop =
+        scf::ForOp::create(b, loc, k.cIdx(0), numTiles, k.cIdx(1), init);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value j = loop.getInductionVar();
+      auto iter = loop.getRegionIterArgs();
+      Value m[2] = {iter[1], iter[2]}, li[2] = {iter[3], iter[4]}, alpha[2];
+      StageUse use = stageUse(j);
+      Value stageAddr = stageAddrOf(use.stage);
+      mbarrierWait(k, barrier(sm.kFull(), use.stage), use.parity);
+      SmallVector<Value> s = scores(buildScores(wg, stageAddr, /*wait=*/true));
+      SmallVector<Value> pRegs;
+      buildSoftmax(s, j, rowMin, rows, colLane, m, li, alpha, pRegs);
+      Value oj = rescale(iter[0], alpha);
+      mbarrierWait(k, barrier(sm.vFull(), use.stage), use.parity);
+      NVVM::WgmmaFenceAlignedOp::create(b, loc);
+      oj = buildPV(oj, pRegs, stageAddr, /*pending=*/0);
+      release(use.stage);
+      scf::YieldOp::create(b, loc, ValueRange{oj, m[0], m[1], li[0], li[1]});
+    }
+    o = loop.getResult(0);
+    l[0] = loop.getResult(3);
+    l[1] = loop.getResult(4);
+    buildStores(o, l, rows, colLane);
+    return;
+  }
+
+  // FlashAttention-3's intra-warpgroup pipelining: block j's S = Q K_j^T
+  // and block j - 1's O += P V_{j-1} are in flight together; the softmax of
+  // S_j runs while the tensor cores finish P V_{j-1}. Block 0's softmax is
+  // the prologue, block n - 1's P V the epilogue; no block, no output
+  // (a causal row before every key).
+  auto any = scf::IfOp::create(
+      b, loc, TypeRange{zeroO.getType(), k.f32, k.f32},
+      k.ult(k.cIdx(0), numTiles), /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&any.getElseRegion().front());
+    scf::YieldOp::create(b, loc, ValueRange{zeroO, k.cF32(0), k.cF32(0)});
+    b.setInsertionPointToStart(&any.getThenRegion().front());
+    Value m[2] = {negInf(), negInf()}, li[2] = {k.cF32(0), k.cF32(0)},
+          alpha[2];
+    StageUse first = stageUse(k.cIdx(0));
+    mbarrierWait(k, barrier(sm.kFull(), first.stage), first.parity);
+    SmallVector<Value> s0 =
+        scores(buildScores(wg, stageAddrOf(first.stage), /*wait=*/true));
+    SmallVector<Value> p0;
+    buildSoftmax(s0, k.cIdx(0), rowMin, rows, colLane, m, li, alpha, p0);
+    SmallVector<Value> init = {zeroO, m[0], m[1], li[0], li[1]};
+    init.append(p0.begin(), p0.end());
+    auto loop = scf::ForOp::create(b, loc, k.cIdx(1), numTiles, k.cIdx(1),
+                                   init);
     {
       OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(&leader.getThenRegion().front());
-      mbarrierArrive(k, barrier(sm.empty(), use.stage));
+      b.setInsertionPointToStart(loop.getBody());
+      Value j = loop.getInductionVar();
+      auto iter = loop.getRegionIterArgs();
+      Value mj[2] = {iter[1], iter[2]}, lj[2] = {iter[3], iter[4]}, aj[2];
+      SmallVector<Value> pPrev(iter.begin() + 5, iter.begin() + 5 + nP);
+      StageUse use = stageUse(j);
+      StageUse prev = stageUse(k.addC(j, -1));
+      mbarrierWait(k, barrier(sm.kFull(), use.stage), use.parity);
+      Value acc = buildScores(wg, stageAddrOf(use.stage), /*wait=*/false);
+      mbarrierWait(k, barrier(sm.vFull(), prev.stage), prev.parity);
+      // A fence of its own: the O and P registers the loop carries may be
+      // copied into place after the first one.
+      Value oj = buildPV(iter[0], pPrev, stageAddrOf(prev.stage),
+                         /*pending=*/1, /*fence=*/true);
+      // S_j completed (wait_group 1 above); P V_{j-1} may still run.
+      SmallVector<Value> s = scores(acc);
+      SmallVector<Value> pj;
+      buildSoftmax(s, j, rowMin, rows, colLane, mj, lj, aj, pj);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      release(prev.stage);
+      oj = rescale(oj, aj);
+      SmallVector<Value> yields = {oj, mj[0], mj[1], lj[0], lj[1]};
+      yields.append(pj.begin(), pj.end());
+      scf::YieldOp::create(b, loc, yields);
     }
-    scf::YieldOp::create(b, loc, ValueRange{o, m[0], m[1], l[0], l[1]});
+    auto results = loop.getResults();
+    SmallVector<Value> pLast(results.begin() + 5, results.begin() + 5 + nP);
+    StageUse last = stageUse(k.addC(numTiles, -1));
+    mbarrierWait(k, barrier(sm.vFull(), last.stage), last.parity);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    Value oLast = buildPV(results[0], pLast, stageAddrOf(last.stage),
+                          /*pending=*/0);
+    release(last.stage);
+    scf::YieldOp::create(b, loc, ValueRange{oLast, results[3], results[4]});
   }
-  Value l[2] = {loop.getResult(3), loop.getResult(4)};
-  buildStores(loop.getResult(0), l, rows, colLane);
+  o = any.getResult(0);
+  l[0] = any.getResult(1);
+  l[1] = any.getResult(2);
+  buildStores(o, l, rows, colLane);
 }
 
 } // namespace

@@ -99,6 +99,11 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
                         p.d, p.dv);
     return failure();
   }
+  if (!(p.scale > 0)) {
+    why = "the kernel takes the row maxima of the raw scores: scale must be "
+          "positive";
+    return failure();
+  }
   if (p.sq <= 0 || p.skv <= 0) {
     why = "empty sequence";
     return failure();
@@ -124,8 +129,13 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
   return p;
 }
 
-AttentionConfig attention::chooseAttentionConfig(const AttentionProblem &p) {
+AttentionConfig
+attention::chooseAttentionConfig(const AttentionProblem &p,
+                                 const AttentionOptions &options) {
   AttentionConfig c;
+  // With an additive mask the overlapped loop needs more registers than
+  // the consumers have (ptxas spills the mask's addressing at head dim 128).
+  c.overlap = options.overlap && !p.hasMask;
   c.bm = 128;
   c.bn = 128;
   // Q (bm x D) + stages x (K + V tiles, bn x D each) within 227 KB.
@@ -133,12 +143,13 @@ AttentionConfig attention::chooseAttentionConfig(const AttentionProblem &p) {
   return c;
 }
 
-FailureOr<AttentionPlan> attention::planAttention(func::FuncOp func,
-                                                  std::string &why) {
+FailureOr<AttentionPlan>
+attention::planAttention(func::FuncOp func, const AttentionOptions &options,
+                         std::string &why) {
   FailureOr<AttentionProblem> problem = analyzeAttention(func, why);
   if (failed(problem))
     return failure();
-  return AttentionPlan{*problem, chooseAttentionConfig(*problem)};
+  return AttentionPlan{*problem, chooseAttentionConfig(*problem, options)};
 }
 
 std::string attention::describeAttentionPlan(const AttentionPlan &plan) {
@@ -147,8 +158,9 @@ std::string attention::describeAttentionPlan(const AttentionPlan &plan) {
   return llvm::formatv(
       "fused attention kernel: {0} heads ({1} kv heads), {2} x {3} keys, head "
       "dim {4}{5}{6}; {7} x {8} tiles, {9} stages, {10} consumer warpgroups + "
-      "a TMA producer",
+      "a TMA producer{11}",
       p.heads, p.kvHeads, p.sq, p.skv, p.d, p.causal ? ", causal" : "",
       p.hasMask ? ", additive mask" : "", c.bm, c.bn, c.stages,
-      c.consumerWarpgroups);
+      c.consumerWarpgroups,
+      c.overlap ? ", QK^T of block j under PV of block j - 1" : "");
 }

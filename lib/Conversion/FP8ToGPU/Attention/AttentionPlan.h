@@ -53,6 +53,10 @@ struct AttentionConfig {
   int64_t consumerWarpgroups = 2;
   /// setmaxnreg of the producer and the consumers.
   int64_t producerRegisters = 40, consumerRegisters = 232;
+  /// FlashAttention-3's intra-warpgroup pipelining: block j's Q K^T and
+  /// block j - 1's P V in flight together, block j's softmax under the
+  /// latter (false: one block at a time).
+  bool overlap = false;
 
   int64_t threads() const {
     return (consumerWarpgroups + 1) * kWarpgroupThreads;
@@ -69,9 +73,17 @@ struct AttentionPlan {
 FailureOr<AttentionProblem> analyzeAttention(func::FuncOp func,
                                              std::string &why);
 
-AttentionConfig chooseAttentionConfig(const AttentionProblem &problem);
+/// Options of convert-fp8-attention-to-gpu that reach the heuristic.
+struct AttentionOptions {
+  bool overlap = false;
+};
 
-FailureOr<AttentionPlan> planAttention(func::FuncOp func, std::string &why);
+AttentionConfig chooseAttentionConfig(const AttentionProblem &problem,
+                                      const AttentionOptions &options);
+
+FailureOr<AttentionPlan> planAttention(func::FuncOp func,
+                                       const AttentionOptions &options,
+                                       std::string &why);
 
 std::string describeAttentionPlan(const AttentionPlan &plan);
 
