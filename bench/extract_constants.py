@@ -1,7 +1,10 @@
-"""Saves the external-data initializers of MODEL.onnx smaller than 1 MiB
+"""Saves the external-data initializers of MODEL.onnx that are not weights
 (masks, rotary tables, norm weights) into OUT.npz, as raw bytes by name,
-for scripts/fill_external_data.py --constants: the small non-weight
-constants travel, the weights are regenerated.
+compressed, for scripts/fill_external_data.py --constants: the non-weight
+constants travel, the weights are regenerated. Kept: every initializer
+under 1 MiB, and larger ones of rank other than 2 (a long sequence's
+causal mask [1, 1, S, S]: 128 MiB of FP16 at S = 8192, a few KiB
+compressed); the rank-2 ones over 1 MiB are the weight matrices.
 
 usage: extract_constants.py MODEL.onnx OUT.npz
 """
@@ -21,10 +24,10 @@ for t in model.graph.initializer:
         continue
     info = {e.key: e.value for e in t.external_data}
     length = int(info.get("length", 0))
-    if length >= 1 << 20:
+    if length >= 1 << 20 and len(t.dims) == 2:
         continue
     with open(os.path.join(root, info["location"]), "rb") as f:
         f.seek(int(info.get("offset", 0)))
         keep[t.name] = np.frombuffer(f.read(length), np.uint8)
-np.savez(out, **keep)
+np.savez_compressed(out, **keep)
 print(f"{len(keep)} constants, {sum(v.size for v in keep.values())} bytes")

@@ -146,11 +146,13 @@ func.func private @__fp8_gemm_bf16(%a: memref<256x1024xbf16>, %sa: memref<f32>, 
 // -----
 
 // BF16, M < 128: the single-warpgroup pipeline; K = 200 (400 bytes, a
-// partial last K tile that TMA zero-fills).
+// partial last K tile that TMA zero-fills). M <= 64 with too few 128-wide
+// N tiles for the SMs: the decode configuration narrows them (16 wide, 6
+// CTAs).
 // CHECK-LABEL: func.func private @__fp8_gemm_bf16_small
 func.func private @__fp8_gemm_bf16_small(%a: memref<64x200xbf16>, %sa: memref<f32>, %b: memref<96x200xbf16>, %sb: memref<f32>, %out: memref<64x96xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n96k16 bf16, CTA tile 64x96x64, promotion every 64 K, grid 1x1x1, TMA into 4 128B-swizzled stages}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n16k16 bf16, CTA tile 64x16x64, promotion every 64 K, grid 6x1x1, TMA into 4 128B-swizzled stages}}
   return
 }
 
@@ -161,5 +163,18 @@ func.func private @__fp8_gemm_bf16_small(%a: memref<64x200xbf16>, %sa: memref<f3
 func.func private @__fp8_gemm_bf16_odd_k(%a: memref<64x100xbf16>, %sa: memref<f32>, %b: memref<96x100xbf16>, %sb: memref<f32>, %out: memref<64x96xf32>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
   // expected-remark @-2 {{fp8 gemm: keeping the reference body: bf16 rows must be 16-byte multiples (K % 8 == 0)}}
+  return
+}
+
+// -----
+
+// A decode step's projection (M = 16 tokens, Llama-3-8B's fused QKV: N =
+// 6144, K = 4096, block scales): 48 tiles of 128 columns would leave 84 of
+// 132 SMs idle; 40-wide tiles give 154 CTAs, and as many stages as fit in
+// half the shared memory (two CTAs per SM).
+// CHECK-LABEL: func.func private @__fp8_gemm_decode
+func.func private @__fp8_gemm_decode(%a: memref<16x4096xf8E4M3FN>, %sa: memref<16x32xf32>, %b: memref<6144x4096xf8E4M3FN>, %sb: memref<48x32xf32>, %out: memref<16x6144xbf16>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n40k32, CTA tile 64x40x128, promotion every 128 K, grid 154x1x1, TMA into 8 128B-swizzled stages}}
   return
 }

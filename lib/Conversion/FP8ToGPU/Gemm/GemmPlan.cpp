@@ -347,6 +347,33 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
                  : maxStages(p, c);
 }
 
+/// Products of few rows (decode steps: M <= 64 tokens) read B once and
+/// are bound by its bytes. 128-wide N tiles would leave most SMs idle
+/// (N / 128 = 32-48 CTAs at Llama-3-8B's projections on 132 SMs): narrow
+/// the tiles (multiples of 8, at least 16) until the CTAs cover the SMs,
+/// and give each as many stages as fit in half the shared memory (two CTAs
+/// per SM keep more loads in flight).
+void makeDecode(const GemmProblem &p, const GemmOptions &options,
+                GemmConfig &c) {
+  const int64_t rowTiles = p.batch * llvm::divideCeil(p.m, c.bm);
+  if (p.m > kWgmmaM || rowTiles * llvm::divideCeil(p.n, c.bn) >= options.smCount)
+    return;
+  const int64_t wanted = llvm::divideCeil(options.smCount, rowTiles);
+  const int64_t bn = std::max<int64_t>(16, p.n / wanted / 8 * 8);
+  if (bn >= c.bn)
+    return;
+  c.bn = bn;
+  const int64_t limit =
+      std::min<int64_t>(kMaxStages, llvm::divideCeil(p.k, c.bk));
+  for (int64_t s = std::max<int64_t>(c.stages, 1); s <= limit; ++s) {
+    GemmConfig t = c;
+    t.stages = s;
+    if (SmemLayout::get(t).totalBytes > kMaxSmemBytes / 2)
+      break;
+    c.stages = s;
+  }
+}
+
 } // namespace
 
 GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
@@ -376,6 +403,8 @@ GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
   }
   c.stages =
       std::clamp<int64_t>(options.stages, 1, llvm::divideCeil(p.k, c.bk));
+  if (!options.tileN)
+    makeDecode(p, options, c);
   return c;
 }
 
