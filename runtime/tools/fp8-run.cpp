@@ -356,11 +356,16 @@ Location locate(const std::string &path) {
     l.ino = st.st_ino;
     return l;
   }
-  std::string dir = ".", base = path;
-  const size_t slash = path.find_last_of('/');
+  // A folder named with a trailing slash ("out/") that does not exist yet:
+  // its name is the part before the slashes.
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/')
+    trimmed.pop_back();
+  std::string dir = ".", base = trimmed;
+  const size_t slash = trimmed.find_last_of('/');
   if (slash != std::string::npos) {
-    dir = slash ? path.substr(0, slash) : "/";
-    base = path.substr(slash + 1);
+    dir = slash ? trimmed.substr(0, slash) : "/";
+    base = trimmed.substr(slash + 1);
   }
   if (base.empty() || ::stat(dir.c_str(), &st) != 0)
     return l;
