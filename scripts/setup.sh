@@ -16,6 +16,8 @@ PKGS=(
   libgtest-dev nlohmann-json3-dev
   clang libclang-rt-14-dev
   python3 python3-minimal python3-numpy python3-onnx python3-protobuf
+  python3-matplotlib
+  python3-pip python3-setuptools python3-venv python3-wheel
 )
 
 missing=()

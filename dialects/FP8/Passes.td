@@ -190,19 +190,24 @@ def FP8InsertScales : Pass<"fp8-insert-scales", "::mlir::ModuleOp"> {
     turns them into amax histories. Constant weights keep current scaling:
     their amax never changes, and the scale folds at compile time.
 
-    The policy file (JSON) refines decisions per ONNX node name (the op's
-    location), first matching rule wins:
+    The policy file (JSON) refines decisions per ONNX node name or torch
+    module path (both from the op's location: the importer keeps the module
+    that PyTorch's exporter records, `fp8::getTorchModuleName`): `exclude`
+    globs keep what they match in high precision, then the first matching
+    `rules` entry (a regular expression) decides:
 
     ```json
-    {"rules": [
-        {"match": "lm_head|Gemm_252", "skip": true},
+    {"exclude": ["*lm_head*"],
+     "rules": [
+        {"match": "Gemm_252", "skip": true},
         {"match": "attn", "recipe": "current", "format": "e5m2"}
       ]
     }
     ```
 
-    Every decision (node, shapes, recipe, format, layouts, or why it was
-    skipped) is written to `report-file` as JSON when given.
+    Every decision (node, torch module and class, shapes, recipe, format,
+    layouts, or why it was skipped) is written to `report-file` as JSON
+    (with a `schema_version`) when given.
 
     Before:
     ```mlir
@@ -249,7 +254,8 @@ def FP8InsertScales : Pass<"fp8-insert-scales", "::mlir::ModuleOp"> {
            "Keep the first and the last linear layer (embedding-adjacent "
            "projection, LM head) in high precision">,
     Option<"policyFile", "policy-file", "std::string", "\"\"",
-           "JSON policy with per-node rules (match/skip/recipe/format)">,
+           "JSON policy: exclude globs and per-node/module rules "
+           "(match/skip/recipe/format)">,
     Option<"reportFile", "report-file", "std::string", "\"\"",
            "Write every decision as JSON to this file">,
     Option<"strict", "strict", "bool", "false",

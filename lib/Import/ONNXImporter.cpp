@@ -15,6 +15,7 @@
 
 #include "Importer.h"
 #include "ONNXProtoIO.h"
+#include "TorchMetadata.h"
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
 
@@ -1860,6 +1861,8 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, size_t index) {
                          : node.name();
   Location loc = NameLoc::get(StringAttr::get(ctx, name),
                               FileLineColLoc::get(ctx, fileName, 0, 0));
+  // The torch module that produced the node, where the exporter says.
+  loc = withTorchModuleOf(node, loc);
   NodeContext nc(*this, node, loc, name);
 
   if (!node.domain().empty() && node.domain() != "ai.onnx")

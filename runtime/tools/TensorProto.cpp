@@ -291,6 +291,14 @@ std::string dtypeName(int32_t dtype) {
     return "float8e4m3fn";
   case FP8RT_FLOAT8E5M2:
     return "float8e5m2";
+  case FP8RT_FLOAT8E8M0:
+    return "float8e8m0";
+  case FP8RT_UINT16:
+    return "uint16";
+  case FP8RT_UINT32:
+    return "uint32";
+  case FP8RT_UINT64:
+    return "uint64";
   default:
     return "dtype " + std::to_string(dtype);
   }
@@ -618,7 +626,11 @@ bool writeTensorProto(const std::string &path, const HostTensor &t,
   writeVarint(msg, (9 << 3) | 2);
   writeVarint(msg, t.bytes.size());
   msg.append(reinterpret_cast<const char *>(t.bytes.data()), t.bytes.size());
+  return writeOutputFile(path, msg, error);
+}
 
+bool writeOutputFile(const std::string &path, const std::string &msg,
+                     std::string &error) {
   std::string dest = path;
   struct stat st;
   bool exists = ::lstat(path.c_str(), &st) == 0;

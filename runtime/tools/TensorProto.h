@@ -70,6 +70,10 @@ bool readTensorProto(const std::string &path, HostTensor &out,
 /// * A directory, block device or socket is refused.
 bool writeTensorProto(const std::string &path, const HostTensor &t,
                       std::string &error);
+/// Writes `bytes` to `path` by the rules of writeTensorProto (for the other
+/// file formats fp8-run writes).
+bool writeOutputFile(const std::string &path, const std::string &bytes,
+                     std::string &error);
 
 /// Element values as doubles (for comparisons); false for dtypes without a
 /// numeric reading here (FP8 encodings: compare those bytewise).

@@ -1,10 +1,12 @@
 //===- fp8-run.cpp - Run a compiled model on ONNX test data ---------------===//
 //
 // Part of fp8-opt. Loads a model library produced by fp8-compile through
-// its C ABI (fp8rt.h), feeds it DIR/input_N.pb, and, where DIR/output_N.pb
-// exist, reports per output the max abs error, relative L2 error and cosine
-// similarity; exits 1 beyond tolerance. Needs neither MLIR nor protobuf.
-// `fp8-run --help` describes every option (kHelp below).
+// its C ABI (fp8rt.h), feeds it inputs (an ONNX test folder's input_N.pb,
+// .npy files, or seeded random data in the signature's shapes), and, where
+// reference outputs exist (output_N.pb, <name>.npy), reports per output the
+// max abs error, relative L2 error and cosine similarity; exits 1 beyond
+// tolerance. Needs neither MLIR nor protobuf. `fp8-run --help` describes
+// every option (kHelp below).
 //
 // Nothing it reads is trusted: tensor files (TensorProto.cpp), the library's
 // signature (counts, dtypes, ranks and dimensions are checked, and sizes are
@@ -15,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "CommandLine.h"
+#include "Npy.h"
+#include "RandomInputs.h"
 #include "TensorProto.h"
 
 #include "fp8/Support/VersionInfo.inc"
@@ -28,8 +32,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <dlfcn.h>
+#include <map>
 #include <memory>
+#include <set>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -43,26 +50,51 @@ namespace {
 constexpr long kMaxRepeat = 1000000;
 
 const char kUsage[] =
-    "usage: fp8-run MODEL.so --data DIR [--device=cpu|cuda] [--rtol R] "
-    "[--atol A] [--repeat N] [--save OUTDIR] [--top1] [--load-state FILE] "
-    "[--save-state FILE] [--weights FILE]\n";
+    "usage: fp8-run MODEL.so [--data DIR] [--input NAME=FILE]... [--random] "
+    "[--seed N] [--rtol R] [--atol A] [--repeat N] [--save OUTDIR] "
+    "[--save-format=pb|npy] [--top1] [--load-state FILE] [--save-state FILE] "
+    "[--weights FILE] [--device=cpu|cuda]\n";
 
 const char kHelp[] =
     "usage: fp8-run MODEL.so --data DIR [options]\n"
+    "       fp8-run MODEL.so --input NAME=FILE... | --random [options]\n"
     "\n"
     "Runs a model library compiled by fp8-compile (its C ABI:\n"
-    "docs/RuntimeABI.md) on ONNX test data and compares its outputs with the\n"
-    "reference outputs there.\n"
+    "docs/RuntimeABI.md) on ONNX test data, .npy files or random inputs, and\n"
+    "compares its outputs with the reference outputs where there are some.\n"
     "\n"
     "  MODEL.so           the model library (fp8-compile MODEL.onnx -o "
     "MODEL.so)\n"
-    "  --data DIR         required: DIR/input_N.pb (ONNX TensorProto files), "
-    "one\n"
-    "                     per model input, N = 0, 1, ...; DIR/output_N.pb, "
-    "where\n"
-    "                     present, are the reference outputs\n"
-    "  --device=cpu|cuda  where the library runs: what it was compiled for\n"
-    "                     (fp8-compile --target). Default: cpu\n"
+    "  --data DIR         an ONNX test folder: DIR/input_N.pb (TensorProto "
+    "files),\n"
+    "                     one per model input, N = 0, 1, ...; DIR/output_N.pb,"
+    "\n"
+    "                     where present, are the reference outputs. Or a "
+    "folder\n"
+    "                     of .npy files named after the tensors: "
+    "DIR/<input>.npy,\n"
+    "                     DIR/<output>.npy (input_N.npy / output_N.npy for "
+    "names\n"
+    "                     that are not plain file names). Default: none\n"
+    "  --input NAME=FILE  input NAME from FILE, a .npy or TensorProto file "
+    "(told\n"
+    "                     apart by content); repeatable; wins over --data\n"
+    "  --random           every input not given otherwise: seeded random "
+    "data in\n"
+    "                     the library's shapes and dtypes. Floats N(0, 1); "
+    "integer\n"
+    "                     inputs the library bounds-checks (token ids, Gather"
+    "\n"
+    "                     indices) uniform in the range the checks accept, "
+    "other\n"
+    "                     integers 1, bools true. --save writes them too\n"
+    "  --seed N           the seed of --random (0 to 2^64-1); an input's "
+    "values\n"
+    "                     depend only on N and its index. Default: 0\n"
+    "  --device=cpu|cuda  optional: the library says where it runs\n"
+    "                     (fp8rt_model_device()); a different value is an "
+    "error.\n"
+    "                     Default: the library's\n"
     "  --rtol R           relative L2 error an output may have. Default: "
     "1e-5\n"
     "  --atol A           max abs error an output may have (for outputs whose\n"
@@ -70,8 +102,15 @@ const char kHelp[] =
     "  --repeat N         run N times (1 to 1000000), report the best time.\n"
     "                     Default: 1\n"
     "  --save OUTDIR      write the outputs as OUTDIR/output_N.pb (OUTDIR is\n"
-    "                     created; it may not be the --data folder). Default: "
-    "none\n"
+    "                     created; it may not be the --data folder), and the\n"
+    "                     --random inputs as input_N.pb: OUTDIR is then a "
+    "test\n"
+    "                     folder for --data. Default: none\n"
+    "  --save-format=pb|npy  what --save writes: TensorProto files, or .npy "
+    "files\n"
+    "                     named as --data reads them (bfloat16 as uint16, FP8 "
+    "as\n"
+    "                     uint8 encodings). Default: pb\n"
     "  --top1             also report per output how many rows agree on the "
     "arg\n"
     "                     max of the last axis (a language model's next "
@@ -101,6 +140,10 @@ const char kHelp[] =
     "FP8 outputs must be. Outputs without a reference file are not "
     "compared.\n"
     "\n"
+    "Every input is checked against the library's signature (name, dtype,\n"
+    "shape) before anything runs; .npy files must hold the model's dtype\n"
+    "(uint16 for bfloat16, uint8 for FP8 inputs), in C order.\n"
+    "\n"
     "--save replaces a regular output_N.pb atomically, follows a symbolic "
     "link\n"
     "(its target is written, the link stays), writes into a character device\n"
@@ -113,9 +156,12 @@ const char kHelp[] =
     "(unknown option, missing or malformed value).\n";
 
 struct Options {
-  std::string model, data, save, device = "cpu", loadState, saveState,
-      weights;
-  bool top1 = false;
+  std::string model, data, save, device, loadState, saveState, weights;
+  std::string saveFormat = "pb";
+  /// --input NAME=FILE, in the order given.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  bool top1 = false, random = false;
+  uint64_t seed = 0;
   double rtol = 1e-5, atol = 0.0;
   long repeat = 1;
 };
@@ -137,6 +183,20 @@ bool parseTolerance(const std::string &v, double &out) {
   if (*end || !std::isfinite(d) || d < 0)
     return false;
   out = d;
+  return true;
+}
+
+/// A whole number from 0 to 2^64 - 1, digits only.
+bool parseSeed(const std::string &v, uint64_t &out) {
+  if (v.empty() || v.size() > 20)
+    return false;
+  uint64_t n = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9' || __builtin_mul_overflow(n, uint64_t(10), &n) ||
+        __builtin_add_overflow(n, uint64_t(c - '0'), &n))
+      return false;
+  }
+  out = n;
   return true;
 }
 
@@ -174,6 +234,29 @@ Options parse(int argc, char **argv) {
       o.weights = value("--weights");
     else if (is("--device"))
       o.device = value("--device");
+    else if (is("--save-format")) {
+      o.saveFormat = value("--save-format");
+      if (o.saveFormat != "pb" && o.saveFormat != "npy")
+        usageError("--save-format=" + o.saveFormat + ": expected pb or npy");
+    } else if (is("--input")) {
+      const std::string v = value("--input");
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        usageError("--input takes NAME=FILE (the model input's name, a .npy "
+                   "or TensorProto file), not '" + v + "'");
+      const std::string name = v.substr(0, eq);
+      for (const auto &given : o.inputs)
+        if (given.first == name)
+          usageError("--input " + name + " given twice ('" + given.second +
+                     "' and '" + v.substr(eq + 1) + "')");
+      o.inputs.emplace_back(name, v.substr(eq + 1));
+    } else if (is("--seed")) {
+      std::string v = value("--seed");
+      if (!parseSeed(v, o.seed))
+        usageError("--seed takes a whole number from 0 to 2^64-1, not '" + v +
+                   "'");
+    } else if (a == "--random")
+      o.random = true;
     else if (is("--rtol")) {
       std::string v = value("--rtol");
       if (!parseTolerance(v, o.rtol))
@@ -206,9 +289,9 @@ Options parse(int argc, char **argv) {
   }
   if (o.model.empty())
     usageError("no model library given");
-  if (o.data.empty())
-    usageError("--data DIR is required");
-  if (o.device != "cpu" && o.device != "cuda")
+  if (o.data.empty() && o.inputs.empty() && !o.random)
+    usageError("no inputs given: --data DIR, --input NAME=FILE or --random");
+  if (!o.device.empty() && o.device != "cpu" && o.device != "cuda")
     usageError("--device=" + o.device + ": expected cpu or cuda");
   return o;
 }
@@ -230,6 +313,23 @@ std::string errnoText() { return std::strerror(errno); }
 bool lexists(const std::string &path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;
+}
+
+bool endsWith(const std::string &s, const char *suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+/// Whether a tensor name can be a file name as it is (<name>.npy): 1 to 200
+/// of [A-Za-z0-9._:+@-], not starting with '.' or '-'.
+bool isPlainFileName(const std::string &name) {
+  if (name.empty() || name.size() > 200 || name[0] == '.' || name[0] == '-')
+    return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) &&
+        !std::strchr("._:+@-", c))
+      return false;
+  return true;
 }
 
 /// Where a path leads, for "is this the same file": the file's device and
@@ -256,11 +356,16 @@ Location locate(const std::string &path) {
     l.ino = st.st_ino;
     return l;
   }
-  std::string dir = ".", base = path;
-  const size_t slash = path.find_last_of('/');
+  // A folder named with a trailing slash ("out/") that does not exist yet:
+  // its name is the part before the slashes.
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/')
+    trimmed.pop_back();
+  std::string dir = ".", base = trimmed;
+  const size_t slash = trimmed.find_last_of('/');
   if (slash != std::string::npos) {
-    dir = slash ? path.substr(0, slash) : "/";
-    base = path.substr(slash + 1);
+    dir = slash ? trimmed.substr(0, slash) : "/";
+    base = trimmed.substr(slash + 1);
   }
   if (base.empty() || ::stat(dir.c_str(), &st) != 0)
     return l;
@@ -422,7 +527,7 @@ int run(int argc, char **argv) {
   Guard guard; // files read: never written over
 
   // --data: a directory.
-  {
+  if (!o.data.empty()) {
     struct stat st;
     if (::stat(o.data.c_str(), &st) != 0) {
       fail("--data " + o.data + ": " + errnoText());
@@ -443,7 +548,7 @@ int run(int argc, char **argv) {
              ", not a directory");
         return 1;
       }
-      if (locate(o.save) == locate(o.data)) {
+      if (!o.data.empty() && locate(o.save) == locate(o.data)) {
         fail("--save " + o.save + " is the --data folder " + o.data +
              ": the outputs would overwrite its reference outputs (save them "
              "to another folder)");
@@ -542,7 +647,7 @@ int run(int argc, char **argv) {
   // Libraries from before fp8rt_model_device existed are CPU libraries.
   const char *builtFor = fp8rt_model_device ? fp8rt_model_device() : "cpu";
   std::string built = builtFor ? builtFor : "?";
-  if (built != o.device) {
+  if (!o.device.empty() && built != o.device) {
     fail(o.model + " was compiled for " + built +
          " (fp8-compile --target=" + (built == "cuda" ? "sm_90a" : "cpu") +
          "); run it with --device=" + built);
@@ -587,6 +692,7 @@ int run(int argc, char **argv) {
   };
 
   const int nin = fp8rt_model_num_inputs(m), nout = fp8rt_model_num_outputs(m);
+  const uint64_t memory = physicalMemory();
   if (nin < 0 || nout < 0) {
     fail(o.model + ": the model's signature is invalid: " +
          std::to_string(nin) + " inputs, " + std::to_string(nout) + " outputs");
@@ -595,35 +701,146 @@ int run(int argc, char **argv) {
   auto dataFile = [&](const char *kind, int i) {
     return o.data + "/" + kind + "_" + std::to_string(i) + ".pb";
   };
+  // .npy files of --data and --save: <name>.npy for names that are plain
+  // file names, else input_N.npy / output_N.npy.
+  auto npyFile = [&](const std::string &dir, const char *kind, int i,
+                     const std::string &name) {
+    return dir + "/" +
+           (isPlainFileName(name) ? name
+                                  : std::string(kind) + "_" + std::to_string(i)) +
+           ".npy";
+  };
+  std::vector<std::string> inputNames;
+  for (int i = 0; i < nin; ++i)
+    inputNames.push_back(orUnknown(fp8rt_model_input_name(m, i)));
+  auto nameList = [](const std::vector<std::string> &names) {
+    std::string list;
+    for (const std::string &n : names)
+      list += (list.empty() ? "'" : ", '") + n + "'";
+    return list.empty() ? std::string("none") : list;
+  };
+  // --input names must be the model's.
+  for (const auto &[name, file] : o.inputs)
+    if (std::find(inputNames.begin(), inputNames.end(), name) ==
+        inputNames.end()) {
+      fail("--input " + name + "=" + file + ": the model has no input '" +
+           name + "' (its inputs: " + nameList(inputNames) + ")");
+      return 1;
+    }
+  // --random: the ranges the library's index checks accept, from its
+  // signature text (docs/RuntimeABI.md); without it, indices are 1.
+  std::map<std::string, int64_t> bounds;
+  if (o.random) {
+    bool parsed = false;
+    bounds = indexBounds(symbol<const char *>(lib, "__fp8_model_signature"),
+                         parsed);
+    if (!parsed)
+      warn(o.model + ": its signature text cannot be read, so --random does "
+                     "not know which integer inputs index memory (they are 1)");
+  }
 
   // Inputs: every file read and checked against the signature before any
   // output is allocated.
   std::vector<HostTensor> inputs;
   std::vector<fp8rt_tensor> inDesc;
+  std::vector<bool> generated(static_cast<size_t>(nin), false);
+  std::set<std::string> usedNpy; // --data's .npy files that were read
   for (int i = 0; i < nin; ++i) {
-    const char *name = orUnknown(fp8rt_model_input_name(m, i));
-    const std::string who = "input " + std::to_string(i) + " ('" + name + "')";
-    const std::string path = dataFile("input", i);
-    if (!lexists(path)) {
-      fail(who + ": " + path + " does not exist (the model has " +
-           std::to_string(nin) + " inputs: input_0.pb to input_" +
-           std::to_string(nin - 1) + ".pb)");
-      return 1;
-    }
+    const std::string &name = inputNames[i];
+    std::string who = "input " + std::to_string(i) + " ('" + name + "')";
     HostTensor t, want;
-    if (!readTensorProto(path, t, error)) {
-      fail(who + ": " + error);
-      return 1;
-    }
     size_t bytes;
-    if (!signatureOf("input", i, name, fp8rt_model_input_dtype(m, i),
+    if (!signatureOf("input", i, name.c_str(), fp8rt_model_input_dtype(m, i),
                      fp8rt_model_input_rank(m, i),
                      fp8rt_model_input_shape(m, i), want, bytes, error)) {
       fail(error);
       return 1;
     }
+    // Where it comes from: --input, then --data (input_N.pb, <name>.npy,
+    // input_N.npy), then --random.
+    std::string path;
+    for (const auto &given : o.inputs)
+      if (given.first == name)
+        path = given.second;
+    const bool fromFlag = !path.empty();
+    if (!fromFlag && !o.data.empty()) {
+      for (const std::string &candidate :
+           {dataFile("input", i), npyFile(o.data, "input", i, name),
+            o.data + "/input_" + std::to_string(i) + ".npy"})
+        if (lexists(candidate)) {
+          path = candidate;
+          break;
+        }
+    }
+    if (path.empty() && o.random) {
+      if ((memory && bytes > memory) || bytes > t.bytes.max_size()) {
+        fail(who + ": shape " +
+             shapeString(want.shape.data(), want.shape.size()) + " of " +
+             dtypeName(want.dtype) + " needs " + std::to_string(bytes) +
+             " bytes, more than this machine's memory");
+        return 1;
+      }
+      t = want;
+      t.bytes.assign(bytes, 0);
+      auto b = bounds.find(name);
+      if (b == bounds.end())
+        b = bounds.find("#" + std::to_string(i));
+      RandomFill f = fillRandom(t, o.seed, i, b == bounds.end() ? 0 : b->second);
+      std::printf("random %s, %s %s: %s (seed %llu)\n", who.c_str(),
+                  dtypeName(t.dtype).c_str(),
+                  shapeString(t.shape.data(), t.shape.size()).c_str(),
+                  f.what.c_str(), (unsigned long long)o.seed);
+      generated[i] = true;
+      inputs.push_back(std::move(t));
+      continue;
+    }
+    if (path.empty()) {
+      if (!o.data.empty())
+        fail(who + ": " + dataFile("input", i) + " does not exist (the model has " +
+             std::to_string(nin) + " inputs: input_0.pb to input_" +
+             std::to_string(nin - 1) + ".pb), nor does " +
+             npyFile(o.data, "input", i, name) + " (or give it with --input " +
+             name + "=FILE, or --random)");
+      else
+        fail(who + " is not given: --input " + name +
+             "=FILE, or --random (the model's inputs: " +
+             nameList(inputNames) + ")");
+      return 1;
+    }
+    // A .npy or a TensorProto file, by content.
+    std::vector<uint8_t> file;
+    if (!readRegularFile(path, file, error)) {
+      fail(who + ": " + error);
+      return 1;
+    }
+    const bool npy = hasNpyMagic(file) || endsWith(path, ".npy");
+    if (npy ? !parseNpy(path, file, t, error)
+            : !readTensorProto(path, t, error)) {
+      fail(who + ": " + error);
+      return 1;
+    }
+    file.clear();
+    if (npy && !fromFlag)
+      usedNpy.insert(path);
+    if (fromFlag || npy)
+      who += " from " + path;
     // The library checks this too; checking here reports it before the
     // outputs are allocated.
+    if (npy && t.dtype != want.dtype) {
+      // numpy has no bfloat16 or FP8: their encodings as uint16 / uint8.
+      const bool encodings =
+          (want.dtype == FP8RT_BFLOAT16 && t.dtype == FP8RT_UINT16) ||
+          ((want.dtype == FP8RT_FLOAT8E4M3FN || want.dtype == FP8RT_FLOAT8E5M2 ||
+            want.dtype == FP8RT_FLOAT8E8M0) &&
+           t.dtype == FP8RT_UINT8);
+      if (!encodings) {
+        fail(who + ": the array is " + npyTypeName(t.dtype) +
+             ", the model takes " + dtypeName(want.dtype) + " (save it as " +
+             npyTypeName(want.dtype) + ")");
+        return 1;
+      }
+      t.dtype = want.dtype;
+    }
     if (t.dtype != want.dtype) {
       fail(who + ": dtype " + std::to_string(t.dtype) +
            " given, the model takes " + std::to_string(want.dtype));
@@ -631,7 +848,8 @@ int run(int argc, char **argv) {
     }
     if (t.shape.size() != want.shape.size()) {
       fail(who + ": rank " + std::to_string(t.shape.size()) +
-           " given, the model takes " + std::to_string(want.shape.size()));
+           " given, the model takes " + std::to_string(want.shape.size()) +
+           " (shape " + shapeString(want.shape.data(), want.shape.size()) + ")");
       return 1;
     }
     for (size_t d = 0; d < t.shape.size(); ++d) {
@@ -646,7 +864,7 @@ int run(int argc, char **argv) {
     guard.add(path, "input " + std::to_string(i) + "'s file");
     inputs.push_back(std::move(t));
   }
-  if (lexists(dataFile("input", nin)))
+  if (!o.data.empty() && lexists(dataFile("input", nin)))
     warn(dataFile("input", nin) + " ignored: the model has " +
          std::to_string(nin) + " inputs");
   for (HostTensor &t : inputs)
@@ -654,7 +872,6 @@ int run(int argc, char **argv) {
         {t.bytes.data(), t.dtype, int32_t(t.shape.size()), t.shape.data()});
 
   // Outputs: sizes from the library's signature, checked.
-  const uint64_t memory = physicalMemory();
   std::vector<HostTensor> outputs(static_cast<size_t>(nout));
   std::vector<fp8rt_tensor> outDesc(static_cast<size_t>(nout));
   for (int i = 0; i < nout; ++i) {
@@ -690,21 +907,90 @@ int run(int argc, char **argv) {
   // error now, not after a long run.
   std::vector<HostTensor> refs(static_cast<size_t>(nout));
   std::vector<bool> haveRef(static_cast<size_t>(nout), false);
-  for (int i = 0; i < nout; ++i) {
-    const std::string path = dataFile("output", i);
-    if (!lexists(path))
+  for (int i = 0; o.data.size() && i < nout; ++i) {
+    // output_N.pb, else <name>.npy or output_N.npy.
+    std::string path;
+    for (const std::string &candidate :
+         {dataFile("output", i), npyFile(o.data, "output", i, outputs[i].name),
+          o.data + "/output_" + std::to_string(i) + ".npy"})
+      if (lexists(candidate)) {
+        path = candidate;
+        break;
+      }
+    if (path.empty())
       continue;
-    if (!readTensorProto(path, refs[i], error)) {
-      fail("reference output " + std::to_string(i) + " ('" + outputs[i].name +
-           "'): " + error);
+    const std::string who = "reference output " + std::to_string(i) + " ('" +
+                            outputs[i].name + "'): ";
+    std::vector<uint8_t> file;
+    if (!readRegularFile(path, file, error)) {
+      fail(who + error);
       return 1;
+    }
+    const bool npy = hasNpyMagic(file) || endsWith(path, ".npy");
+    if (npy ? !parseNpy(path, file, refs[i], error)
+            : !readTensorProto(path, refs[i], error)) {
+      fail(who + error);
+      return 1;
+    }
+    if (npy) {
+      usedNpy.insert(path);
+      // bfloat16 and FP8 references hold their encodings.
+      const int32_t od = outputs[i].dtype, rd = refs[i].dtype;
+      if ((od == FP8RT_BFLOAT16 && rd == FP8RT_UINT16) ||
+          ((od == FP8RT_FLOAT8E4M3FN || od == FP8RT_FLOAT8E5M2 ||
+            od == FP8RT_FLOAT8E8M0) &&
+           rd == FP8RT_UINT8))
+        refs[i].dtype = od;
     }
     haveRef[i] = true;
     guard.add(path, "reference output " + std::to_string(i));
   }
-  if (lexists(dataFile("output", nout)))
+  if (!o.data.empty() && lexists(dataFile("output", nout)))
     warn(dataFile("output", nout) + " ignored: the model has " +
          std::to_string(nout) + " outputs");
+  // A .npy file in --data that names no tensor is most likely a typo.
+  if (!o.data.empty()) {
+    if (DIR *dir = ::opendir(o.data.c_str())) {
+      std::vector<std::string> unused;
+      while (struct dirent *e = ::readdir(dir)) {
+        const std::string f = e->d_name;
+        if (endsWith(f, ".npy") && !usedNpy.count(o.data + "/" + f))
+          unused.push_back(f);
+      }
+      ::closedir(dir);
+      std::sort(unused.begin(), unused.end());
+      std::vector<std::string> outputNames;
+      for (const HostTensor &t : outputs)
+        outputNames.push_back(t.name);
+      for (const std::string &f : unused)
+        warn(o.data + "/" + f + " ignored: it names no input or output of the "
+             "model (inputs: " + nameList(inputNames) + "; outputs: " +
+             nameList(outputNames) + ")");
+    }
+  }
+
+  // What --save writes: the outputs, and the inputs --random made.
+  struct SaveFile {
+    std::string path, what;
+    const HostTensor *tensor;
+  };
+  std::vector<SaveFile> saveFiles;
+  if (!o.save.empty()) {
+    const bool asNpy = o.saveFormat == "npy";
+    auto savePath = [&](const char *kind, int i, const std::string &name) {
+      return asNpy ? npyFile(o.save, kind, i, name)
+                   : o.save + "/" + kind + "_" + std::to_string(i) + ".pb";
+    };
+    for (int i = 0; i < nout; ++i)
+      saveFiles.push_back({savePath("output", i, outputs[i].name),
+                           "output " + std::to_string(i) + "'s file",
+                           &outputs[i]});
+    for (int i = 0; i < nin; ++i)
+      if (generated[i])
+        saveFiles.push_back({savePath("input", i, inputNames[i]),
+                             "random input " + std::to_string(i) + "'s file",
+                             &inputs[i]});
+  }
 
   // Nothing written over what is read, nor one written file over another.
   if (!o.saveState.empty() &&
@@ -715,13 +1001,14 @@ int run(int argc, char **argv) {
   Guard written = guard;
   if (!o.saveState.empty())
     written.add(o.saveState, "the --save-state file");
-  if (!o.save.empty()) {
-    for (int i = 0; i < nout; ++i) {
-      const std::string path = o.save + "/output_" + std::to_string(i) + ".pb";
-      if (!written.check(path, "--save", error)) {
+  {
+    Guard planned = written;
+    for (const SaveFile &f : saveFiles) {
+      if (!planned.check(f.path, "--save", error)) {
         fail(error);
         return 1;
       }
+      planned.add(f.path, f.what);
     }
   }
 
@@ -773,16 +1060,22 @@ int run(int argc, char **argv) {
       fail("--save " + o.save + " is not a directory");
       return 1;
     }
-    for (int i = 0; i < nout; ++i) {
-      const std::string path = o.save + "/output_" + std::to_string(i) + ".pb";
-      if (!written.check(path, "--save", error) ||
-          !writeTensorProto(path, outputs[i], error)) {
+    for (const SaveFile &f : saveFiles) {
+      if (!written.check(f.path, "--save", error) ||
+          !(o.saveFormat == "npy" ? writeNpy(f.path, *f.tensor, error)
+                                  : writeTensorProto(f.path, *f.tensor, error))) {
         fail(error);
         return 1;
       }
-      written.add(path, "output " + std::to_string(i) + "'s file");
+      written.add(f.path, f.what);
     }
-    std::printf("saved %d outputs to %s\n", nout, o.save.c_str());
+    const size_t randomSaved = saveFiles.size() - size_t(nout);
+    std::printf("saved %d outputs%s to %s\n", nout,
+                randomSaved ? (" and " + std::to_string(randomSaved) +
+                               " random inputs")
+                                  .c_str()
+                            : "",
+                o.save.c_str());
   }
 
   bool failed = false, compared = false;
@@ -849,8 +1142,10 @@ int run(int argc, char **argv) {
     }
     std::printf("\n");
   }
-  if (!compared)
+  if (!compared && !o.data.empty())
     std::printf("  (no output_N.pb in %s: nothing compared)\n", o.data.c_str());
+  else if (!compared)
+    std::printf("  (no reference outputs without --data: nothing compared)\n");
   modelGuard.reset();
   dlclose(lib);
   if (std::fflush(stdout) != 0) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
+#include "fp8/Dialect/FP8/IR/TorchModule.h"
 #include "fp8/Dialect/FP8/Transforms/InputFiles.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 #include "fp8/Support/OutputFiles.h"
@@ -21,12 +22,14 @@
 #include "mlir/Support/FileUtilities.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <cmath>
+#include <memory>
 
 #define DEBUG_TYPE "fp8-insert-scales"
 
@@ -40,10 +43,19 @@ using namespace mlir::fp8;
 
 namespace {
 
+/// Of the --report JSON; fp8rt.report reads up to this version (1: the
+/// first with one; "module"/"module_class" entries where the ONNX export
+/// recorded torch modules).
+constexpr int64_t kReportSchemaVersion = 1;
 
 struct Rule {
   std::string pattern;
   llvm::Regex regex;
+  /// An "exclude" entry: a glob instead of the regex, and the text it
+  /// refers to (a GlobPattern keeps a StringRef into it: heap-allocated so
+  /// that moving the rule keeps it in place).
+  std::optional<llvm::GlobPattern> glob;
+  std::unique_ptr<std::string> globText;
   std::optional<bool> skip;
   std::optional<std::string> recipe, format;
   /// Products this rule decided (the first matching rule decides).
@@ -104,11 +116,40 @@ struct FP8InsertScalesPass
       return failure();
     auto *root = json->getAsObject();
     auto *list = root ? root->getArray("rules") : nullptr;
-    if (!list)
+    auto *exclude = root ? root->getArray("exclude") : nullptr;
+    for (auto &kv : root ? *root : llvm::json::Object())
+      if (kv.first != "rules" && kv.first != "exclude")
+        return getOperation().emitError()
+               << "policy file " << policyFile << ": unknown key \""
+               << StringRef(kv.first) << "\" (expected rules, exclude)";
+    if (!list && !exclude)
       return getOperation().emitError()
              << "policy file " << policyFile
-             << ": expected an object with a \"rules\" array";
-    for (auto [i, value] : llvm::enumerate(*list)) {
+             << ": expected an object with a \"rules\" or \"exclude\" array";
+    // "exclude": globs of ONNX node names or torch module paths kept out of
+    // FP8, ModelOpt's "*lm_head*" style; they come before the rules.
+    llvm::json::Array none;
+    for (auto [i, value] : llvm::enumerate(exclude ? *exclude : none)) {
+      std::optional<StringRef> text = value.getAsString();
+      if (!text)
+        return getOperation().emitError()
+               << "policy file " << policyFile << ", exclude " << i
+               << ": expected a string (a glob such as \"*lm_head*\")";
+      Rule rule;
+      rule.pattern = text->str();
+      rule.globText = std::make_unique<std::string>(rule.pattern);
+      llvm::Expected<llvm::GlobPattern> glob =
+          llvm::GlobPattern::create(*rule.globText);
+      if (!glob)
+        return getOperation().emitError()
+               << "policy file " << policyFile << ", exclude " << i
+               << ": bad glob '" << *text
+               << "': " << llvm::toString(glob.takeError());
+      rule.glob = std::move(*glob);
+      rule.skip = true;
+      rules.push_back(std::move(rule));
+    }
+    for (auto [i, value] : llvm::enumerate(list ? *list : none)) {
       auto *obj = value.getAsObject();
       auto where = [&, i = i]() {
         return getOperation().emitError()
@@ -409,6 +450,7 @@ struct FP8InsertScalesPass
     llvm::json::Array report;
     for (linalg::LinalgOp op : products) {
       std::string name = getNodeName(op.getLoc());
+      std::string module = getTorchModuleName(op);
       const bool batched = isa<linalg::BatchMatmulOp>(op);
       Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
       Value init = op.getDpsInits()[0];
@@ -448,10 +490,17 @@ struct FP8InsertScalesPass
                                         "precision (keep-first-last)";
         }
         for (Rule &rule : rules) {
-          if (!rule.regex.match(name))
+          // Against the ONNX node name and the torch module path.
+          auto matches = [&](StringRef key) {
+            return rule.glob ? rule.glob->match(key) : rule.regex.match(key);
+          };
+          if (!matches(name) && (module.empty() || !matches(module)))
             continue;
           ++rule.uses;
-          if (rule.skip.value_or(false)) {
+          if (rule.glob) {
+            d.fp8 = false;
+            d.reason = "policy exclude '" + rule.pattern + "'";
+          } else if (rule.skip.value_or(false)) {
             d.fp8 = false;
             d.reason = "policy rule '" + rule.pattern + "'";
           } else {
@@ -473,6 +522,11 @@ struct FP8InsertScalesPass
           {"rhs", formatShape(cast<ShapedType>(rhs.getType()).getShape())},
           {"rhs_is_weight", rhsIsWeight},
           {"fp8", d.fp8}};
+      if (!module.empty()) {
+        entry["module"] = module;
+        if (std::string cls = getTorchModuleClass(op.getLoc()); !cls.empty())
+          entry["module_class"] = cls;
+      }
       if (!d.reason.empty())
         entry["reason"] = d.reason;
       if (!d.fp8) {
@@ -546,23 +600,28 @@ struct FP8InsertScalesPass
 
     // A rule that decides nothing is almost always a typo in a node name:
     // a warning, or under `strict` an error.
+    unsigned numExcludes = llvm::count_if(rules, [](const Rule &r) {
+      return r.glob.has_value();
+    });
     for (auto [i, rule] : llvm::enumerate(rules)) {
       if (rule.uses)
         continue;
       InFlightDiagnostic diag =
           strict ? getOperation().emitError() : getOperation().emitWarning();
-      diag << "policy file " << policyFile << ", rule " << i << " ('"
-           << rule.pattern
+      diag << "policy file " << policyFile << ", "
+           << (rule.glob ? "exclude " : "rule ")
+           << (rule.glob ? i : i - numExcludes) << " ('" << rule.pattern
            << "') matches no FP8 candidate product (or only products an "
-              "earlier rule decides); node names are ONNX node names, see "
-              "--report";
+              "earlier rule decides); rules match ONNX node names and torch "
+              "module paths, see --report";
       if (strict)
         return signalPassFailure();
     }
 
     if (!reportFile.empty()) {
       llvm::json::Value json(
-          llvm::json::Object{{"pass", "fp8-insert-scales"},
+          llvm::json::Object{{"schema_version", kReportSchemaVersion},
+                             {"pass", "fp8-insert-scales"},
                              {"recipe", recipe},
                              {"format", format},
                              {"products", std::move(report)}});

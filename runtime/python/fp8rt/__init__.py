@@ -14,13 +14,23 @@ them to and from the GPU). Needs only numpy.
 
 Errors from the library raise fp8rt.Error with its message (which names
 the tensor, the CUDA error and the kernel where one is involved).
+
+The package also holds the tools around a model (docs/RuntimeABI.md,
+"Python"): fp8rt.report (`fp8-report`: the numerics report of an --analyze
+build, calibration, fallback policies, plots), fp8rt.kv_scales
+(`fp8-kv-scales`: static KV-cache scales) and fp8rt.tensors (TensorProto
+and .npy files without onnx).
 """
 import ctypes
 import os
 
 import numpy as np
 
-__all__ = ["Model", "Error", "TensorInfo"]
+__all__ = ["Model", "Error", "TensorInfo", "__version__"]
+
+# fp8-opt's version (CMakeLists.txt's project(); test/Tools/python-package.test
+# checks that they agree).
+__version__ = "0.1.0"
 
 # ONNX TensorProto.DataType (= fp8rt_dtype) -> numpy dtype. FP8 and bf16
 # have no numpy type: such arrays are uint8 / uint16 holding the encodings.
