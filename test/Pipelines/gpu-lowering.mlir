@@ -8,7 +8,7 @@
 // CHECK-NOT:   fp8.
 // CHECK:       gpu.binary @fp8_kernels
 // CHECK-SAME:    cvt.rn.satfinite.e4m3x2.f32
-// CHECK-SAME:    wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3
+// CHECK-SAME:    wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3
 // CHECK-NOT:   gpu.binary
 // CHECK:       llvm.func @main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // CHECK:         llvm.call @_mlir_memref_to_llvm_alloc

@@ -1,15 +1,15 @@
-//===- OutlineScaledMatmuls.cpp - fp8.scaled_matmul into functions --------===//
+//===- OutlineScaledMatmuls.cpp - FP8 ops into kernel functions -----------===//
 //
 // Part of fp8-opt. The GPU pipeline's seam between graph lowering and the
-// FP8 GEMM kernels: each product becomes a call to a private function whose
-// body is the op (the reference semantics) and whose `fp8.gemm` dictionary
-// tells convert-fp8-gemm-to-gpu what the kernel must compute. Functions
-// survive bufferization (one-shot, function boundaries) as memref functions
-// with an out-parameter, which is the form the kernel generator consumes.
+// generated kernels (Outlining.h): each fp8.scaled_matmul becomes a call to
+// a private function whose body is the op and whose `fp8.gemm` dictionary
+// tells convert-fp8-gemm-to-gpu what the kernel must compute.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Conversion/Passes.h"
+
+#include "Outlining.h"
 #include "fp8/Dialect/FP8/IR/FP8.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,13 +27,39 @@ namespace mlir::fp8 {
 using namespace mlir;
 using namespace mlir::fp8;
 
+void KernelOutliner::outline(Operation *op, DictionaryAttr info) {
+  MLIRContext *ctx = op->getContext();
+  auto type =
+      FunctionType::get(ctx, op->getOperandTypes(), op->getResultTypes());
+  func::FuncOp &callee = made[{type, info}];
+  if (!callee) {
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    std::string name;
+    do
+      name = (prefix + Twine(counter++)).str();
+    while (symbols.lookup(name));
+    callee = func::FuncOp::create(mb, op->getLoc(), name, type);
+    callee.setPrivate();
+    callee->setAttr(attrName, info);
+    symbols.insert(callee);
+    Block *body = callee.addEntryBlock();
+    OpBuilder fb = OpBuilder::atBlockBegin(body);
+    IRMapping map;
+    map.map(op->getOperands(), body->getArguments());
+    Operation *clone = fb.clone(*op, map);
+    func::ReturnOp::create(fb, op->getLoc(), clone->getResults());
+  }
+  OpBuilder cb(op);
+  auto call = func::CallOp::create(cb, op->getLoc(), callee, op->getOperands());
+  op->replaceAllUsesWith(call.getResults());
+  op->erase();
+}
+
 namespace {
 struct OutlineScaledMatmulsPass
     : fp8::impl::FP8OutlineScaledMatmulsBase<OutlineScaledMatmulsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
-    SymbolTable symbols(module);
     SmallVector<ScaledMatmulOp> products;
     module.walk([&](ScaledMatmulOp op) {
       if (!op->getParentOfType<func::FuncOp>() ||
@@ -41,11 +67,9 @@ struct OutlineScaledMatmulsPass
                ->hasAttr(kGemmAttrName))
         products.push_back(op);
     });
-    // (function type, attributes) -> the function already made.
-    llvm::DenseMap<std::pair<Type, Attribute>, func::FuncOp> made;
-    unsigned counter = 0;
+    KernelOutliner outliner(module, kGemmFuncPrefix, kGemmAttrName);
     for (ScaledMatmulOp op : products) {
-      Builder b(ctx);
+      Builder b(op.getContext());
       SmallVector<NamedAttribute> entries = {
           b.getNamedAttr("lhs_layout", op.getLhsLayoutAttr()),
           b.getNamedAttr("rhs_layout", op.getRhsLayoutAttr()),
@@ -54,32 +78,7 @@ struct OutlineScaledMatmulsPass
           b.getNamedAttr("has_bias", b.getBoolAttr(bool(op.getBias())))};
       if (IntegerAttr pad = op.getLhsScaleMMajorAttr())
         entries.push_back(b.getNamedAttr("lhs_scale_m_major", pad));
-      auto info = b.getDictionaryAttr(entries);
-      auto type = FunctionType::get(ctx, op->getOperandTypes(),
-                                    op->getResultTypes());
-      func::FuncOp &callee = made[{type, info}];
-      if (!callee) {
-        OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-        std::string name;
-        do
-          name = (kGemmFuncPrefix + Twine(counter++)).str();
-        while (symbols.lookup(name));
-        callee = func::FuncOp::create(mb, op.getLoc(), name, type);
-        callee.setPrivate();
-        callee->setAttr(kGemmAttrName, info);
-        symbols.insert(callee);
-        Block *body = callee.addEntryBlock();
-        OpBuilder fb = OpBuilder::atBlockBegin(body);
-        IRMapping map;
-        map.map(op->getOperands(), body->getArguments());
-        Operation *clone = fb.clone(*op, map);
-        func::ReturnOp::create(fb, op.getLoc(), clone->getResults());
-      }
-      OpBuilder cb(op);
-      auto call = func::CallOp::create(cb, op.getLoc(), callee,
-                                       op->getOperands());
-      op->replaceAllUsesWith(call.getResults());
-      op->erase();
+      outliner.outline(op, b.getDictionaryAttr(entries));
     }
   }
 };

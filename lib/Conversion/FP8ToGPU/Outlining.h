@@ -1,0 +1,46 @@
+//===- Outlining.h - Ops into private functions for the GPU kernels -*- C++ -*-===//
+//
+// Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
+//
+// The seam between graph-level lowering and the generated kernels: an op
+// (fp8.scaled_matmul, fp8.attention) becomes a call to a private function
+// whose body is the op -- the reference semantics, lowered like any other
+// code where no kernel serves it -- and whose dictionary attribute tells
+// the kernel generator what to compute. Functions survive one-shot
+// bufferization (function boundaries) as destination-passing memref
+// functions, the form the generators consume.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FP8_LIB_CONVERSION_FP8TOGPU_OUTLINING_H
+#define FP8_LIB_CONVERSION_FP8TOGPU_OUTLINING_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::fp8 {
+
+/// Outlines ops of one kind into functions `<prefix><n>` marked with
+/// `attrName`; ops with the same operand/result types and description share
+/// one function.
+class KernelOutliner {
+public:
+  KernelOutliner(ModuleOp module, StringRef prefix, StringRef attrName)
+      : module(module), symbols(module), prefix(prefix), attrName(attrName) {}
+
+  /// Replaces `op` with a call of the function for (its types, `info`).
+  void outline(Operation *op, DictionaryAttr info);
+
+private:
+  ModuleOp module;
+  SymbolTable symbols;
+  std::string prefix, attrName;
+  llvm::DenseMap<std::pair<Type, Attribute>, func::FuncOp> made;
+  unsigned counter = 0;
+};
+
+} // namespace mlir::fp8
+
+#endif // FP8_LIB_CONVERSION_FP8TOGPU_OUTLINING_H
