@@ -367,6 +367,10 @@ def FP8HighPrecisionProducts
     (`transpose_rhs`, what the GPU kernels read). Constant right operands
     (weights) are rounded and transposed at compile time; others
     (activations, external weights) by element-wise ops at run time.
+    An `fp8.attention` gets its query, key and value rounded to BF16 the
+    same way (its result type stays): both of its products then have BF16
+    operands, as the decomposed attention's would, and a fused kernel reads
+    BF16.
 
     ```mlir
     %y = linalg.matmul ins(%x, %w : tensor<8x64xf32>, tensor<64x32xf32>)
