@@ -226,6 +226,79 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
 }
 
 //===----------------------------------------------------------------------===//
+// attention
+//===----------------------------------------------------------------------===//
+
+def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
+  let summary = "scaled dot-product attention (softmax(scale * q k^T + mask) v)";
+  let description = [{
+    Multi-head attention with grouped-query heads, as one op: the importer
+    makes it from the attention chains exporters write (MatMul, scale, mask,
+    Softmax, MatMul) so that a fused kernel can compute it without
+    materializing the `Sq x Skv` scores; `convert-fp8-to-linalg` lowers it to
+    the reference computation below.
+
+    `query` is `[B, Hq, Sq, D]`, `key` `[B, Hkv, Skv, D]`, `value`
+    `[B, Hkv, Skv, Dv]`, the result `[B, Hq, Sq, Dv]`. `Hq` is a multiple of
+    `Hkv` (grouped-query attention): query head `h` reads key/value head
+    `h / (Hq / Hkv)`. `query`, `key` and `value` share one element type
+    (f32, f16 or bf16); the result and the optional additive `mask` may have
+    any of those types. Head counts are static; other sizes may be
+    dynamic. The mask has rank 4 and broadcasts to
+    `[B, Hq, Sq, Skv]` (dimensions of size 1 broadcast); it may hold -inf.
+    `causal` masks the keys `j > i + Skv - Sq` of query `i` (bottom-right
+    aligned: torch's `is_causal` when `Sq == Skv`, and a decode step whose
+    `Skv` includes a cache of `Skv - Sq` earlier tokens).
+
+    Per query row `i` (of batch `b`, head `h`):
+
+    ```
+    s_ij = scale * sum_d q_id k_jd + mask_ij      (FP32 accumulation and adds)
+    s_ij = -inf                                    where causal masks j
+    p_ij = exp(s_ij - max_j s_ij) / sum_j exp(s_ij - max_j s_ij)   (FP32)
+    p_ij = 0                                       if every s_ij is -inf
+    o_i  = sum_j p_ij v_j                          (FP32 accumulation)
+    ```
+
+    rounded once to the result type. A row whose scores are all -inf gives
+    0 (what the exporters' `IsNaN -> Where(0)` guard after Softmax does);
+    NaN scores propagate. For 16-bit operand types the probabilities `p`
+    are rounded to the operand type before the `p v` product (as a 16-bit
+    product of the decomposed graph does). A fused kernel with an online
+    softmax may instead round the unnormalized `exp(s - running max)` to the
+    operand type and divide by the FP32 sum at the end: that is the op's
+    allowed difference, besides the order of FP32 additions.
+
+    FP8 operands are planned as E4M3/E5M2 `query`/`key`/`value` with
+    per-tensor (or per-block) dequantization scales as further optional
+    operands; today the types are f32, f16 and bf16.
+
+    ```mlir
+    %o = fp8.attention %q, %k, %v mask %m scale(0.125) causal
+        : (tensor<1x32x128x64xbf16>, tensor<1x8x128x64xbf16>,
+           tensor<1x8x128x64xbf16>, tensor<1x1x128x128xf32>)
+        -> tensor<1x32x128x64xf32>
+    ```
+  }];
+  let arguments = (ins FP8_HighPrecisionTensor:$query,
+                       FP8_HighPrecisionTensor:$key,
+                       FP8_HighPrecisionTensor:$value,
+                       Optional<FP8_HighPrecisionTensor>:$mask,
+                       F32Attr:$scale, UnitAttr:$causal);
+  let results = (outs FP8_HighPrecisionTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? `scale` `(` $scale `)`
+    (`causal` $causal^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Query heads per key/value head (Hq / Hkv; the verifier makes head
+    /// counts static).
+    int64_t getGroupSize();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // transpose
 //===----------------------------------------------------------------------===//
 

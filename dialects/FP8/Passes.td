@@ -134,8 +134,8 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
     fuses into a reduction that reads the producer through a permutation
     of all its loops (each element once: softmax's row max and sum), and
     `duplicate-cheap` fuses a producer with several consumers into each of
-    them when its body is arithmetic only (a scale, a mask's select and
-    add). Together they take the attention scores' scaling and masking into
+    them when its body is arithmetic only (arith ops and `linalg.index`: a
+    scale, a mask's select and add, a causal test of the indices). Together they take the attention scores' scaling and masking into
     softmax's max, sum and normalization instead of three passes over a
     12 x 1024 x 1024 tensor. Results are bit-identical either way.
   }];
@@ -144,7 +144,7 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
            "Also fuse into reductions that read each producer element once">,
     Option<"duplicateCheap", "duplicate-cheap", "bool", "false",
            "Fuse producers with several consumers into each of them when "
-           "their body is arithmetic only">
+           "their body is arithmetic only (arith ops, linalg.index)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
@@ -373,6 +373,10 @@ def FP8HighPrecisionProducts
     (`transpose_rhs`, what the GPU kernels read). Constant right operands
     (weights) are rounded and transposed at compile time; others
     (activations, external weights) by element-wise ops at run time.
+    An `fp8.attention` gets its query, key and value rounded to BF16 the
+    same way (its result type stays): both of its products then have BF16
+    operands, as the decomposed attention's would, and a fused kernel reads
+    BF16.
 
     ```mlir
     %y = linalg.matmul ins(%x, %w : tensor<8x64xf32>, tensor<64x32xf32>)

@@ -240,6 +240,10 @@ private:
         (!dump() || o.weightsReadLimitSet) && o.weightsReadLimit > 0)
       importOptions.externalWeightMinBytes =
           int64_t(std::min<uint64_t>(o.weightsReadLimit, INT64_MAX - 1)) + 1;
+    // FP8 attention products (--include-attention) come from the
+    // decomposition: the fused op has no FP8 form yet.
+    importOptions.fuseAttention =
+        o.fuseAttention && !(o.recipe != RecipeKind::None && o.includeAttention);
     for (const std::string &spec : o.inputShapes)
       if (std::string err = parseInputShapeSpec(spec, importOptions);
           !err.empty())

@@ -21,11 +21,13 @@
 #include "onnx/onnx_pb.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace mlir::fp8::onnx_import {
 
 class Importer;
+class AttentionFusion;
 
 /// No tensor of a real model holds more elements than this (2^40: 4 TiB of
 /// f32); a shape beyond it is a malformed or hostile model.
@@ -125,6 +127,7 @@ struct Lit {
 class Importer {
 public:
   Importer(MLIRContext &ctx, const ImportOptions &opts, StringRef fileName);
+  ~Importer();
 
   FailureOr<OwningOpRef<ModuleOp>> importModel(const onnx::ModelProto &model);
 
@@ -262,6 +265,8 @@ private:
   Value checkFlag, checkValue;
   llvm::StringMap<Handler> handlers;
   unsigned resourceCounter = 0;
+  /// Attention chains, tried before each node's handler (Attention.cpp).
+  std::unique_ptr<AttentionFusion> attention;
 };
 
 /// Fills `table` with every supported op type.

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Attention.h"
 #include "Importer.h"
 #include "ONNXProtoIO.h"
 #include "TorchMetadata.h"
@@ -228,6 +229,8 @@ Importer::Importer(MLIRContext &ctx, const ImportOptions &opts,
     : ctx(&ctx), b(&ctx), opts(opts), fileName(fileName.str()) {
   registerHandlers(handlers);
 }
+
+Importer::~Importer() = default;
 
 Type Importer::elementType(int t) {
   switch (t) {
@@ -1784,6 +1787,8 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph,
       unsignedValues.insert(v);
   }
 
+  if (opts.fuseAttention)
+    attention = std::make_unique<AttentionFusion>(*this, graph, values);
   for (auto [i, node] : llvm::enumerate(graph.node()))
     if (failed(importNode(node, i)))
       return failure();
@@ -1888,7 +1893,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, size_t index) {
   while (!nc.inputs.empty() && !nc.inputs.back())
     nc.inputs.pop_back();
 
-  if (failed(it->second(nc)))
+  if (!(attention && attention->fuse(nc)) && failed(it->second(nc)))
     return failure();
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty())

@@ -5,6 +5,7 @@
 //   fp8-compile model.onnx -o model.so [--target=cpu|sm_90a|sm_89]
 //       [--recipe=none|delayed|current|rowwise|block|mxfp8] [--format=e4m3|e5m2|hybrid]
 //       [--policy rules.json] [--report decisions.json] [--include-attention]
+//       [--fuse-attention=false]
 //       [--high-precision=bf16|fp32]
 //       [--emit=mlir|llvm|obj|so|ptx] [--input-shape name=2x48,...]
 //       [--cpu=native|generic|<llvm cpu>] [--runtime-lib libfp8rt_cpu.a]
@@ -95,6 +96,12 @@ static cl::opt<bool>
     includeAttention("include-attention",
                      cl::desc("Also run attention's batched products in FP8"),
                      cl::cat(category));
+static cl::opt<bool> fuseAttention(
+    "fuse-attention",
+    cl::desc("Import attention chains (MatMul, scale, mask, Softmax, MatMul) "
+             "as one fp8.attention each (default); false keeps the plain "
+             "decomposition. --include-attention imports them unfused"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> keepFirstLast(
     "keep-first-last",
     cl::desc("Keep the first and last linear layer in high precision"),
@@ -289,6 +296,7 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.reportFile = report;
   o.calibrationFile = calibration;
   o.includeAttention = includeAttention;
+  o.fuseAttention = fuseAttention;
   o.keepFirstLast = keepFirstLast;
   o.analyze = analyze;
   o.kMajorRhs = kMajorRhs;

@@ -46,6 +46,12 @@ static cl::list<std::string> inputShapes(
     cl::desc("Static shape for a graph input: name=2x48 (repeatable, or "
              "comma-separated: a=1x32,b=1x32; 'name=scalar' for rank 0)"),
     cl::value_desc("name=DxD..."), cl::cat(category));
+static cl::opt<bool> fuseAttention(
+    "fuse-attention",
+    cl::desc("Import attention chains (MatMul, scale, mask, Softmax, MatMul) "
+             "as one fp8.attention each (default); false keeps the plain "
+             "decomposition"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> printGeneric("mlir-print-op-generic-form",
                                   cl::desc("Print the generic op form"),
                                   cl::Hidden, cl::cat(category));
@@ -63,6 +69,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   fp8::ImportOptions opts;
+  opts.fuseAttention = fuseAttention;
   for (const std::string &spec : inputShapes) {
     std::string err = fp8::parseInputShapeSpec(spec, opts);
     if (!err.empty()) {

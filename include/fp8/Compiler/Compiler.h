@@ -48,6 +48,9 @@ struct CompileOptions {
   EmitKind emit = EmitKind::SharedLibrary;
   /// Static shapes for graph inputs, `name=2x48` each.
   std::vector<std::string> inputShapes;
+  /// Attention chains become fp8.attention ops at import (not with an FP8
+  /// recipe's includeAttention, whose products stay the decomposition's).
+  bool fuseAttention = true;
 
   // The FP8 recipe (fp8-quantize-pipeline).
   RecipeKind recipe = RecipeKind::None;

@@ -24,6 +24,11 @@ namespace fp8 {
 void populateFP8ToLinalgPatterns(RewritePatternSet &patterns,
                                  bool splitTensorAmax = false);
 
+/// The pattern lowering fp8.attention to its reference computation in
+/// linalg (lib/Conversion/FP8ToLinalg/AttentionToLinalg.cpp); part of
+/// populateFP8ToLinalgPatterns.
+void populateFP8AttentionToLinalgPatterns(RewritePatternSet &patterns);
+
 /// The scalar FP32 code of a scaled_matmul epilogue applied to `x` (f32):
 /// relu, gelu (tanh or erf form) or silu, with arith and math ops. Shared by
 /// the reference lowering and the GPU GEMM kernels so both compute the same.

@@ -59,6 +59,11 @@ struct ImportOptions {
   /// offset and length), whose bytes fp8-compile streams into the library's
   /// weights file (docs/Weights.md). 0: every initializer is read.
   int64_t externalWeightMinBytes = 0;
+
+  /// Attention chains (MatMul, scale, mask, Softmax, MatMul; grouped-query
+  /// Expand) become one fp8.attention each (lib/Import/Attention.cpp);
+  /// false keeps them as the plain decomposition.
+  bool fuseAttention = true;
 };
 
 /// Result attribute of the run-time check status result of an imported

@@ -969,4 +969,5 @@ void fp8::populateFP8ToLinalgPatterns(RewritePatternSet &patterns,
                LowerHistoryUpdate, LowerScaledMatmul, LowerTranspose>(
       patterns.getContext());
   patterns.add<LowerAmax>(patterns.getContext(), splitTensorAmax);
+  populateFP8AttentionToLinalgPatterns(patterns);
 }

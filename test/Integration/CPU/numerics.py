@@ -414,6 +414,90 @@ def case_state(p, rng):
     p.raw = "\n".join(text) + "\n"
 
 
+def _bf16(x):
+    """x rounded to BF16 (nearest even), as float32."""
+    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
+    return b.astype(np.uint32).view(np.float32)
+
+
+def attention_ref(q, k, v, scale, mask=None, causal=False, p_round=None):
+    """fp8.attention's definition in float64 (docs/Dialect.md)."""
+    q, k, v = (np.asarray(t, np.float64) for t in (q, k, v))
+    g = q.shape[1] // k.shape[1]
+    k = np.repeat(k, g, axis=1)
+    v = np.repeat(v, g, axis=1)
+    s = scale * np.einsum("bhid,bhjd->bhij", q, k)
+    if mask is not None:
+        s = s + mask
+    sq, skv = s.shape[2], s.shape[3]
+    if causal:
+        i = np.arange(sq)[:, None]
+        j = np.arange(skv)[None, :]
+        s = np.where(j > i + skv - sq, -np.inf, s)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(m == -np.inf, 0.0, m)
+    e = np.exp(s - m)
+    l = e.sum(axis=-1, keepdims=True)
+    p = np.where(l == 0, 0.0, e / np.where(l == 0, 1.0, l))
+    if p_round is not None:
+        p = p_round(p.astype(np.float32)).astype(np.float64)
+    return np.einsum("bhij,bhjd->bhid", p, v)
+
+
+def case_attention(p, rng):
+    """fp8.attention lowered to linalg against its definition: grouped-query
+    heads, a mask with -inf and a row that is all -inf (output 0), causal
+    with Sq < Skv (a decode step), BF16 operands (probabilities rounded to
+    BF16 before the P V product)."""
+    b, hq, hkv, sq, skv, d, dv = 2, 4, 2, 5, 7, 16, 12
+    q = rng.standard_normal((b, hq, sq, d)).astype(np.float32)
+    k = rng.standard_normal((b, hkv, skv, d)).astype(np.float32)
+    v = rng.standard_normal((b, hkv, skv, dv)).astype(np.float32)
+    mask = (rng.standard_normal((b, 1, sq, skv)) * 2).astype(np.float32)
+    mask[0, 0, 1, :] = -np.inf          # nothing to attend: 0
+    mask[1, 0, 2, ::2] = -np.inf
+    scale = np.float32(0.25)
+    qv, qs = p.const_f32(q)
+    kv, ks = p.const_f32(k)
+    vv, vs = p.const_f32(v)
+    mv, ms = p.const_f32(mask)
+    t = lambda shape, elt="f32": ttype(shape, elt)
+    out = (b, hq, sq, dv)
+    o1 = p.op(f"fp8.attention {qv}, {kv}, {vv} mask {mv} scale(0.25) : "
+              f"({t(qs)}, {t(ks)}, {t(vs)}, {t(ms)}) -> {t(out)}")
+    p.print_bits(o1, out, "f32")
+    p.expect("attention gqa mask", "close",
+             attention_ref(q, k, v, scale, mask).astype(np.float32),
+             rtol=2e-5, atol=2e-6)
+    o2 = p.op(f"fp8.attention {qv}, {kv}, {vv} scale(0.25) causal : "
+              f"({t(qs)}, {t(ks)}, {t(vs)}) -> {t(out)}")
+    p.print_bits(o2, out, "f32")
+    p.expect("attention causal decode", "close",
+             attention_ref(q, k, v, scale, causal=True).astype(np.float32),
+             rtol=2e-5, atol=2e-6)
+    # BF16 operands (exact BF16 values) with an FP32 result.
+    qb, kb, vb = _bf16(q), _bf16(k), _bf16(v)
+    cq, _ = p.const_f32(qb)
+    ck, _ = p.const_f32(kb)
+    cv, _ = p.const_f32(vb)
+    bq = p.op(f"arith.truncf {cq} : {t(qs)} to {t(qs, 'bf16')}")
+    bk = p.op(f"arith.truncf {ck} : {t(ks)} to {t(ks, 'bf16')}")
+    bv = p.op(f"arith.truncf {cv} : {t(vs)} to {t(vs, 'bf16')}")
+    o3 = p.op(f"fp8.attention {bq}, {bk}, {bv} mask {mv} scale(0.25) causal : "
+              f"({t(qs, 'bf16')}, {t(ks, 'bf16')}, {t(vs, 'bf16')}, {t(ms)}) -> {t(out)}")
+    p.print_bits(o3, out, "f32")
+    p.expect("attention bf16 causal mask", "close",
+             attention_ref(qb, kb, vb, scale, mask, causal=True,
+                           p_round=_bf16).astype(np.float32),
+             rtol=2e-5, atol=2e-6)
+    # The reference's own check that BF16 rounding matters here: without it
+    # the result differs by more than FP32 rounding.
+    assert np.abs(attention_ref(qb, kb, vb, scale, mask, causal=True) -
+                  attention_ref(qb, kb, vb, scale, mask, causal=True,
+                                p_round=_bf16)).max() > 1e-4
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

@@ -514,6 +514,77 @@ LogicalResult ScaledMatmulOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+int64_t AttentionOp::getGroupSize() {
+  int64_t hq = getQuery().getType().getDimSize(1);
+  int64_t hkv = getKey().getType().getDimSize(1);
+  return hkv > 0 ? hq / hkv : 1; // no heads at all: an empty result
+}
+
+LogicalResult AttentionOp::verify() {
+  auto q = getQuery().getType(), k = getKey().getType(),
+       v = getValue().getType();
+  auto res = getType();
+  for (auto [type, what] : {std::pair(q, "query"), std::pair(k, "key"),
+                            std::pair(v, "value"), std::pair(res, "result")})
+    if (type.getRank() != 4)
+      return emitOpError() << what << " must have rank 4 ([B, H, S, D]), got "
+                           << formatShape(type.getShape());
+  if (k.getElementType() != q.getElementType() ||
+      v.getElementType() != q.getElementType())
+    return emitOpError() << "query, key and value must have one element type, "
+                            "got "
+                         << q.getElementType() << ", " << k.getElementType()
+                         << ", " << v.getElementType();
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  auto mismatch = [&](StringRef what) {
+    return emitOpError() << what << " differ: query " << formatShape(qs)
+                         << ", key " << formatShape(ks) << ", value "
+                         << formatShape(vs);
+  };
+  if (!dimsCompatible(qs[0], ks[0]) || !dimsCompatible(qs[0], vs[0]))
+    return mismatch("batch sizes");
+  if (!dimsCompatible(ks[1], vs[1]))
+    return mismatch("key and value head counts");
+  if (!dimsCompatible(ks[2], vs[2]))
+    return mismatch("key and value sequence lengths");
+  if (!dimsCompatible(qs[3], ks[3]))
+    return mismatch("query and key head sizes");
+  if (ShapedType::isDynamic(qs[1]) || ShapedType::isDynamic(ks[1]) ||
+      ShapedType::isDynamic(vs[1]))
+    return emitOpError() << "head counts must be static: query "
+                         << formatShape(qs) << ", key " << formatShape(ks)
+                         << ", value " << formatShape(vs);
+  if (ks[1] == 0 ? qs[1] != 0 : qs[1] % ks[1] != 0)
+    return emitOpError() << "query heads (" << qs[1]
+                         << ") must be a multiple of key/value heads ("
+                         << ks[1] << ")";
+  SmallVector<int64_t> expected{qs[0], qs[1], qs[2], vs[3]};
+  for (auto [got, want] : llvm::zip_equal(res.getShape(), expected))
+    if (!dimsCompatible(got, want))
+      return emitOpError() << "result shape " << formatShape(res.getShape())
+                           << " must be [B, Hq, Sq, Dv] = "
+                           << formatShape(expected);
+  if (Value mask = getMask()) {
+    ArrayRef<int64_t> ms = cast<RankedTensorType>(mask.getType()).getShape();
+    SmallVector<int64_t> scores{qs[0], qs[1], qs[2], ks[2]};
+    bool ok = ms.size() == 4;
+    for (size_t i = 0; ok && i < 4; ++i)
+      ok = ms[i] == 1 || dimsCompatible(ms[i], scores[i]);
+    if (!ok)
+      return emitOpError() << "mask " << formatShape(ms)
+                           << " must have rank 4 and broadcast to the scores "
+                              "[B, Hq, Sq, Skv] = "
+                           << formatShape(scores);
+  }
+  if (!std::isfinite(getScale().convertToFloat()))
+    return emitOpError("scale must be finite");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // TransposeOp
 //===----------------------------------------------------------------------===//
 

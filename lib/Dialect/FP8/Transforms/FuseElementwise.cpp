@@ -21,13 +21,15 @@ using namespace mlir;
 
 namespace {
 /// Whether a producer's body is only arithmetic (no math-library call such
-/// as exp or tanh): cheap enough to evaluate once per consumer.
+/// as exp or tanh) on its elements and indices (linalg.index: attention's
+/// causal test): cheap enough to evaluate once per consumer.
 bool isCheapBody(Operation *producer) {
   auto generic = dyn_cast<linalg::GenericOp>(producer);
   if (!generic)
     return false;
   for (Operation &op : generic.getRegion().front().without_terminator())
-    if (op.getDialect() != producer->getContext()->getLoadedDialect("arith"))
+    if (op.getDialect() != producer->getContext()->getLoadedDialect("arith") &&
+        !isa<linalg::IndexOp>(op))
       return false;
   return true;
 }

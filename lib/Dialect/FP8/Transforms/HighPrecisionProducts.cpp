@@ -207,17 +207,36 @@ void toBF16Product(linalg::LinalgOp op, bool kMajorRhs) {
   op->erase();
 }
 
+/// Attention's two products with BF16 operands: query, key and value
+/// rounded to BF16 (the op rounds its probabilities to the operand type);
+/// the result type stays.
+void toBF16Attention(AttentionOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  for (OpOperand *operand :
+       {&op.getQueryMutable(), &op.getKeyMutable(), &op.getValueMutable()})
+    operand->set(toBF16(b, loc, operand->get(), /*transpose=*/false));
+}
+
 struct FP8HighPrecisionProductsPass
     : fp8::impl::FP8HighPrecisionProductsBase<FP8HighPrecisionProductsPass> {
   using Base::Base;
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> products;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) && isCandidate(op))
-        products.push_back(op);
+    SmallVector<AttentionOp> attentions;
+    getOperation().walk([&](Operation *op) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      if (linalgOp && isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+          isCandidate(linalgOp))
+        products.push_back(linalgOp);
+      if (auto attention = dyn_cast<AttentionOp>(op);
+          attention && !attention.getQuery().getType().getElementType().isBF16())
+        attentions.push_back(attention);
     });
     for (linalg::LinalgOp op : products)
       toBF16Product(op, kMajorRhs);
+    for (AttentionOp op : attentions)
+      toBF16Attention(op);
   }
 };
 

@@ -414,3 +414,107 @@ func.func @scaled_matmul_bf16_blocks(%a: tensor<8x128xbf16>, %sa: tensor<8x1xf32
   %0 = fp8.scaled_matmul %a, %sa layout<block 1x128>, %b, %s layout<tensor> : (tensor<8x128xbf16>, tensor<8x1xf32>, tensor<128x64xbf16>, tensor<f32>) -> tensor<8x64xf32>
   return
 }
+
+// -----
+
+func.func @attention_rank(%q: tensor<8x16x64xf32>, %k: tensor<8x16x64xf32>) {
+  // expected-error @+1 {{query must have rank 4 ([B, H, S, D]), got 8x16x64}}
+  %0 = fp8.attention %q, %k, %k scale(1.0) : (tensor<8x16x64xf32>, tensor<8x16x64xf32>, tensor<8x16x64xf32>) -> tensor<8x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_types(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xbf16>) {
+  // expected-error @+1 {{query, key and value must have one element type, got 'f32', 'bf16', 'bf16'}}
+  %0 = fp8.attention %q, %k, %k scale(1.0) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>) -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_fp8(%q: tensor<1x2x4x8xf8E4M3FN>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %0 = fp8.attention %q, %q, %q scale(1.0) : (tensor<1x2x4x8xf8E4M3FN>, tensor<1x2x4x8xf8E4M3FN>, tensor<1x2x4x8xf8E4M3FN>) -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x2x4x8xf32>, %k: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{batch sizes differ: query 2x2x4x8, key 1x2x4x8, value 1x2x4x8}}
+  %0 = fp8.attention %q, %k, %k scale(1.0) : (tensor<2x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_heads(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{key and value head counts differ}}
+  %0 = fp8.attention %q, %k, %v scale(1.0) : (tensor<1x4x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x4x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv_length(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x5x8xf32>) {
+  // expected-error @+1 {{key and value sequence lengths differ}}
+  %0 = fp8.attention %q, %k, %v scale(1.0) : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x5x8xf32>) -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_head_size(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x16xf32>) {
+  // expected-error @+1 {{query and key head sizes differ}}
+  %0 = fp8.attention %q, %k, %k scale(1.0) : (tensor<1x2x4x8xf32>, tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>) -> tensor<1x2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_groups(%q: tensor<1x6x4x8xf32>, %k: tensor<1x4x4x8xf32>) {
+  // expected-error @+1 {{query heads (6) must be a multiple of key/value heads (4)}}
+  %0 = fp8.attention %q, %k, %k scale(1.0) : (tensor<1x6x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<1x6x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dynamic_heads(%q: tensor<1x?x4x8xf32>, %k: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{head counts must be static}}
+  %0 = fp8.attention %q, %k, %k scale(1.0) : (tensor<1x?x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x?x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_result(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x16xf32>) {
+  // expected-error @+1 {{result shape 1x4x4x8 must be [B, Hq, Sq, Dv] = 1x4x4x16}}
+  %0 = fp8.attention %q, %k, %v scale(1.0) : (tensor<1x4x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x16xf32>) -> tensor<1x4x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_shape(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x6x8xf32>, %m: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{mask 1x1x4x4 must have rank 4 and broadcast to the scores [B, Hq, Sq, Skv] = 1x4x4x6}}
+  %0 = fp8.attention %q, %k, %k mask %m scale(1.0) : (tensor<1x4x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x1x4x4xf32>) -> tensor<1x4x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_rank(%q: tensor<1x4x4x8xf32>, %m: tensor<4x4xf32>) {
+  // expected-error @+1 {{mask 4x4 must have rank 4}}
+  %0 = fp8.attention %q, %q, %q mask %m scale(1.0) : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<4x4xf32>) -> tensor<1x4x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scale(%q: tensor<1x4x4x8xf32>) {
+  // expected-error @+1 {{scale must be finite}}
+  %0 = fp8.attention %q, %q, %q scale(0x7F800000) : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  return
+}

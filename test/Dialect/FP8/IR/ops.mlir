@@ -110,3 +110,20 @@ func.func @delayed_step(%x: tensor<8x8xf32>, %prev: tensor<f32>) -> tensor<8x8xf
   ml_program.global_store @hist = %h2 : tensor<4xf32>
   return %q : tensor<8x8xf8E4M3FN>
 }
+
+// CHECK-LABEL: func @attention
+func.func @attention(%q: tensor<2x8x16x64xbf16>, %k: tensor<2x2x24x64xbf16>, %v: tensor<2x2x24x32xbf16>,
+                     %m: tensor<2x1x16x24xf32>, %qd: tensor<1x4x?x64xf32>, %kd: tensor<1x4x?x64xf32>,
+                     %md: tensor<1x1x1x?xf16>) {
+  // Grouped-query heads (8 query heads on 2 kv heads), a mask, a result
+  // type other than the operands'.
+  // CHECK: fp8.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale(1.250000e-01) : (tensor<2x8x16x64xbf16>, tensor<2x2x24x64xbf16>, tensor<2x2x24x32xbf16>, tensor<2x1x16x24xf32>) -> tensor<2x8x16x32xf32>
+  %0 = fp8.attention %q, %k, %v mask %m scale(0.125) : (tensor<2x8x16x64xbf16>, tensor<2x2x24x64xbf16>, tensor<2x2x24x32xbf16>, tensor<2x1x16x24xf32>) -> tensor<2x8x16x32xf32>
+  // Causal, no mask.
+  // CHECK: fp8.attention %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) causal : (tensor<2x8x16x64xbf16>, tensor<2x2x24x64xbf16>, tensor<2x2x24x32xbf16>) -> tensor<2x8x16x32xbf16>
+  %1 = fp8.attention %q, %k, %v scale(0.125) causal : (tensor<2x8x16x64xbf16>, tensor<2x2x24x64xbf16>, tensor<2x2x24x32xbf16>) -> tensor<2x8x16x32xbf16>
+  // Dynamic sequence lengths, a broadcast f16 mask, both flags.
+  // CHECK: fp8.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale(-2.000000e+00) causal : (tensor<1x4x?x64xf32>, tensor<1x4x?x64xf32>, tensor<1x4x?x64xf32>, tensor<1x1x1x?xf16>) -> tensor<1x4x?x64xf32>
+  %2 = fp8.attention %qd, %kd, %kd mask %md scale(-2.0) causal : (tensor<1x4x?x64xf32>, tensor<1x4x?x64xf32>, tensor<1x4x?x64xf32>, tensor<1x1x1x?xf16>) -> tensor<1x4x?x64xf32>
+  return
+}

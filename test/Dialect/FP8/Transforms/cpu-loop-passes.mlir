@@ -143,3 +143,52 @@ func.func @duplicate_cheap(%s: tensor<4x64xf32>, %mask: tensor<4x64xf32>, %acc: 
   } -> tensor<4xf32>
   return %mx, %ex, %mx2, %th : tensor<4xf32>, tensor<4x64xf32>, tensor<4xf32>, tensor<4x64xf32>
 }
+
+// -----
+
+// A causal mask as a test of the indices (attention's lowering): linalg.index
+// counts as cheap, so the masking fuses into both consumers too, the indices
+// remapped to the consumer's loops.
+// GPU-LABEL: func @duplicate_cheap_index
+// GPU: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// GPU-NEXT: ^bb0
+// GPU-NEXT: linalg.index 0
+// GPU-NEXT: linalg.index 1
+// GPU-NEXT: arith.cmpi sgt
+// GPU-NEXT: arith.select
+// GPU-NEXT: arith.maximumf
+// GPU: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// GPU-NEXT: ^bb0
+// GPU-NEXT: linalg.index 0
+// GPU-NEXT: linalg.index 1
+// GPU-NEXT: arith.cmpi sgt
+// GPU-NEXT: arith.select
+// GPU-NEXT: math.exp
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#red2 = affine_map<(d0, d1) -> (d0)>
+func.func @duplicate_cheap_index(%s: tensor<4x64xf32>, %acc: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x64xf32>) {
+  %e = tensor.empty() : tensor<4x64xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %t = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %masked = arith.cmpi sgt, %j, %i : index
+    %v = arith.select %masked, %ninf, %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x64xf32>
+  %mx = linalg.generic {indexing_maps = [#id2, #red2], iterator_types = ["parallel", "reduction"]}
+      ins(%t : tensor<4x64xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.maximumf %a, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  %ex = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.exp %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x64xf32>
+  return %mx, %ex : tensor<4xf32>, tensor<4x64xf32>
+}

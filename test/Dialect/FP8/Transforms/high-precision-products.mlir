@@ -60,3 +60,36 @@ func.func @left_alone(%x: tensor<4x2xf32>, %w: tensor<2x3xf32>, %acc: tensor<4x3
   %t = linalg.matmul {fp8.fp32_reference} ins(%x, %w : tensor<4x2xf32>, tensor<2x3xf32>) outs(%z : tensor<4x3xf32>) -> tensor<4x3xf32>
   return %y, %t : tensor<4x3xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// fp8.attention: query, key and value rounded to BF16 (FP16 through FP32;
+// a constant key at compile time), the result type and the mask kept; an
+// attention already in BF16 is left alone.
+// CHECK-LABEL: func @attention
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<1x4x8x16xf16>, %[[V:[^:]+]]: tensor<1x2x8x16xf16>, %[[M:[^:]+]]: tensor<1x1x8x8xf32>
+// CHECK: %[[QW:.+]] = arith.extf %[[Q]] : tensor<1x4x8x16xf16> to tensor<1x4x8x16xf32>
+// CHECK: %[[QB:.+]] = arith.truncf %[[QW]] : tensor<1x4x8x16xf32> to tensor<1x4x8x16xbf16>
+// CHECK: %[[K:.+]] = arith.constant dense_resource<__fp8_bf16_weight> : tensor<1x2x8x16xbf16>
+// CHECK: %[[VW:.+]] = arith.extf %[[V]] : tensor<1x2x8x16xf16> to tensor<1x2x8x16xf32>
+// CHECK: %[[VB:.+]] = arith.truncf %[[VW]] : tensor<1x2x8x16xf32> to tensor<1x2x8x16xbf16>
+// CHECK: fp8.attention %[[QB]], %[[K]], %[[VB]] mask %[[M]] scale(2.500000e-01) causal : (tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x1x8x8xf32>) -> tensor<1x4x8x16xf16>
+// CHECK: %[[Q2:.+]] = arith.truncf %{{.*}} : tensor<1x4x8x16xf32> to tensor<1x4x8x16xbf16>
+// CHECK: %[[K2:.+]] = arith.constant dense<1.000000e+00> : tensor<1x2x8x16xbf16>
+// CHECK: %[[V2:.+]] = arith.truncf %{{.*}} : tensor<1x2x8x16xf32> to tensor<1x2x8x16xbf16>
+// CHECK-NEXT: fp8.attention %[[Q2]], %[[K2]], %[[V2]] scale(1.000000e+00) : {{.*}} -> tensor<1x4x8x16xf32>
+// The key 1 + 2^-8 (exact in FP16) is a BF16 tie: 1.0 (0x3F80) everywhere.
+// CHECK: __fp8_bf16_weight: "0x02000000{{(803F)+}}"
+// NOT-LABEL: func @attention
+// NOT: fp8.attention {{.*}} : (tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x1x8x8xf32>) -> tensor<1x4x8x16xf16>
+func.func @attention(%q: tensor<1x4x8x16xf16>, %v: tensor<1x2x8x16xf16>, %m: tensor<1x1x8x8xf32>) -> (tensor<1x4x8x16xf16>, tensor<1x4x8x16xf32>) {
+  %k = arith.constant dense<1.00390625> : tensor<1x2x8x16xf16>
+  %o = fp8.attention %q, %k, %v mask %m scale(0.25) causal : (tensor<1x4x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x1x8x8xf32>) -> tensor<1x4x8x16xf16>
+  %qb = arith.extf %q : tensor<1x4x8x16xf16> to tensor<1x4x8x16xf32>
+  %qbb = arith.truncf %qb : tensor<1x4x8x16xf32> to tensor<1x4x8x16xbf16>
+  %kb = arith.constant dense<1.0> : tensor<1x2x8x16xbf16>
+  %vb = arith.extf %v : tensor<1x2x8x16xf16> to tensor<1x2x8x16xf32>
+  %vbb = arith.truncf %vb : tensor<1x2x8x16xf32> to tensor<1x2x8x16xbf16>
+  %o2 = fp8.attention %qbb, %kb, %vbb scale(1.0) : (tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x4x8x16xf32>
+  return %o, %o2 : tensor<1x4x8x16xf16>, tensor<1x4x8x16xf32>
+}
