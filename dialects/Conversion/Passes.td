@@ -65,6 +65,33 @@ def FP8OutlineScaledMatmuls : Pass<"fp8-outline-scaled-matmuls",
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def FP8OutlineAttention : Pass<"fp8-outline-attention", "::mlir::ModuleOp"> {
+  let summary = "Move each fp8.attention into a private function that a "
+                "fused GPU kernel can replace";
+  let description = [{
+    The attention counterpart of `fp8-outline-scaled-matmuls`: every
+    `fp8.attention` becomes a `func.call` to a private function
+    `@__fp8_attention_<i>` whose body is the op (its reference lowering
+    still defines it) and which carries an `fp8.attention` dictionary
+    (`scale`, `causal`, `has_mask`). Ops with the same types and attributes
+    share one function. After bufferization the function takes
+    `(q, k, v, [mask], out)` memrefs and `convert-fp8-attention-to-gpu`
+    replaces its body with a fused kernel where the kernel serves it.
+
+    ```mlir
+    %o = fp8.attention %q, %k, %v scale(0.125) causal
+        : (tensor<1x8x64x64xbf16>, tensor<1x2x64x64xbf16>,
+           tensor<1x2x64x64xbf16>) -> tensor<1x8x64x64xf32>
+    // becomes
+    %o = call @__fp8_attention_0(%q, %k, %v) : (...) -> tensor<1x8x64x64xf32>
+    func.func private @__fp8_attention_0(...) -> tensor<1x8x64x64xf32>
+        attributes {fp8.attention = {causal = true, has_mask = false,
+                                     scale = 1.250000e-01 : f32}}
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Replace outlined FP8 products with wgmma / mma.sync kernels";
   let description = [{

@@ -144,12 +144,14 @@ void fp8::buildFP8CPULoweringPipeline(
 
 void fp8::buildFP8GPULoweringPipeline(
     OpPassManager &pm, const GPULoweringPipelineOptions &options) {
-  // Tensor level: the same as the CPU path, except that FP8 products are
-  // outlined for the GEMM kernels and FP8 casts stay arith casts (the GPU
-  // lowers them to cvt instructions).
+  // Tensor level: the same as the CPU path, except that FP8 products and
+  // attention are outlined for the GEMM and attention kernels and FP8 casts
+  // stay arith casts (the GPU lowers them to cvt instructions).
   pm.addPass(createFP8PackExternalWeights());
   pm.addPass(createFP8MaterializeExternalWeights());
   pm.addPass(createFP8OutlineScaledMatmuls());
+  if (options.fusedAttention)
+    pm.addPass(createFP8OutlineAttention());
   ConvertFP8ToLinalgOptions toLinalg;
   toLinalg.splitTensorAmax = true; // per-tensor amax as a reduction tree
   pm.addPass(createConvertFP8ToLinalg(toLinalg));
@@ -180,6 +182,8 @@ void fp8::buildFP8GPULoweringPipeline(
     // attributes and parameters outlining would drop) and launch_funcs.
     pm.addPass(createConvertFP8GemmToGPU(gemm));
   }
+  if (options.fusedAttention)
+    pm.addPass(createConvertFP8AttentionToGPU());
   pm.addPass(createInlinerPass());
   FP8GPUMapLoopsOptions map;
   map.blockSize = options.blockSize;

@@ -55,6 +55,12 @@ struct GPULoweringPipelineOptions
       llvm::cl::desc("FP8 products on tensor cores (convert-fp8-gemm-to-gpu); "
                      "false keeps the reference loops"),
       llvm::cl::init(true)};
+  Option<bool> fusedAttention{
+      *this, "fused-attention",
+      llvm::cl::desc("fp8.attention as one fused kernel (fp8-outline-"
+                     "attention, convert-fp8-attention-to-gpu) where it "
+                     "serves; false: its reference lowering (loop kernels)"),
+      llvm::cl::init(true)};
   Option<bool> gemmTmaPipeline{
       *this, "gemm-tma-pipeline",
       llvm::cl::desc("GEMM tiles loaded by TMA through a multi-stage "
