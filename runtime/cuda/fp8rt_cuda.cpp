@@ -549,7 +549,15 @@ void printProfile() {
                "(%zu kernels)\n  %8s %6s %9s  %s\n",
                Prof().runs, Prof().runs ? total / Prof().runs : 0.0,
                rows.size(), "ms/run", "share", "launches", "kernel");
-  for (size_t i = 0; i < rows.size() && i < 25; ++i)
+  // FP8RT_CUDA_PROFILE_TOP=N prints N kernels (default 25, 0: all).
+  size_t top = 25;
+  if (const char *env = std::getenv("FP8RT_CUDA_PROFILE_TOP")) {
+    char *end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v >= 0)
+      top = v == 0 ? rows.size() : static_cast<size_t>(v);
+  }
+  for (size_t i = 0; i < rows.size() && i < top; ++i)
     std::fprintf(stderr, "  %8.4f %5.1f%% %9ld  %s\n",
                  rows[i].second.ms / std::max(1L, Prof().runs),
                  total > 0 ? 100.0 * rows[i].second.ms / total : 0.0,

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Compiles issue 13's layer benchmark model here for bench/layer/layer_h200.py:
+#   bench/layer/make_bundle.sh EXPORT_DIR TAG OUT [RECIPE...]
+# EXPORT_DIR holds model.onnx (bench/export_llama8b.py --layers 1 --vocab 256
+# --device cuda, brought back from the H200) with its weights regenerated
+# here (scripts/fill_external_data.py model.onnx --constants constants.npz);
+# TAG names the shape (b1-s8192, b4-s2048). Each recipe gives
+# OUT/sm90-RECIPE-TAG.so + its weights manifest (--pack-weights=false: the
+# weights are packed on the GPU machine from its own export), plus the static
+# fp8-pack and the graph's md5 (layer_h200.py checks its export against it).
+# RECIPE "bf16" is --recipe=none --high-precision=bf16 (every product BF16),
+# "bf16-unfused" the same with attention decomposed (--fuse-attention=false),
+# "fp32" --recipe=none (exact products).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+export_dir=$1 tag=$2 out=$3; shift 3
+recipes=("$@")
+[ ${#recipes[@]} -gt 0 ] || recipes=(block current rowwise bf16)
+compile=${FP8_BUILD_DIR:-$root/build}/bin/fp8-compile
+mkdir -p "$out"
+cp "${FP8_BUILD_DIR:-$root/build}/bin/fp8-pack" "$out/"
+md5sum "$export_dir/model.onnx" | awk '{print $1}' > "$out/model-$tag.md5"
+for r in "${recipes[@]}"; do
+  flags=(--recipe="$r")
+  [ "$r" = bf16 ] && flags=(--recipe=none --high-precision=bf16)
+  [ "$r" = bf16-unfused ] && flags=(--recipe=none --high-precision=bf16 --fuse-attention=false)
+  [ "$r" = fp32 ] && flags=(--recipe=none)
+  /usr/bin/time -f "$r: %e s, %M KB" "$compile" "$export_dir/model.onnx" \
+    -o "$out/sm90-$r-$tag.so" --target=sm_90a "${flags[@]}" \
+    --pack-weights=false --quiet
+done
+ls -la "$out"
