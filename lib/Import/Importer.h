@@ -1,8 +1,11 @@
 //===- Importer.h - ONNX importer internals ---------------------*- C++ -*-===//
 //
-// Part of fp8-opt. The importer class shared by ONNXImporter.cpp (graph walk,
-// initializers, shared IR builders, constant folding) and ONNXOps.cpp (one
-// handler per ONNX op type). Not a public header.
+// Part of fp8-opt. The importer class shared by the files of lib/Import:
+// the graph walk (GraphWalk.cpp), TensorProto decoding (TensorDecoding.cpp),
+// constants and the folder (ConstantFolding.cpp), the IR builders
+// (Builders.cpp, ScalarBuilders.cpp), run-time index checks
+// (BoundsChecks.cpp) and the op handlers, one file per op family
+// (Ops/*.cpp). Not a public header.
 //
 //===----------------------------------------------------------------------===//
 
