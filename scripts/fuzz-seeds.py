@@ -185,7 +185,8 @@ def dictionary():
         "domain", "\"\"", "\"ai.onnx\"", "float", "double", "float16",
         "bfloat16", "int8", "uint8", "int16", "int32", "int64", "bool",
         "float8e4m3fn", "float8e5m2", "string", "seq", "value", "to",
-        "axis", "axes", "perm", "NaN", "inf", "-inf", "9223372036854775807",
+        "axis", "axes", "perm", "split", "NaN", "inf", "-inf",
+        "9223372036854775807",
         "-9223372036854775808", "2147483648", "4294967296", "1e38", "1e-45",
     ])
     lines = []

@@ -92,10 +92,9 @@ FailureOr<int64_t> NodeContext::normAxis(int64_t axis, int64_t rank) {
 }
 
 Importer::Importer(MLIRContext &ctx, const ImportOptions &opts,
-                   StringRef fileName)
-    : ctx(&ctx), b(&ctx), opts(opts), fileName(fileName.str()) {
-  registerHandlers(handlers);
-}
+                   StringRef fileName, const OpRegistry &registry)
+    : ctx(&ctx), b(&ctx), opts(opts), fileName(fileName.str()),
+      registry(registry) {}
 
 //===----------------------------------------------------------------------===//
 // Size budgets
@@ -214,20 +213,18 @@ Importer::importModel(const onnx::ModelProto &model) {
   if (model.ir_version() > 10)
     return emitError(fileLoc) << "unsupported ONNX IR version "
                               << model.ir_version() << " (at most 10)";
-  bool haveDefault = false;
-  for (const onnx::OperatorSetIdProto &os : model.opset_import()) {
-    if (os.domain().empty() || os.domain() == "ai.onnx") {
-      opset = os.version();
-      haveDefault = true;
-    }
-  }
-  if (!haveDefault)
+  opsets.clear();
+  for (const onnx::OperatorSetIdProto &os : model.opset_import())
+    opsets[canonicalDomain(os.domain())] = os.version();
+  auto defaultOpset = opsets.find("");
+  if (defaultOpset == opsets.end())
     return emitError(fileLoc) << "model imports no default-domain (ai.onnx) opset";
-  if (opset < detail::kOldestUpgradableOpset || opset > 21)
+  opset = defaultOpset->second;
+  if (opset < detail::kOldestUpgradableOpset || opset > kNewestOpset)
     return emitError(fileLoc)
            << "unsupported ai.onnx opset " << opset << " (supported: "
-           << detail::kOldestUpgradableOpset
-           << " to 21; below 13 through ONNX's version converter)";
+           << detail::kOldestUpgradableOpset << " to " << kNewestOpset
+           << "; below 13 through ONNX's version converter)";
   // Older exports: ONNX's own version converter rewrites the graph to
   // opset 13 (attribute-to-input moves, renamed ops), which the handlers
   // implement; they then see opset 13.
@@ -317,9 +314,12 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph,
       unsignedValues.insert(v);
   }
 
+  if (!registry.recognizers().empty())
+    graphView = std::make_unique<GraphView>(graph, values);
   for (auto [i, node] : llvm::enumerate(graph.node()))
     if (failed(importNode(node, i)))
       return failure();
+  graphView.reset();
 
   SmallVector<Value> results;
   SmallVector<Type> resultTypes;
@@ -395,13 +395,9 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, size_t index) {
   Location loc = NameLoc::get(StringAttr::get(ctx, name),
                               FileLineColLoc::get(ctx, fileName, 0, 0));
   NodeContext nc(*this, node, loc, name);
-
-  if (!node.domain().empty() && node.domain() != "ai.onnx")
-    return nc.error() << "unsupported op '" << node.op_type() << "' in domain '"
-                      << node.domain() << "'";
-  auto it = handlers.find(node.op_type());
-  if (it == handlers.end())
-    return nc.error() << "unsupported op type '" << node.op_type() << "'";
+  const Handler *handler = dispatch(nc);
+  if (!handler)
+    return failure();
 
   for (const std::string &in : node.input()) {
     if (in.empty()) {
@@ -419,7 +415,17 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, size_t index) {
   while (!nc.inputs.empty() && !nc.inputs.back())
     nc.inputs.pop_back();
 
-  if (failed(it->second(nc)))
+  // Node-group recognizers first (OpRegistry.h); the node's handler when
+  // none of them takes it.
+  bool recognized = false;
+  for (const NodeGroupRecognizer &recognize : registry.recognizers()) {
+    FailureOr<bool> r = recognize(nc, *graphView);
+    if (failed(r))
+      return failure();
+    if ((recognized = *r))
+      break;
+  }
+  if (!recognized && failed((*handler)(nc)))
     return failure();
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty())
@@ -432,4 +438,39 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, size_t index) {
     values[node.output(i)] = nc.results[i];
   }
   return success();
+}
+
+const Handler *Importer::dispatch(NodeContext &nc) {
+  const onnx::NodeProto &node = nc.node;
+  StringRef domain = canonicalDomain(node.domain());
+  const OpRegistry::Op *op = registry.find(domain, node.op_type());
+  if (!op) {
+    if (!domain.empty())
+      nc.error() << "unsupported op '" << node.op_type() << "' in domain '"
+                 << node.domain() << "'";
+    else
+      nc.error() << "unsupported op type '" << node.op_type() << "'";
+    return nullptr;
+  }
+  auto imported = opsets.find(domain);
+  if (imported == opsets.end()) {
+    nc.error() << "the model's opset_import has no entry for domain '"
+               << node.domain() << "'";
+    return nullptr;
+  }
+  const int64_t domainOpset = imported->second;
+  nc.version = resolveVersion(op->since, domainOpset);
+  if (nc.version == 0) {
+    nc.error() << node.op_type() << " is defined from opset "
+               << op->since.front() << ", the model has opset " << domainOpset;
+    return nullptr;
+  }
+  if (const Handler *handler = op->handlerFor(nc.version))
+    return handler;
+  nc.error() << node.op_type() << "-" << nc.version << " (the version of "
+             << (domain.empty() ? "ai.onnx" : domain) << " opset "
+             << domainOpset << ") is not supported; the importer implements "
+             << op->describeSupported()
+             << "; re-export the model with one of those opsets";
+  return nullptr;
 }

@@ -12,6 +12,8 @@
 #ifndef FP8_LIB_IMPORT_IMPORTER_H
 #define FP8_LIB_IMPORT_IMPORTER_H
 
+#include "OpRegistry.h"
+
 #include "fp8/Import/ONNXImporter.h"
 
 #include "mlir/IR/Builders.h"
@@ -24,6 +26,7 @@
 #include "onnx/onnx_pb.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace mlir::fp8::onnx_import {
@@ -77,6 +80,9 @@ public:
   const onnx::NodeProto &node;
   Location loc;
   std::string name;
+  /// The version of the node's op that the model's opset selects (its
+  /// since-version, OpRegistry.h); the handler is registered for it.
+  int version = 0;
   /// One entry per ONNX input; null for omitted optional inputs ("").
   SmallVector<Value> inputs;
   /// Filled by the handler, one per ONNX output it produces.
@@ -110,8 +116,6 @@ public:
   FailureOr<int64_t> normAxis(int64_t axis, int64_t rank);
 };
 
-using Handler = std::function<LogicalResult(NodeContext &)>;
-
 /// A small constant tensor in a form that is easy to compute on: integers
 /// (incl. i1) as int64, floats as double.
 struct Lit {
@@ -127,7 +131,10 @@ struct Lit {
 
 class Importer {
 public:
-  Importer(MLIRContext &ctx, const ImportOptions &opts, StringRef fileName);
+  /// An importer dispatching to `registry`'s handlers (tests pass their
+  /// own; the entry points use OpRegistry::standard()).
+  Importer(MLIRContext &ctx, const ImportOptions &opts, StringRef fileName,
+           const OpRegistry &registry = OpRegistry::standard());
 
   FailureOr<OwningOpRef<ModuleOp>> importModel(const onnx::ModelProto &model);
 
@@ -137,6 +144,7 @@ public:
   OpBuilder b;
   const ImportOptions &opts;
   std::string fileName;
+  /// The model's default-domain (ai.onnx) opset.
   int64_t opset = 0;
   /// Where the real paths of the external-data files read go (or null).
   SmallVectorImpl<std::string> *externalFiles = nullptr;
@@ -260,15 +268,21 @@ private:
   LogicalResult checkResultSize(NodeContext &nc, int result);
   Location graphLoc(StringRef what);
 
+  /// Finds the handler for `nc`'s node: its op type in its domain, at the
+  /// version the model's opset import for that domain selects (sets
+  /// nc.version). Null after an error at the node.
+  const Handler *dispatch(NodeContext &nc);
+
+  const OpRegistry &registry;
+  /// The model's opset imports, by canonical domain ("" is ai.onnx).
+  llvm::StringMap<int64_t> opsets;
+  /// The graph being imported, for node-group recognizers.
+  std::unique_ptr<GraphView> graphView;
   llvm::StringMap<Value> values;
   /// The check status so far: first failing site + 1 (0: none), its value.
   Value checkFlag, checkValue;
-  llvm::StringMap<Handler> handlers;
   unsigned resourceCounter = 0;
 };
-
-/// Fills `table` with every supported op type.
-void registerHandlers(llvm::StringMap<Handler> &table);
 
 } // namespace mlir::fp8::onnx_import
 

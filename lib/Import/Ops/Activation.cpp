@@ -25,9 +25,6 @@ static LogicalResult importGelu(NodeContext &nc) {
   if (failed(checkArity(nc, 1, 1)))
     return failure();
   Importer &imp = nc.imp;
-  if (imp.opset < 20)
-    return nc.error() << "Gelu is defined from opset 20, the model has opset "
-                      << imp.opset;
   Value x = nc.in(0);
   Type et = Importer::elemOf(x);
   if (!isa<FloatType>(et))
@@ -119,51 +116,56 @@ Handler composed(std::function<Value(Composer &)> body) {
 
 } // namespace
 
-void onnx_import::registerActivationOps(llvm::StringMap<Handler> &t) {
+void onnx_import::registerActivationOps(OpRegistry &r) {
   using K = EwKind;
-  t["LeakyRelu"] = composed([](Composer &p) { // x < 0 ? alpha x : x
+  // x < 0 ? alpha x : x
+  r.add("LeakyRelu", {6, 16}, composed([](Composer &p) {
     Value x = p.x;
     return p.ew(K::Where, {p.ew(K::Less, {x, p.c(0)}),
                            p.ew(K::Mul, {x, p.c(p.nc.attrFloat("alpha", 0.01f))}),
                            x});
-  });
-  t["ThresholdedRelu"] = composed([](Composer &p) { // x > alpha ? x : 0
+  }));
+  // x > alpha ? x : 0
+  r.add("ThresholdedRelu", {10}, composed([](Composer &p) {
     Value x = p.x;
     return p.ew(K::Where,
                 {p.ew(K::Greater, {x, p.c(p.nc.attrFloat("alpha", 1.0f))}), x,
                  p.c(0)});
-  });
-  t["HardSigmoid"] = composed([](Composer &p) { // max(0, min(1, a x + b))
+  }));
+  // max(0, min(1, a x + b))
+  r.add("HardSigmoid", {6}, composed([](Composer &p) {
     Value y = p.ew(K::Add, {p.ew(K::Mul, {p.x, p.c(p.nc.attrFloat("alpha", 0.2f))}),
                             p.c(p.nc.attrFloat("beta", 0.5f))});
     return p.ew(K::Max, {p.c(0), p.ew(K::Min, {p.c(1), y})});
-  });
-  t["HardSwish"] = composed([](Composer &p) { // x max(0, min(1, x / 6 + 1/2))
+  }));
+  // x max(0, min(1, x / 6 + 1/2))
+  r.add("HardSwish", {14}, composed([](Composer &p) {
     Value y = p.ew(K::Add, {p.ew(K::Mul, {p.x, p.c(1.0 / 6.0)}), p.c(0.5)});
     return p.ew(K::Mul,
                 {p.x, p.ew(K::Max, {p.c(0), p.ew(K::Min, {p.c(1), y})})});
-  });
+  }));
   // Elu: x < 0 ? alpha (exp(x) - 1) : x; Selu: gamma times Elu(alpha).
   auto elu = [](Composer &p, double alpha) {
     Value x = p.x;
     Value neg = p.ew(K::Mul, {p.c(alpha), p.ew(K::Sub, {p.ew(K::Exp, {x}), p.c(1)})});
     return p.ew(K::Where, {p.ew(K::Less, {x, p.c(0)}), neg, x});
   };
-  t["Elu"] = composed([elu](Composer &p) {
+  r.add("Elu", {6}, composed([elu](Composer &p) {
     return elu(p, p.nc.attrFloat("alpha", 1.0f));
-  });
-  t["Selu"] = composed([elu](Composer &p) {
+  }));
+  r.add("Selu", {6}, composed([elu](Composer &p) {
     return p.ew(K::Mul, {p.c(p.nc.attrFloat("gamma", 1.05070102214813232421875f)),
                          elu(p, p.nc.attrFloat("alpha", 1.67326319217681884765625f))});
-  });
-  t["Celu"] = composed([](Composer &p) { // max(0,x) + min(0, a (exp(x/a) - 1))
+  }));
+  // max(0,x) + min(0, a (exp(x/a) - 1))
+  r.add("Celu", {12}, composed([](Composer &p) {
     const double a = p.nc.attrFloat("alpha", 1.0f);
     Value x = p.x;
     Value e = p.ew(K::Mul, {p.c(a), p.ew(K::Sub, {p.ew(K::Exp, {p.ew(K::Div, {x, p.c(a)})}),
                                                   p.c(1)})});
     return p.ew(K::Add, {p.ew(K::Max, {p.c(0), x}), p.ew(K::Min, {p.c(0), e})});
-  });
-  t["Shrink"] = composed([](Composer &p) {
+  }));
+  r.add("Shrink", {9}, composed([](Composer &p) {
     // x < -lambd ? x + bias : (x > lambd ? x - bias : 0)
     const double l = p.nc.attrFloat("lambd", 0.5f), b = p.nc.attrFloat("bias", 0.0f);
     Value x = p.x;
@@ -171,8 +173,9 @@ void onnx_import::registerActivationOps(llvm::StringMap<Handler> &t) {
                                   p.ew(K::Sub, {x, p.c(b)}), p.c(0)});
     return p.ew(K::Where, {p.ew(K::Less, {x, p.c(-l)}), p.ew(K::Add, {x, p.c(b)}),
                            upper});
-  });
-  t["PRelu"] = composed([](Composer &p) -> Value { // x < 0 ? slope x : x
+  }));
+  // x < 0 ? slope x : x
+  r.add("PRelu", {9, 16}, composed([](Composer &p) -> Value {
     Value slope = p.nc.in(1);
     if (!slope) {
       p.status = p.nc.error() << "expects a slope input";
@@ -180,9 +183,10 @@ void onnx_import::registerActivationOps(llvm::StringMap<Handler> &t) {
     }
     Value x = p.x;
     return p.ew(K::Where, {p.ew(K::Less, {x, p.c(0)}), p.ew(K::Mul, {x, slope}), x});
-  });
-  t["Softplus"] = composed([](Composer &p) { // ln(exp(x) + 1)
+  }));
+  // ln(exp(x) + 1)
+  r.add("Softplus", {1}, composed([](Composer &p) {
     return p.ew(K::Log, {p.ew(K::Add, {p.ew(K::Exp, {p.x}), p.c(1)})});
-  });
-  t["Gelu"] = importGelu;
+  }));
+  r.add("Gelu", {20}, importGelu);
 }

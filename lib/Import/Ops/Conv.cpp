@@ -137,8 +137,10 @@ static LogicalResult importConv(NodeContext &nc) {
   return success();
 }
 
-void onnx_import::registerConvOps(llvm::StringMap<Handler> &t) {
-  t["GlobalAveragePool"] = [](NodeContext &nc) { return importGlobalPool(nc, false); };
-  t["GlobalMaxPool"] = [](NodeContext &nc) { return importGlobalPool(nc, true); };
-  t["Conv"] = importConv;
+void onnx_import::registerConvOps(OpRegistry &r) {
+  r.add("GlobalAveragePool", {1},
+        [](NodeContext &nc) { return importGlobalPool(nc, false); });
+  r.add("GlobalMaxPool", {1},
+        [](NodeContext &nc) { return importGlobalPool(nc, true); });
+  r.add("Conv", {11}, importConv);
 }

@@ -199,58 +199,59 @@ static LogicalResult importFloatClass(NodeContext &nc, bool isNaN) {
   return success();
 }
 
-void onnx_import::registerElementwiseOps(llvm::StringMap<Handler> &t) {
+void onnx_import::registerElementwiseOps(OpRegistry &r) {
   struct Ew {
     const char *name;
     EwKind kind;
     size_t arity;
+    SmallVector<int, 4> versions;
   };
   for (Ew e : std::initializer_list<Ew>{
-           {"Add", EwKind::Add, 2},
-           {"Sub", EwKind::Sub, 2},
-           {"Mul", EwKind::Mul, 2},
-           {"Div", EwKind::Div, 2},
-           {"Pow", EwKind::Pow, 2},
-           {"Neg", EwKind::Neg, 1},
-           {"Abs", EwKind::Abs, 1},
-           {"Sqrt", EwKind::Sqrt, 1},
-           {"Reciprocal", EwKind::Reciprocal, 1},
-           {"Erf", EwKind::Erf, 1},
-           {"Tanh", EwKind::Tanh, 1},
-           {"Sigmoid", EwKind::Sigmoid, 1},
-           {"Relu", EwKind::Relu, 1},
-           {"Exp", EwKind::Exp, 1},
-           {"Log", EwKind::Log, 1},
-           {"Floor", EwKind::Floor, 1},
-           {"Ceil", EwKind::Ceil, 1},
-           {"Sin", EwKind::Sin, 1},
-           {"Cos", EwKind::Cos, 1},
-           {"Tan", EwKind::Tan, 1},
-           {"Asin", EwKind::Asin, 1},
-           {"Acos", EwKind::Acos, 1},
-           {"Atan", EwKind::Atan, 1},
-           {"Sinh", EwKind::Sinh, 1},
-           {"Cosh", EwKind::Cosh, 1},
-           {"Asinh", EwKind::Asinh, 1},
-           {"Acosh", EwKind::Acosh, 1},
-           {"Atanh", EwKind::Atanh, 1},
-           {"Round", EwKind::Round, 1},
-           {"Softsign", EwKind::Softsign, 1},
-           {"Equal", EwKind::Equal, 2},
-           {"Greater", EwKind::Greater, 2},
-           {"GreaterOrEqual", EwKind::GreaterOrEqual, 2},
-           {"Less", EwKind::Less, 2},
-           {"LessOrEqual", EwKind::LessOrEqual, 2},
-           {"And", EwKind::And, 2},
-           {"Or", EwKind::Or, 2},
-           {"Xor", EwKind::Xor, 2},
-           {"Not", EwKind::Not, 1},
-           {"Where", EwKind::Where, 3},
+           {"Add", EwKind::Add, 2, {13, 14}},
+           {"Sub", EwKind::Sub, 2, {13, 14}},
+           {"Mul", EwKind::Mul, 2, {13, 14}},
+           {"Div", EwKind::Div, 2, {13, 14}},
+           {"Pow", EwKind::Pow, 2, {13, 15}},
+           {"Neg", EwKind::Neg, 1, {13}},
+           {"Abs", EwKind::Abs, 1, {13}},
+           {"Sqrt", EwKind::Sqrt, 1, {13}},
+           {"Reciprocal", EwKind::Reciprocal, 1, {13}},
+           {"Erf", EwKind::Erf, 1, {13}},
+           {"Tanh", EwKind::Tanh, 1, {13}},
+           {"Sigmoid", EwKind::Sigmoid, 1, {13}},
+           {"Relu", EwKind::Relu, 1, {13, 14}},
+           {"Exp", EwKind::Exp, 1, {13}},
+           {"Log", EwKind::Log, 1, {13}},
+           {"Floor", EwKind::Floor, 1, {13}},
+           {"Ceil", EwKind::Ceil, 1, {13}},
+           {"Sin", EwKind::Sin, 1, {7}},
+           {"Cos", EwKind::Cos, 1, {7}},
+           {"Tan", EwKind::Tan, 1, {7}},
+           {"Asin", EwKind::Asin, 1, {7}},
+           {"Acos", EwKind::Acos, 1, {7}},
+           {"Atan", EwKind::Atan, 1, {7}},
+           {"Sinh", EwKind::Sinh, 1, {9}},
+           {"Cosh", EwKind::Cosh, 1, {9}},
+           {"Asinh", EwKind::Asinh, 1, {9}},
+           {"Acosh", EwKind::Acosh, 1, {9}},
+           {"Atanh", EwKind::Atanh, 1, {9}},
+           {"Round", EwKind::Round, 1, {11}},
+           {"Softsign", EwKind::Softsign, 1, {1}},
+           {"Equal", EwKind::Equal, 2, {13, 19}},
+           {"Greater", EwKind::Greater, 2, {13}},
+           {"GreaterOrEqual", EwKind::GreaterOrEqual, 2, {12, 16}},
+           {"Less", EwKind::Less, 2, {13}},
+           {"LessOrEqual", EwKind::LessOrEqual, 2, {12, 16}},
+           {"And", EwKind::And, 2, {7}},
+           {"Or", EwKind::Or, 2, {7}},
+           {"Xor", EwKind::Xor, 2, {7}},
+           {"Not", EwKind::Not, 1, {1}},
+           {"Where", EwKind::Where, 3, {9, 16}},
        })
-    t[e.name] = elementwiseHandler(e.kind, e.arity);
-  t["Sign"] = importSign;
-  t["Sum"] = variadicHandler(EwKind::Add);
-  t["Mean"] = [](NodeContext &nc) -> LogicalResult {
+    r.add(e.name, e.versions, elementwiseHandler(e.kind, e.arity));
+  r.add("Sign", {13}, importSign);
+  r.add("Sum", {13}, variadicHandler(EwKind::Add));
+  r.add("Mean", {13}, [](NodeContext &nc) -> LogicalResult {
     if (failed(variadicHandler(EwKind::Add)(nc)))
       return failure();
     Value sum = nc.results.pop_back_val();
@@ -263,22 +264,24 @@ void onnx_import::registerElementwiseOps(llvm::StringMap<Handler> &t) {
       return failure();
     nc.results.push_back(*r);
     return success();
-  };
-  t["Max"] = variadicHandler(EwKind::Max);
-  t["Min"] = variadicHandler(EwKind::Min);
-  t["Mod"] = [](NodeContext &nc) -> LogicalResult {
+  });
+  r.add("Max", {13}, variadicHandler(EwKind::Max));
+  r.add("Min", {13}, variadicHandler(EwKind::Min));
+  r.add("Mod", {13}, [](NodeContext &nc) -> LogicalResult {
     if (nc.attrInt("fmod", 0) == 0 && nc.in(0) &&
         isa<FloatType>(Importer::elemOf(nc.in(0))))
       return nc.error() << "fmod=0 is only defined for integer inputs";
     // fmod=1 is C's fmod (sign of the dividend); fmod=0 takes the divisor's.
-    return elementwiseHandler(nc.attrInt("fmod", 0) ? EwKind::FMod : EwKind::Mod,
-                              2)(nc);
-  };
-  t["Identity"] = importIdentity;
-  t["Dropout"] = importDropout;
-  t["Cast"] = importCast;
-  t["CastLike"] = importCastLike;
-  t["Clip"] = importClip;
-  t["IsNaN"] = [](NodeContext &nc) { return importFloatClass(nc, true); };
-  t["IsInf"] = [](NodeContext &nc) { return importFloatClass(nc, false); };
+    return elementwiseHandler(
+        nc.attrInt("fmod", 0) ? EwKind::FMod : EwKind::Mod, 2)(nc);
+  });
+  r.add("Identity", {13, 14, 16, 19, 21}, importIdentity);
+  r.add("Dropout", {13}, importDropout);
+  r.add("Cast", {13, 19, 21}, importCast);
+  r.add("CastLike", {15, 19, 21}, importCastLike);
+  r.add("Clip", {13}, importClip);
+  r.add("IsNaN", {13, 20},
+        [](NodeContext &nc) { return importFloatClass(nc, true); });
+  r.add("IsInf", {10, 20},
+        [](NodeContext &nc) { return importFloatClass(nc, false); });
 }

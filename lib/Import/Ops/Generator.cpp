@@ -195,9 +195,9 @@ static LogicalResult importEyeLike(NodeContext &nc) {
   return success();
 }
 
-void onnx_import::registerGeneratorOps(llvm::StringMap<Handler> &t) {
-  t["EyeLike"] = importEyeLike;
-  t["Constant"] = importConstant;
-  t["ConstantOfShape"] = importConstantOfShape;
-  t["Range"] = importRange;
+void onnx_import::registerGeneratorOps(OpRegistry &r) {
+  r.add("EyeLike", {9}, importEyeLike);
+  r.add("Constant", {13, 19, 21}, importConstant);
+  r.add("ConstantOfShape", {9, 20, 21}, importConstantOfShape);
+  r.add("Range", {11}, importRange);
 }

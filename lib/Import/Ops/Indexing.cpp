@@ -370,10 +370,10 @@ static LogicalResult importTrilu(NodeContext &nc) {
   return success();
 }
 
-void onnx_import::registerIndexingOps(llvm::StringMap<Handler> &t) {
-  t["OneHot"] = importOneHot;
-  t["Gather"] = importGather;
-  t["GatherElements"] = importGatherElements;
-  t["GatherND"] = importGatherND;
-  t["Trilu"] = importTrilu;
+void onnx_import::registerIndexingOps(OpRegistry &r) {
+  r.add("OneHot", {11}, importOneHot);
+  r.add("Gather", {13}, importGather);
+  r.add("GatherElements", {13}, importGatherElements);
+  r.add("GatherND", {13}, importGatherND);
+  r.add("Trilu", {14}, importTrilu);
 }

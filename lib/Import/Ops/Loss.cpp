@@ -145,7 +145,7 @@ static LogicalResult importSoftmaxCrossEntropyLoss(NodeContext &nc) {
   return success();
 }
 
-void onnx_import::registerLossOps(llvm::StringMap<Handler> &t) {
-  t["NegativeLogLikelihoodLoss"] = importNegativeLogLikelihoodLoss;
-  t["SoftmaxCrossEntropyLoss"] = importSoftmaxCrossEntropyLoss;
+void onnx_import::registerLossOps(OpRegistry &r) {
+  r.add("NegativeLogLikelihoodLoss", {13}, importNegativeLogLikelihoodLoss);
+  r.add("SoftmaxCrossEntropyLoss", {13}, importSoftmaxCrossEntropyLoss);
 }

@@ -159,7 +159,7 @@ static LogicalResult importGemm(NodeContext &nc) {
   return success();
 }
 
-void onnx_import::registerMatMulOps(llvm::StringMap<Handler> &t) {
-  t["MatMul"] = importMatMul;
-  t["Gemm"] = importGemm;
+void onnx_import::registerMatMulOps(OpRegistry &r) {
+  r.add("MatMul", {13}, importMatMul);
+  r.add("Gemm", {13}, importGemm);
 }

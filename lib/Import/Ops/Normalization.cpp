@@ -107,8 +107,10 @@ static LogicalResult importLayerNorm(NodeContext &nc) {
   return success();
 }
 
-void onnx_import::registerNormalizationOps(llvm::StringMap<Handler> &t) {
-  t["Softmax"] = [](NodeContext &nc) { return importSoftmax(nc, false); };
-  t["LogSoftmax"] = [](NodeContext &nc) { return importSoftmax(nc, true); };
-  t["LayerNormalization"] = importLayerNorm;
+void onnx_import::registerNormalizationOps(OpRegistry &r) {
+  r.add("Softmax", {13},
+        [](NodeContext &nc) { return importSoftmax(nc, false); });
+  r.add("LogSoftmax", {13},
+        [](NodeContext &nc) { return importSoftmax(nc, true); });
+  r.add("LayerNormalization", {17}, importLayerNorm);
 }

@@ -2,8 +2,7 @@
 //
 // Part of fp8-opt. What several op-family files use: arity checks, scalar
 // constants, FP8 casts with ONNX's saturate semantics, the element-wise
-// handler factories and axes inputs; and registerHandlers, which fills the
-// handler table from every family.
+// handler factories and axes inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,10 +127,10 @@ Handler onnx_import::variadicHandler(EwKind kind) {
   };
 }
 
-/// Axes from input #1 (opset >= `inputSince`) or the `axes` attribute.
+/// Axes from input #1 (op version >= `inputSince`) or the `axes` attribute.
 FailureOr<std::optional<SmallVector<int64_t>>>
 onnx_import::axesOf(NodeContext &nc, int64_t inputSince) {
-  if (nc.imp.opset >= inputSince) {
+  if (nc.version >= inputSince) {
     if (!nc.in(1))
       return std::optional<SmallVector<int64_t>>();
     FailureOr<SmallVector<int64_t>> axes = nc.constInts(1, "axes");
@@ -155,18 +154,4 @@ onnx_import::normAxes(NodeContext &nc, ArrayRef<int64_t> axes, int64_t rank) {
   }
   llvm::sort(out);
   return out;
-}
-
-void onnx_import::registerHandlers(llvm::StringMap<Handler> &t) {
-  registerElementwiseOps(t);
-  registerActivationOps(t);
-  registerGeneratorOps(t);
-  registerShapeOps(t);
-  registerIndexingOps(t);
-  registerReductionOps(t);
-  registerNormalizationOps(t);
-  registerMatMulOps(t);
-  registerConvOps(t);
-  registerQuantizeOps(t);
-  registerLossOps(t);
 }

@@ -1,14 +1,16 @@
 //===- Ops.h - ONNX op handlers, by family ----------------------*- C++ -*-===//
 //
 // Part of fp8-opt. Shared by the op-family files of lib/Import/Ops: one
-// registration function per family (each adds its op types to the handler
-// table) and the helpers several families use (OpHelpers.cpp). Not a public
-// header.
+// registration function per family, which adds each of its op types to the
+// handler table with the ONNX since-versions the handler implements
+// (OpRegistry.h), and the helpers several families use (OpHelpers.cpp).
+// Not a public header.
 //
-// Attribute handling follows the ONNX operator spec for opsets 13 to 21,
-// including the attribute-to-input moves (Split/Squeeze/Unsqueeze/ReduceSum
-// axes at 13, the other Reduce ops at 18). Models of opsets 1 to 12 reach
-// the handlers rewritten to 13 by ONNX's version converter (importModel,
+// A handler implements the versions of its op that opsets 13 to 21 select,
+// and NodeContext::version says which one the node is (the attribute-to-
+// input moves: Split/Squeeze/Unsqueeze/ReduceSum axes in version 13, the
+// other Reduce ops' in 18). Models of opsets 1 to 12 reach the handlers
+// rewritten to 13 by ONNX's version converter (importModel,
 // detail::upgradeOpset). Handlers compute static result shapes themselves
 // and refuse anything they cannot express statically with a diagnostic at
 // the node.
@@ -30,28 +32,28 @@ namespace mlir::fp8::onnx_import {
 
 /// Arithmetic, math, comparison and logic ops, Cast/CastLike, Clip, Sign,
 /// IsNaN/IsInf, Identity/Dropout.
-void registerElementwiseOps(llvm::StringMap<Handler> &t);
+void registerElementwiseOps(OpRegistry &r);
 /// Activations with attributes (LeakyRelu, Elu, ...) and Gelu.
-void registerActivationOps(llvm::StringMap<Handler> &t);
+void registerActivationOps(OpRegistry &r);
 /// Constant, ConstantOfShape, Range, EyeLike.
-void registerGeneratorOps(llvm::StringMap<Handler> &t);
+void registerGeneratorOps(OpRegistry &r);
 /// Shape, Size, Reshape, Flatten, (Un)Squeeze, Transpose, Expand, Concat,
 /// Split, Slice, Tile, DepthToSpace/SpaceToDepth.
-void registerShapeOps(llvm::StringMap<Handler> &t);
+void registerShapeOps(OpRegistry &r);
 /// Gather, GatherElements, GatherND, OneHot, Trilu.
-void registerIndexingOps(llvm::StringMap<Handler> &t);
+void registerIndexingOps(OpRegistry &r);
 /// Reduce*, ArgMax/ArgMin, Hardmax, CumSum.
-void registerReductionOps(llvm::StringMap<Handler> &t);
+void registerReductionOps(OpRegistry &r);
 /// Softmax, LogSoftmax, LayerNormalization.
-void registerNormalizationOps(llvm::StringMap<Handler> &t);
+void registerNormalizationOps(OpRegistry &r);
 /// MatMul, Gemm.
-void registerMatMulOps(llvm::StringMap<Handler> &t);
+void registerMatMulOps(OpRegistry &r);
 /// Conv, GlobalAveragePool, GlobalMaxPool.
-void registerConvOps(llvm::StringMap<Handler> &t);
+void registerConvOps(OpRegistry &r);
 /// QuantizeLinear, DequantizeLinear.
-void registerQuantizeOps(llvm::StringMap<Handler> &t);
+void registerQuantizeOps(OpRegistry &r);
 /// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss.
-void registerLossOps(llvm::StringMap<Handler> &t);
+void registerLossOps(OpRegistry &r);
 
 //===--- Shared helpers (OpHelpers.cpp) -----------------------------------===//
 
@@ -81,7 +83,7 @@ Handler elementwiseHandler(EwKind kind, size_t arity);
 /// Max/Min take one or more inputs.
 Handler variadicHandler(EwKind kind);
 
-/// Axes from input #1 (opset >= `inputSince`) or the `axes` attribute.
+/// Axes from input #1 (op version >= `inputSince`) or the `axes` attribute.
 FailureOr<std::optional<SmallVector<int64_t>>> axesOf(NodeContext &nc,
                                                       int64_t inputSince);
 

@@ -49,7 +49,7 @@ static LogicalResult quantOperands(NodeContext &nc, ArrayRef<int64_t> s,
     operands.push_back(zp);
 
   if (block > 0) {
-    if (imp.opset < 21)
+    if (nc.version < 21)
       return nc.error() << "blocked quantization (block_size) needs opset 21, "
                            "the model has opset "
                         << imp.opset;
@@ -255,7 +255,7 @@ static LogicalResult importDequantizeLinear(NodeContext &nc) {
   return success();
 }
 
-void onnx_import::registerQuantizeOps(llvm::StringMap<Handler> &t) {
-  t["QuantizeLinear"] = importQuantizeLinear;
-  t["DequantizeLinear"] = importDequantizeLinear;
+void onnx_import::registerQuantizeOps(OpRegistry &r) {
+  r.add("QuantizeLinear", {13, 19, 21}, importQuantizeLinear);
+  r.add("DequantizeLinear", {13, 19, 21}, importDequantizeLinear);
 }

@@ -269,15 +269,22 @@ static LogicalResult importCumSum(NodeContext &nc) {
   return success();
 }
 
-void onnx_import::registerReductionOps(llvm::StringMap<Handler> &t) {
+void onnx_import::registerReductionOps(OpRegistry &r) {
   using RK = Importer::ReduceKind;
-  t["Hardmax"] = importHardmax;
-  t["CumSum"] = importCumSum;
-  t["ReduceSum"] = [](NodeContext &nc) { return importReduce(nc, RK::Sum, false, 13); };
-  t["ReduceMean"] = [](NodeContext &nc) { return importReduce(nc, RK::Sum, true, 18); };
-  t["ReduceMax"] = [](NodeContext &nc) { return importReduce(nc, RK::Max, false, 18); };
-  t["ReduceMin"] = [](NodeContext &nc) { return importReduce(nc, RK::Min, false, 18); };
-  t["ReduceProd"] = [](NodeContext &nc) { return importReduce(nc, RK::Prod, false, 18); };
+  r.add("Hardmax", {13}, importHardmax);
+  r.add("CumSum", {11, 14}, importCumSum);
+  // The axes attribute became an input in ReduceSum-13 and in the other
+  // Reduce ops' version 18 (importReduce's axesInputSince).
+  r.add("ReduceSum", {13},
+        [](NodeContext &nc) { return importReduce(nc, RK::Sum, false, 13); });
+  r.add("ReduceMean", {13, 18},
+        [](NodeContext &nc) { return importReduce(nc, RK::Sum, true, 18); });
+  r.add("ReduceMax", {13, 18, 20},
+        [](NodeContext &nc) { return importReduce(nc, RK::Max, false, 18); });
+  r.add("ReduceMin", {13, 18, 20},
+        [](NodeContext &nc) { return importReduce(nc, RK::Min, false, 18); });
+  r.add("ReduceProd", {13, 18},
+        [](NodeContext &nc) { return importReduce(nc, RK::Prod, false, 18); });
   using RV = ReduceVariant;
   for (auto [name, v] : std::initializer_list<std::pair<const char *, RV>>{
            {"ReduceSumSquare", RV::SumSquare},
@@ -285,9 +292,11 @@ void onnx_import::registerReductionOps(llvm::StringMap<Handler> &t) {
            {"ReduceL2", RV::L2},
            {"ReduceLogSum", RV::LogSum},
            {"ReduceLogSumExp", RV::LogSumExp}})
-    t[name] = [v = v](NodeContext &nc) {
+    r.add(name, {13, 18}, [v = v](NodeContext &nc) {
       return importReduce(nc, RK::Sum, false, 18, v);
-    };
-  t["ArgMax"] = [](NodeContext &nc) { return importArgExtreme(nc, true); };
-  t["ArgMin"] = [](NodeContext &nc) { return importArgExtreme(nc, false); };
+    });
+  r.add("ArgMax", {13},
+        [](NodeContext &nc) { return importArgExtreme(nc, true); });
+  r.add("ArgMin", {13},
+        [](NodeContext &nc) { return importArgExtreme(nc, false); });
 }

@@ -343,8 +343,6 @@ static LogicalResult importSplit(NodeContext &nc) {
     if (failed(sp))
       return failure();
     sizes = *sp;
-  } else if (auto attr = nc.attrInts("split"); attr && nc.imp.opset < 13) {
-    sizes = *attr;
   } else {
     int64_t n = nc.attrInt("num_outputs", numOut);
     if (n <= 0)
@@ -464,19 +462,21 @@ static LogicalResult importSlice(NodeContext &nc) {
   return success();
 }
 
-void onnx_import::registerShapeOps(llvm::StringMap<Handler> &t) {
-  t["DepthToSpace"] = [](NodeContext &nc) { return importDepthSpace(nc, true); };
-  t["SpaceToDepth"] = [](NodeContext &nc) { return importDepthSpace(nc, false); };
-  t["Tile"] = importTile;
-  t["Shape"] = importShape;
-  t["Size"] = importSize;
-  t["Reshape"] = importReshape;
-  t["Flatten"] = importFlatten;
-  t["Squeeze"] = importSqueeze;
-  t["Unsqueeze"] = importUnsqueeze;
-  t["Transpose"] = importTranspose;
-  t["Expand"] = importExpand;
-  t["Concat"] = importConcat;
-  t["Split"] = importSplit;
-  t["Slice"] = importSlice;
+void onnx_import::registerShapeOps(OpRegistry &r) {
+  r.add("DepthToSpace", {13},
+        [](NodeContext &nc) { return importDepthSpace(nc, true); });
+  r.add("SpaceToDepth", {13},
+        [](NodeContext &nc) { return importDepthSpace(nc, false); });
+  r.add("Tile", {13}, importTile);
+  r.add("Shape", {13, 15, 19, 21}, importShape);
+  r.add("Size", {13, 19, 21}, importSize);
+  r.add("Reshape", {13, 14, 19, 21}, importReshape);
+  r.add("Flatten", {13, 21}, importFlatten);
+  r.add("Squeeze", {13, 21}, importSqueeze);
+  r.add("Unsqueeze", {13, 21}, importUnsqueeze);
+  r.add("Transpose", {13, 21}, importTranspose);
+  r.add("Expand", {13}, importExpand);
+  r.add("Concat", {13}, importConcat);
+  r.add("Split", {13, 18}, importSplit);
+  r.add("Slice", {13}, importSlice);
 }
