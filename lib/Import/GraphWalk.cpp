@@ -236,6 +236,7 @@ Importer::importModel(const onnx::ModelProto &model) {
              << "ai.onnx opset " << opset
              << " could not be upgraded to 13 by ONNX's version converter: "
              << why << "; re-export the model with opset 13 or newer";
+    upgradedFrom = opset;
     return importModel(upgraded);
   }
   if (!model.has_graph())
@@ -443,6 +444,11 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, size_t index) {
 const Handler *Importer::dispatch(NodeContext &nc) {
   const onnx::NodeProto &node = nc.node;
   StringRef domain = canonicalDomain(node.domain());
+  // The version converter's leftovers (detail::kUnconvertedDomain) are
+  // default-domain ops at that domain's opset, the model's original one.
+  StringRef opsetDomain = domain;
+  if (upgradedFrom && domain == detail::kUnconvertedDomain)
+    domain = "";
   const OpRegistry::Op *op = registry.find(domain, node.op_type());
   if (!op) {
     if (!domain.empty())
@@ -452,7 +458,7 @@ const Handler *Importer::dispatch(NodeContext &nc) {
       nc.error() << "unsupported op type '" << node.op_type() << "'";
     return nullptr;
   }
-  auto imported = opsets.find(domain);
+  auto imported = opsets.find(opsetDomain);
   if (imported == opsets.end()) {
     nc.error() << "the model's opset_import has no entry for domain '"
                << node.domain() << "'";

@@ -276,6 +276,9 @@ private:
   const OpRegistry &registry;
   /// The model's opset imports, by canonical domain ("" is ai.onnx).
   llvm::StringMap<int64_t> opsets;
+  /// The model's default-domain opset when it was upgraded to 13 first
+  /// (detail::upgradeOpset), else 0.
+  int64_t upgradedFrom = 0;
   /// The graph being imported, for node-group recognizers.
   std::unique_ptr<GraphView> graphView;
   llvm::StringMap<Value> values;

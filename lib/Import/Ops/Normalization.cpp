@@ -13,6 +13,11 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::onnx_import;
 
+/// Softmax and LogSoftmax. Version 13 normalises along one axis (default
+/// -1); versions 1 and 11 (reached through detail::kUnconvertedDomain)
+/// coerce the input to 2-D [prod(s[:axis]), prod(s[axis:])] (default axis
+/// 1) and normalise each row, which is normalising over the axes from
+/// `axis` on together.
 static LogicalResult importSoftmax(NodeContext &nc, bool isLog) {
   if (failed(checkArity(nc, 1, 1)))
     return failure();
@@ -20,19 +25,24 @@ static LogicalResult importSoftmax(NodeContext &nc, bool isLog) {
   Value x = nc.in(0);
   if (!isa<FloatType>(Importer::elemOf(x)))
     return nc.error() << "expects a floating-point input";
+  const int64_t rank = Importer::shapeOf(x).size();
+  const bool coerce = nc.version < 13;
   FailureOr<int64_t> axis =
-      nc.normAxis(nc.attrInt("axis", -1), Importer::shapeOf(x).size());
+      nc.normAxis(nc.attrInt("axis", coerce ? 1 : -1), rank);
   if (failed(axis))
     return failure();
+  SmallVector<int64_t> axes{*axis};
+  if (coerce)
+    axes = llvm::to_vector(llvm::seq<int64_t>(*axis, rank));
   // Subtracting the row max keeps exp() in range.
-  Value m = imp.reduceKeepDims(nc.loc, x, {*axis}, Importer::ReduceKind::Max);
+  Value m = imp.reduceKeepDims(nc.loc, x, axes, Importer::ReduceKind::Max);
   auto shifted = imp.elementwise(nc, EwKind::Sub, {x, m});
   if (failed(shifted))
     return failure();
   auto e = imp.elementwise(nc, EwKind::Exp, {*shifted});
   if (failed(e))
     return failure();
-  Value sum = imp.reduceKeepDims(nc.loc, *e, {*axis}, Importer::ReduceKind::Sum);
+  Value sum = imp.reduceKeepDims(nc.loc, *e, axes, Importer::ReduceKind::Sum);
   FailureOr<Value> r;
   if (isLog) {
     auto logSum = imp.elementwise(nc, EwKind::Log, {sum});
@@ -108,9 +118,9 @@ static LogicalResult importLayerNorm(NodeContext &nc) {
 }
 
 void onnx_import::registerNormalizationOps(OpRegistry &r) {
-  r.add("Softmax", {13},
+  r.add("Softmax", {1, 11, 13},
         [](NodeContext &nc) { return importSoftmax(nc, false); });
-  r.add("LogSoftmax", {13},
+  r.add("LogSoftmax", {1, 11, 13},
         [](NodeContext &nc) { return importSoftmax(nc, true); });
   r.add("LayerNormalization", {17}, importLayerNorm);
 }

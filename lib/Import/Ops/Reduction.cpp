@@ -82,26 +82,17 @@ static LogicalResult importReduce(NodeContext &nc, Importer::ReduceKind kind,
   return success();
 }
 
-/// ArgMax/ArgMin: one reduction generic carrying (best value, its index);
-/// ties keep the first index, or the last with select_last_index.
-static LogicalResult importArgExtreme(NodeContext &nc, bool isMax,
-                                      int64_t defaultAxis = 0) {
-  if (failed(checkArity(nc, 1, 1)))
-    return failure();
+/// The int64 index of the maximum (`isMax`) or minimum of `x` along `axis`
+/// (normalised), the first on ties or the last with `last`; the axis kept
+/// as 1 with `keep`. One reduction generic carrying (best value, its index).
+static FailureOr<Value> argExtreme(NodeContext &nc, Value x, int64_t axis,
+                                   bool isMax, bool keep, bool last) {
   Importer &imp = nc.imp;
   OpBuilder &b = imp.b;
-  Value x = nc.in(0);
   ArrayRef<int64_t> s = Importer::shapeOf(x);
   int64_t rank = s.size();
-  if (rank == 0)
-    return nc.error() << "input must have rank >= 1";
-  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", defaultAxis), rank);
-  if (failed(axis))
-    return failure();
-  if (s[*axis] == 0)
+  if (s[axis] == 0)
     return nc.error() << "cannot reduce an empty axis";
-  bool keep = nc.attrInt("keepdims", 1) != 0;
-  bool last = nc.attrInt("select_last_index", 0) != 0;
   Type et = Importer::elemOf(x);
   bool f = isa<FloatType>(et), u = imp.isUnsigned(x);
   if (!f && et.isInteger(1))
@@ -111,9 +102,9 @@ static LogicalResult importArgExtreme(NodeContext &nc, bool isMax,
   SmallVector<AffineExpr> outExprs;
   SmallVector<utils::IteratorType> iters;
   for (int64_t d = 0; d < rank; ++d) {
-    iters.push_back(d == *axis ? utils::IteratorType::reduction
-                               : utils::IteratorType::parallel);
-    if (d != *axis) {
+    iters.push_back(d == axis ? utils::IteratorType::reduction
+                              : utils::IteratorType::parallel);
+    if (d != axis) {
       outShape.push_back(s[d]);
       outExprs.push_back(b.getAffineDimExpr(d));
     }
@@ -131,7 +122,7 @@ static LogicalResult importArgExtreme(NodeContext &nc, bool isMax,
   Value accI = imp.filled(nc.loc, outShape, b.getI64IntegerAttr(0));
   AffineMap outMap = AffineMap::get(rank, 0, outExprs, imp.ctx);
   SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank), outMap, outMap};
-  int64_t ax = *axis;
+  int64_t ax = axis;
   auto op = linalg::GenericOp::create(
       b, nc.loc, TypeRange{accV.getType(), accI.getType()}, ValueRange{x},
       ValueRange{accV, accI}, maps, iters,
@@ -166,34 +157,71 @@ static LogicalResult importArgExtreme(NodeContext &nc, bool isMax,
     kept[ax] = 1;
     r = imp.reshape(nc.loc, r, kept);
   }
-  nc.results.push_back(r);
+  return r;
+}
+
+/// ArgMax/ArgMin; ties keep the first index, or the last with
+/// select_last_index.
+static LogicalResult importArgExtreme(NodeContext &nc, bool isMax) {
+  if (failed(checkArity(nc, 1, 1)))
+    return failure();
+  Value x = nc.in(0);
+  int64_t rank = Importer::shapeOf(x).size();
+  if (rank == 0)
+    return nc.error() << "input must have rank >= 1";
+  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  FailureOr<Value> r =
+      argExtreme(nc, x, *axis, isMax, nc.attrInt("keepdims", 1) != 0,
+                 nc.attrInt("select_last_index", 0) != 0);
+  if (failed(r))
+    return failure();
+  nc.results.push_back(*r);
   return success();
 }
 
-/// Hardmax (opset 13: axis -1): 1 where the first maximum along the axis
-/// is, 0 elsewhere: ArgMax (keepdims) compared with each position's index.
-static LogicalResult importArgExtreme(NodeContext &nc, bool isMax,
-                                      int64_t defaultAxis);
+/// Hardmax: 1 where the first maximum along the axis is, 0 elsewhere:
+/// ArgMax (keepdims) compared with each position's index. Version 13 takes
+/// one axis (default -1); versions 1 and 11 (reached through
+/// detail::kUnconvertedDomain) coerce the input to 2-D
+/// [prod(s[:axis]), prod(s[axis:])] (default axis 1) and take the maximum of
+/// each row.
 static LogicalResult importHardmax(NodeContext &nc) {
   Importer &imp = nc.imp;
   Value x = nc.in(0);
   if (!x || !isa<FloatType>(Importer::elemOf(x)))
     return nc.error() << "expects a floating-point input";
-  const int64_t rank = Importer::shapeOf(x).size();
-  FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", -1), rank);
-  if (failed(axis) || failed(importArgExtreme(nc, true, -1)))
+  ArrayRef<int64_t> xs = Importer::shapeOf(x);
+  const int64_t xRank = xs.size();
+  const bool coerce = nc.version < 13;
+  FailureOr<int64_t> axis =
+      nc.normAxis(nc.attrInt("axis", coerce ? 1 : -1), xRank);
+  if (failed(axis) || failed(checkArity(nc, 1, 1)))
     return failure();
-  Value arg = nc.results.pop_back_val();
+  Value in = x;
+  int64_t ax = *axis;
+  if (coerce && ax != xRank - 1) {
+    in = imp.reshape(nc.loc, x,
+                     {product(xs.take_front(ax)), product(xs.drop_front(ax))});
+    ax = 1;
+  }
+  FailureOr<Value> argOr =
+      argExtreme(nc, in, ax, /*isMax=*/true, /*keep=*/true, /*last=*/false);
+  if (failed(argOr))
+    return failure();
+  Value arg = *argOr;
+  ArrayRef<int64_t> s = Importer::shapeOf(in);
+  const int64_t rank = s.size();
   SmallVector<AffineExpr> argExprs;
   for (int64_t d = 0; d < rank; ++d)
-    argExprs.push_back(d == *axis ? imp.b.getAffineConstantExpr(0)
-                                  : imp.b.getAffineDimExpr(d));
+    argExprs.push_back(d == ax ? imp.b.getAffineConstantExpr(0)
+                               : imp.b.getAffineDimExpr(d));
   SmallVector<AffineMap> maps{AffineMap::get(rank, 0, argExprs, imp.ctx),
                               imp.b.getMultiDimIdentityMap(rank)};
   Type et = Importer::elemOf(x);
-  Value init = imp.emptyTensor(nc.loc, Importer::shapeOf(x), et);
+  Value init = imp.emptyTensor(nc.loc, s, et);
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-  const int64_t ax = *axis;
   Value r = linalg::GenericOp::create(
                 imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{arg},
                 ValueRange{init}, maps, iters,
@@ -208,7 +236,7 @@ static LogicalResult importHardmax(NodeContext &nc) {
                       bb, l, ValueRange{arith::SelectOp::create(bb, l, hit, one, zero)});
                 })
                 .getResult(0);
-  nc.results.push_back(r);
+  nc.results.push_back(imp.reshape(nc.loc, r, xs));
   return success();
 }
 
@@ -271,7 +299,7 @@ static LogicalResult importCumSum(NodeContext &nc) {
 
 void onnx_import::registerReductionOps(OpRegistry &r) {
   using RK = Importer::ReduceKind;
-  r.add("Hardmax", {13}, importHardmax);
+  r.add("Hardmax", {1, 11, 13}, importHardmax);
   r.add("CumSum", {11, 14}, importCumSum);
   // The axes attribute became an input in ReduceSum-13 and in the other
   // Reduce ops' version 18 (importReduce's axesInputSince).
