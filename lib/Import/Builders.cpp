@@ -142,57 +142,9 @@ FailureOr<Value> Importer::elementwise(NodeContext &nc, EwKind kind,
     if (std::optional<Lit> l = getLit(v))
       lits.push_back(std::move(*l));
   if (lits.size() == ins.size() && numElements(*outShape) <= kFoldLimit &&
-      !isa<Float8E4M3FNType, Float8E5M2Type>(outT)) {
-    Lit out;
-    out.shape = *outShape;
-    out.elemType = outT;
-    out.isUnsigned = outUnsigned;
-    SmallVector<int64_t> strides = stridesOf(out.shape);
-    SmallVector<SmallVector<int64_t>> inStrides;
-    for (const Lit &l : lits)
-      inStrides.push_back(stridesOf(l.shape));
-    int64_t n = numElements(out.shape);
-    SmallVector<int64_t> idx(out.shape.size());
-    bool outFloat = isa<FloatType>(outT);
-    for (int64_t lin = 0; lin < n; ++lin) {
-      for (size_t d = 0; d < idx.size(); ++d)
-        idx[d] = (lin / strides[d]) % out.shape[d];
-      SmallVector<double> fa;
-      SmallVector<int64_t> ia;
-      for (auto [l, s] : llvm::zip(lits, inStrides)) {
-        int64_t j = broadcastIndex(idx, l.shape, s);
-        fa.push_back(l.isFloat()    ? l.floats[j]
-                     : l.isUnsigned ? double(uint64_t(l.ints[j]))
-                                    : double(l.ints[j]));
-        ia.push_back(l.isFloat() ? castToInt(l.floats[j], b.getI64Type())
-                                 : l.ints[j]);
-      }
-      if (kind == EwKind::Where) {
-        if (outFloat)
-          out.floats.push_back(ia[0] ? fa[1] : fa[2]);
-        else
-          out.ints.push_back(ia[0] ? ia[1] : ia[2]);
-      } else if (isCompare(kind)) {
-        out.ints.push_back(
-            isFloat  ? foldCompare(kind, fa[0], fa[1])
-            : uns[0] ? foldCompare(kind, uint64_t(ia[0]), uint64_t(ia[1]))
-                     : foldCompare(kind, ia[0], ia[1]));
-      } else if (kind == EwKind::Cast) {
-        if (outFloat)
-          out.floats.push_back(fa[0]);
-        else
-          out.ints.push_back(isFloat ? castToInt(fa[0], outT) : ia[0]);
-      } else if (isFloat) {
-        out.floats.push_back(foldFloat(kind, fa));
-      } else {
-        out.ints.push_back(foldInt(kind, ia, outUnsigned));
-      }
-    }
-    if (outT.isInteger(1))
-      for (int64_t &i : out.ints)
-        i = i != 0;
-    return litConstant(nc.loc, out);
-  }
+      !isa<Float8E4M3FNType, Float8E5M2Type>(outT))
+    return litConstant(
+        nc.loc, foldElementwise(kind, lits, *outShape, outT, outUnsigned));
 
   Value result = generic(nc.loc, ins, *outShape, outT,
                          [&](OpBuilder &bb, Location l, ValueRange args) {
@@ -213,24 +165,8 @@ Value Importer::broadcastTo(Location loc, Value v, ArrayRef<int64_t> shape) {
       unsignedValues.insert(r);
     return r;
   }
-  if (std::optional<Lit> lit = getLit(v); lit && numElements(shape) <= kFoldLimit) {
-    Lit out;
-    out.shape = llvm::to_vector(shape);
-    out.elemType = lit->elemType;
-    out.isUnsigned = lit->isUnsigned;
-    SmallVector<int64_t> strides = stridesOf(shape), inStrides = stridesOf(lit->shape);
-    SmallVector<int64_t> idx(shape.size());
-    for (int64_t lin = 0, n = numElements(shape); lin < n; ++lin) {
-      for (size_t d = 0; d < idx.size(); ++d)
-        idx[d] = (lin / strides[d]) % shape[d];
-      int64_t j = broadcastIndex(idx, lit->shape, inStrides);
-      if (lit->isFloat())
-        out.floats.push_back(lit->floats[j]);
-      else
-        out.ints.push_back(lit->ints[j]);
-    }
-    return litConstant(loc, out);
-  }
+  if (std::optional<Lit> lit = getLit(v); lit && numElements(shape) <= kFoldLimit)
+    return litConstant(loc, foldBroadcast(*lit, shape));
   Value r = generic(loc, {v}, shape, elemOf(v),
                     [](OpBuilder &, Location, ValueRange a) { return a[0]; });
   if (isUnsigned(v))
@@ -284,24 +220,8 @@ Value Importer::transpose(Location loc, Value v, ArrayRef<int64_t> perm) {
   ArrayRef<int64_t> s = shapeOf(v);
   SmallVector<int64_t> outShape(llvm::map_range(perm, [&](int64_t p) { return s[p]; }));
   Value r;
-  if (std::optional<Lit> lit = getLit(v); lit && lit->size() <= kFoldLimit) {
-    Lit out = *lit;
-    out.shape = outShape;
-    out.ints.clear();
-    out.floats.clear();
-    SmallVector<int64_t> os = stridesOf(outShape), is = stridesOf(s);
-    SmallVector<int64_t> idx(perm.size());
-    for (int64_t lin = 0, n = numElements(outShape); lin < n; ++lin) {
-      int64_t src = 0;
-      for (size_t d = 0; d < perm.size(); ++d)
-        src += ((lin / os[d]) % outShape[d]) * is[perm[d]];
-      if (lit->isFloat())
-        out.floats.push_back(lit->floats[src]);
-      else
-        out.ints.push_back(lit->ints[src]);
-    }
-    return litConstant(loc, out);
-  }
+  if (std::optional<Lit> lit = getLit(v); lit && lit->size() <= kFoldLimit)
+    return litConstant(loc, foldTranspose(*lit, perm));
   Value init = emptyTensor(loc, outShape, elemOf(v));
   r = linalg::TransposeOp::create(b, loc, v, init, perm).getResult()[0];
   if (isUnsigned(v))
@@ -315,23 +235,8 @@ Value Importer::extractSlice(Location loc, Value v, ArrayRef<int64_t> offsets,
   if (shapeOf(v) == sizes)
     return v;
   auto type = RankedTensorType::get(sizes, elemOf(v));
-  if (std::optional<Lit> lit = getLit(v)) {
-    Lit out = *lit;
-    out.shape = llvm::to_vector(sizes);
-    out.ints.clear();
-    out.floats.clear();
-    SmallVector<int64_t> os = stridesOf(sizes), is = stridesOf(lit->shape);
-    for (int64_t lin = 0, n = numElements(sizes); lin < n; ++lin) {
-      int64_t src = 0;
-      for (size_t d = 0; d < sizes.size(); ++d)
-        src += (offsets[d] + ((lin / os[d]) % sizes[d]) * strides[d]) * is[d];
-      if (lit->isFloat())
-        out.floats.push_back(lit->floats[src]);
-      else
-        out.ints.push_back(lit->ints[src]);
-    }
-    return litConstant(loc, out);
-  }
+  if (std::optional<Lit> lit = getLit(v))
+    return litConstant(loc, foldSlice(*lit, offsets, sizes, strides));
   auto ofr = [&](ArrayRef<int64_t> xs) {
     return SmallVector<OpFoldResult>(
         llvm::map_range(xs, [&](int64_t x) -> OpFoldResult {
@@ -358,25 +263,8 @@ Value Importer::concat(Location loc, ArrayRef<Value> vals, int64_t axis) {
   for (Value v : vals)
     if (std::optional<Lit> l = getLit(v))
       lits.push_back(std::move(*l));
-  if (lits.size() == vals.size() && numElements(outShape) <= kFoldLimit) {
-    Lit out = lits[0];
-    out.shape = outShape;
-    out.ints.clear();
-    out.floats.clear();
-    // Outer dims before `axis`, then each input's contiguous inner block.
-    int64_t outer = numElements(ArrayRef<int64_t>(outShape).take_front(axis));
-    for (int64_t o = 0; o < outer; ++o)
-      for (const Lit &l : lits) {
-        int64_t inner = numElements(ArrayRef<int64_t>(l.shape).drop_front(axis));
-        for (int64_t i = 0; i < inner; ++i) {
-          if (l.isFloat())
-            out.floats.push_back(l.floats[o * inner + i]);
-          else
-            out.ints.push_back(l.ints[o * inner + i]);
-        }
-      }
-    return litConstant(loc, out);
-  }
+  if (lits.size() == vals.size() && numElements(outShape) <= kFoldLimit)
+    return litConstant(loc, foldConcat(lits, axis));
 
   // A chain of insert_slice into an empty tensor bufferizes in place.
   Value acc = emptyTensor(loc, outShape, et);

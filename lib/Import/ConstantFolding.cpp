@@ -112,7 +112,7 @@ Value Importer::litConstant(Location loc, const Lit &lit) {
 }
 
 /// Row-major strides of `shape`.
-SmallVector<int64_t> onnx_import::stridesOf(ArrayRef<int64_t> shape) {
+static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * shape[i + 1];
@@ -121,9 +121,8 @@ SmallVector<int64_t> onnx_import::stridesOf(ArrayRef<int64_t> shape) {
 
 /// Linear index into a numpy-broadcast input of shape `in` for the output
 /// multi-index `idx` (of the output's rank).
-int64_t onnx_import::broadcastIndex(ArrayRef<int64_t> idx,
-                                    ArrayRef<int64_t> in,
-                                    ArrayRef<int64_t> inStrides) {
+static int64_t broadcastIndex(ArrayRef<int64_t> idx, ArrayRef<int64_t> in,
+                              ArrayRef<int64_t> inStrides) {
   int64_t off = idx.size() - in.size(), lin = 0;
   for (size_t d = 0; d < in.size(); ++d)
     lin += (in[d] == 1 ? 0 : idx[off + d]) * inStrides[d];
@@ -132,7 +131,7 @@ int64_t onnx_import::broadcastIndex(ArrayRef<int64_t> idx,
 
 /// Scalar evaluation for the folder. Integers (incl. bools) travel as int64,
 /// floats as double; `outFloat` says which the result is.
-double onnx_import::foldFloat(EwKind k, ArrayRef<double> a) {
+static double foldFloat(EwKind k, ArrayRef<double> a) {
   switch (k) {
   case EwKind::Add: return a[0] + a[1];
   case EwKind::Sub: return a[0] - a[1];
@@ -190,7 +189,7 @@ static int64_t toInt64Sat(double d) {
 
 /// `isUnsigned`: the int64s hold uint64 bit patterns (Div, Mod, Max, Min
 /// and comparisons differ from the signed ones above 2^63).
-int64_t onnx_import::foldInt(EwKind k, ArrayRef<int64_t> a, bool isUnsigned) {
+static int64_t foldInt(EwKind k, ArrayRef<int64_t> a, bool isUnsigned) {
   const uint64_t x = a[0], y = a.size() > 1 ? a[1] : 0;
   if (isUnsigned) {
     switch (k) {
@@ -250,10 +249,196 @@ bool onnx_import::isCompare(EwKind k) {
          k == EwKind::LessOrEqual;
 }
 
+template <typename T>
+static bool foldCompare(EwKind k, T x, T y) {
+  switch (k) {
+  case EwKind::Equal: return x == y;
+  case EwKind::Greater: return x > y;
+  case EwKind::GreaterOrEqual: return x >= y;
+  case EwKind::Less: return x < y;
+  default: return x <= y;
+  }
+}
+
 /// Rounds `d` as converting to `t` would (integer wrap, float rounding), so
 /// that folded Casts match runtime ones.
-int64_t onnx_import::castToInt(double d, Type t) {
+static int64_t castToInt(double d, Type t) {
   if (t.isInteger(1))
     return d != 0;
   return toInt64Sat(std::trunc(d));
+}
+
+static int64_t numElements(ArrayRef<int64_t> shape) {
+  return numElementsSat(shape);
+}
+
+/// A Lit of `shape` with `like`'s element type and signedness, no values.
+static Lit emptyLike(const Lit &like, ArrayRef<int64_t> shape) {
+  Lit out;
+  out.shape = llvm::to_vector(shape);
+  out.elemType = like.elemType;
+  out.isUnsigned = like.isUnsigned;
+  return out;
+}
+
+/// Appends element `i` of `from` to `to` (of the same element kind).
+static void appendElement(Lit &to, const Lit &from, int64_t i) {
+  if (from.isFloat())
+    to.floats.push_back(from.floats[i]);
+  else
+    to.ints.push_back(from.ints[i]);
+}
+
+Lit onnx_import::foldElementwise(EwKind kind, ArrayRef<Lit> lits,
+                                 ArrayRef<int64_t> outShape, Type outT,
+                                 bool outUnsigned) {
+  const bool isFloat = lits[kind == EwKind::Where ? 1 : 0].isFloat();
+  const bool unsigned0 = lits[0].isUnsigned;
+  Type i64 = IntegerType::get(outT.getContext(), 64);
+  Lit out;
+  out.shape = llvm::to_vector(outShape);
+  out.elemType = outT;
+  out.isUnsigned = outUnsigned;
+  SmallVector<int64_t> strides = stridesOf(out.shape);
+  SmallVector<SmallVector<int64_t>> inStrides;
+  for (const Lit &l : lits)
+    inStrides.push_back(stridesOf(l.shape));
+  int64_t n = numElements(out.shape);
+  SmallVector<int64_t> idx(out.shape.size());
+  bool outFloat = isa<FloatType>(outT);
+  for (int64_t lin = 0; lin < n; ++lin) {
+    for (size_t d = 0; d < idx.size(); ++d)
+      idx[d] = (lin / strides[d]) % out.shape[d];
+    SmallVector<double> fa;
+    SmallVector<int64_t> ia;
+    for (auto [l, s] : llvm::zip(lits, inStrides)) {
+      int64_t j = broadcastIndex(idx, l.shape, s);
+      fa.push_back(l.isFloat()    ? l.floats[j]
+                   : l.isUnsigned ? double(uint64_t(l.ints[j]))
+                                  : double(l.ints[j]));
+      ia.push_back(l.isFloat() ? castToInt(l.floats[j], i64) : l.ints[j]);
+    }
+    if (kind == EwKind::Where) {
+      if (outFloat)
+        out.floats.push_back(ia[0] ? fa[1] : fa[2]);
+      else
+        out.ints.push_back(ia[0] ? ia[1] : ia[2]);
+    } else if (isCompare(kind)) {
+      out.ints.push_back(
+          isFloat     ? foldCompare(kind, fa[0], fa[1])
+          : unsigned0 ? foldCompare(kind, uint64_t(ia[0]), uint64_t(ia[1]))
+                      : foldCompare(kind, ia[0], ia[1]));
+    } else if (kind == EwKind::Cast) {
+      if (outFloat)
+        out.floats.push_back(fa[0]);
+      else
+        out.ints.push_back(isFloat ? castToInt(fa[0], outT) : ia[0]);
+    } else if (isFloat) {
+      out.floats.push_back(foldFloat(kind, fa));
+    } else {
+      out.ints.push_back(foldInt(kind, ia, outUnsigned));
+    }
+  }
+  if (outT.isInteger(1))
+    for (int64_t &i : out.ints)
+      i = i != 0;
+  return out;
+}
+
+Lit onnx_import::foldBroadcast(const Lit &in, ArrayRef<int64_t> shape) {
+  Lit out = emptyLike(in, shape);
+  SmallVector<int64_t> strides = stridesOf(shape), inStrides = stridesOf(in.shape);
+  SmallVector<int64_t> idx(shape.size());
+  for (int64_t lin = 0, n = numElements(shape); lin < n; ++lin) {
+    for (size_t d = 0; d < idx.size(); ++d)
+      idx[d] = (lin / strides[d]) % shape[d];
+    appendElement(out, in, broadcastIndex(idx, in.shape, inStrides));
+  }
+  return out;
+}
+
+Lit onnx_import::foldTranspose(const Lit &in, ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> outShape(
+      llvm::map_range(perm, [&](int64_t p) { return in.shape[p]; }));
+  Lit out = emptyLike(in, outShape);
+  SmallVector<int64_t> os = stridesOf(outShape), is = stridesOf(in.shape);
+  for (int64_t lin = 0, n = numElements(outShape); lin < n; ++lin) {
+    int64_t src = 0;
+    for (size_t d = 0; d < perm.size(); ++d)
+      src += ((lin / os[d]) % outShape[d]) * is[perm[d]];
+    appendElement(out, in, src);
+  }
+  return out;
+}
+
+Lit onnx_import::foldSlice(const Lit &in, ArrayRef<int64_t> offsets,
+                           ArrayRef<int64_t> sizes,
+                           ArrayRef<int64_t> strides) {
+  Lit out = emptyLike(in, sizes);
+  SmallVector<int64_t> os = stridesOf(sizes), is = stridesOf(in.shape);
+  for (int64_t lin = 0, n = numElements(sizes); lin < n; ++lin) {
+    int64_t src = 0;
+    for (size_t d = 0; d < sizes.size(); ++d)
+      src += (offsets[d] + ((lin / os[d]) % sizes[d]) * strides[d]) * is[d];
+    appendElement(out, in, src);
+  }
+  return out;
+}
+
+Lit onnx_import::foldConcat(ArrayRef<Lit> ins, int64_t axis) {
+  SmallVector<int64_t> outShape = ins[0].shape;
+  outShape[axis] = 0;
+  for (const Lit &l : ins)
+    outShape[axis] += l.shape[axis];
+  Lit out = emptyLike(ins[0], outShape);
+  // Outer dims before `axis`, then each input's contiguous inner block.
+  int64_t outer = numElements(ArrayRef<int64_t>(outShape).take_front(axis));
+  for (int64_t o = 0; o < outer; ++o)
+    for (const Lit &l : ins) {
+      int64_t inner = numElements(ArrayRef<int64_t>(l.shape).drop_front(axis));
+      for (int64_t i = 0; i < inner; ++i)
+        appendElement(out, l, o * inner + i);
+    }
+  return out;
+}
+
+Lit onnx_import::foldGather(const Lit &in, ArrayRef<int64_t> indices,
+                            int64_t axis, ArrayRef<int64_t> outShape) {
+  ArrayRef<int64_t> s = in.shape;
+  Lit out = emptyLike(in, outShape);
+  int64_t outer = numElements(s.take_front(axis));
+  int64_t inner = numElements(s.drop_front(axis + 1));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i : indices)
+      for (int64_t k = 0; k < inner; ++k)
+        appendElement(out, in, (o * s[axis] + i) * inner + k);
+  return out;
+}
+
+Lit onnx_import::foldGatherND(const Lit &in, ArrayRef<int64_t> indices,
+                              ArrayRef<int64_t> indicesShape, int64_t b,
+                              ArrayRef<int64_t> outShape) {
+  ArrayRef<int64_t> s = in.shape;
+  const int64_t r = s.size(), k = indicesShape.back();
+  Lit out = emptyLike(in, outShape);
+  int64_t batch = numElements(s.take_front(b));
+  int64_t tuples =
+      numElements(indicesShape.drop_back()) / std::max<int64_t>(batch, 1);
+  int64_t slice = numElements(s.drop_front(b + k));
+  SmallVector<int64_t> strides(r, 1);
+  for (int64_t dd = r - 2; dd >= 0; --dd)
+    strides[dd] = strides[dd + 1] * s[dd + 1];
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t base = 0, rem = bi;
+      for (int64_t dd = b - 1; dd >= 0; --dd) {
+        base += (rem % s[dd]) * strides[dd];
+        rem /= s[dd];
+      }
+      for (int64_t j = 0; j < k; ++j)
+        base += indices[(bi * tuples + t) * k + j] * strides[b + j];
+      for (int64_t e = 0; e < slice; ++e)
+        appendElement(out, in, base + e);
+    }
+  return out;
 }

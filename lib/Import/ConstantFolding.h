@@ -14,38 +14,46 @@
 
 namespace mlir::fp8::onnx_import {
 
-/// Row-major strides of `shape`.
-SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape);
-
-/// Linear index into a numpy-broadcast input of shape `in` for the output
-/// multi-index `idx` (of the output's rank).
-int64_t broadcastIndex(ArrayRef<int64_t> idx, ArrayRef<int64_t> in,
-                       ArrayRef<int64_t> inStrides);
-
-/// Scalar evaluation for the folder. Integers (incl. bools) travel as int64,
-/// floats as double; `outFloat` says which the result is.
-double foldFloat(EwKind k, ArrayRef<double> a);
-
-/// `isUnsigned`: the int64s hold uint64 bit patterns (Div, Mod, Max, Min
-/// and comparisons differ from the signed ones above 2^63).
-int64_t foldInt(EwKind k, ArrayRef<int64_t> a, bool isUnsigned);
-
+/// Whether `k` is a comparison (its result is bool).
 bool isCompare(EwKind k);
 
-template <typename T>
-bool foldCompare(EwKind k, T x, T y) {
-  switch (k) {
-  case EwKind::Equal: return x == y;
-  case EwKind::Greater: return x > y;
-  case EwKind::GreaterOrEqual: return x >= y;
-  case EwKind::Less: return x < y;
-  default: return x <= y;
-  }
-}
+/// Compile-time evaluation on Lits: each function computes what the IR
+/// builder or handler named in its comment computes at run time, bit for
+/// bit (integers wrap, integer division by zero gives 0, float results
+/// are rounded once to the result type by Importer::litConstant). Callers
+/// decide what to fold (all inputs constant, at most Importer::kFoldLimit
+/// result elements) and check shapes and indices first.
 
-/// Rounds `d` as converting to `t` would (integer wrap, float rounding), so
-/// that folded Casts match runtime ones.
-int64_t castToInt(double d, Type t);
+/// Importer::elementwise: `kind` applied to `ins`, numpy-broadcast to
+/// `outShape`, into `outT` (unsigned when `outUnsigned`). The inputs'
+/// element types and signedness are the Lits'.
+Lit foldElementwise(EwKind kind, ArrayRef<Lit> ins, ArrayRef<int64_t> outShape,
+                    Type outT, bool outUnsigned);
+
+/// Importer::broadcastTo: `in` numpy-broadcast to `shape`.
+Lit foldBroadcast(const Lit &in, ArrayRef<int64_t> shape);
+
+/// Importer::transpose: out[i] = in[perm applied to i].
+Lit foldTranspose(const Lit &in, ArrayRef<int64_t> perm);
+
+/// Importer::extractSlice (in-bounds offsets, positive strides).
+Lit foldSlice(const Lit &in, ArrayRef<int64_t> offsets,
+              ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides);
+
+/// Importer::concat along `axis` (equal shapes but on `axis`).
+Lit foldConcat(ArrayRef<Lit> ins, int64_t axis);
+
+/// Gather along `axis` with `indices` in [0, in.shape[axis]) (negative ones
+/// wrapped already), into `outShape`.
+Lit foldGather(const Lit &in, ArrayRef<int64_t> indices, int64_t axis,
+               ArrayRef<int64_t> outShape);
+
+/// GatherND with `batchDims` and index tuples of `indices` (of shape
+/// `indicesShape`, last dim k; in range, negative ones wrapped already),
+/// into `outShape`.
+Lit foldGatherND(const Lit &in, ArrayRef<int64_t> indices,
+                 ArrayRef<int64_t> indicesShape, int64_t batchDims,
+                 ArrayRef<int64_t> outShape);
 
 } // namespace mlir::fp8::onnx_import
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Ops.h"
+#include "../ConstantFolding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -121,22 +122,8 @@ static LogicalResult importGather(NodeContext &nc) {
       if (i < 0)
         i += axisDim;
   if (d && ix && product(outShape) <= 4096) {
-    Lit out = *d;
-    out.shape = outShape;
-    out.ints.clear();
-    out.floats.clear();
-    int64_t outer = product(s.take_front(*axis));
-    int64_t inner = product(s.drop_front(*axis + 1));
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i : ix->ints)
-        for (int64_t k = 0; k < inner; ++k) {
-          int64_t src = (o * s[*axis] + i) * inner + k;
-          if (d->isFloat())
-            out.floats.push_back(d->floats[src]);
-          else
-            out.ints.push_back(d->ints[src]);
-        }
-    nc.results.push_back(imp.litConstant(nc.loc, out));
+    nc.results.push_back(
+        imp.litConstant(nc.loc, foldGather(*d, ix->ints, *axis, outShape)));
     return success();
   }
 
@@ -268,33 +255,8 @@ static LogicalResult importGatherND(NodeContext &nc) {
       if (ix->ints[n] < 0)
         ix->ints[n] += s[b + n % k];
   if (d && ix && product(outShape) <= 4096) {
-    Lit out = *d;
-    out.shape = outShape;
-    out.ints.clear();
-    out.floats.clear();
-    int64_t batch = product(s.take_front(b));
-    int64_t tuples = product(is.drop_back()) / std::max<int64_t>(batch, 1);
-    int64_t slice = product(s.drop_front(b + k));
-    SmallVector<int64_t> strides(r, 1);
-    for (int64_t dd = r - 2; dd >= 0; --dd)
-      strides[dd] = strides[dd + 1] * s[dd + 1];
-    for (int64_t bi = 0; bi < batch; ++bi)
-      for (int64_t t = 0; t < tuples; ++t) {
-        int64_t base = 0, rem = bi;
-        for (int64_t dd = b - 1; dd >= 0; --dd) {
-          base += (rem % s[dd]) * strides[dd];
-          rem /= s[dd];
-        }
-        for (int64_t j = 0; j < k; ++j)
-          base += ix->ints[(bi * tuples + t) * k + j] * strides[b + j];
-        for (int64_t e = 0; e < slice; ++e) {
-          if (d->isFloat())
-            out.floats.push_back(d->floats[base + e]);
-          else
-            out.ints.push_back(d->ints[base + e]);
-        }
-      }
-    Value v = imp.litConstant(nc.loc, out);
+    Value v = imp.litConstant(
+        nc.loc, foldGatherND(*d, ix->ints, is, b, outShape));
     if (imp.isUnsigned(data))
       imp.unsignedValues.insert(v);
     nc.results.push_back(v);
