@@ -302,6 +302,9 @@ Value Importer::reduce(Location loc, Value v, ArrayRef<int64_t> axes,
     }
   }
   bool f = isa<FloatType>(et);
+  // Unsigned integers and bools compare unsigned: the Max of bools is
+  // their "any", the Min their "all" (ReduceMax-20, ReduceMin-20).
+  const bool u = !f && (isUnsigned(v) || et.isInteger(1));
   TypedAttr init;
   if (auto ft = dyn_cast<FloatType>(et)) {
     const llvm::fltSemantics &sem = ft.getFloatSemantics();
@@ -314,8 +317,9 @@ Value Importer::reduce(Location loc, Value v, ArrayRef<int64_t> axes,
     unsigned w = et.getIntOrFloatBitWidth();
     APInt v = kind == ReduceKind::Sum    ? APInt(w, 0)
               : kind == ReduceKind::Prod ? APInt(w, 1)
-              : kind == ReduceKind::Max  ? APInt::getSignedMinValue(w)
-                                         : APInt::getSignedMaxValue(w);
+              : kind == ReduceKind::Max
+                  ? (u ? APInt::getMinValue(w) : APInt::getSignedMinValue(w))
+                  : (u ? APInt::getMaxValue(w) : APInt::getSignedMaxValue(w));
     init = b.getIntegerAttr(et, v);
   }
   Value acc = filled(loc, outShape, init);
@@ -335,17 +339,22 @@ Value Importer::reduce(Location loc, Value v, ArrayRef<int64_t> axes,
                 : Value(arith::MulIOp::create(bb, l, x, y));
           break;
         case ReduceKind::Max:
-          r = f ? Value(arith::MaximumFOp::create(bb, l, x, y))
-                : Value(arith::MaxSIOp::create(bb, l, x, y));
+          r = f   ? Value(arith::MaximumFOp::create(bb, l, x, y))
+              : u ? Value(arith::MaxUIOp::create(bb, l, x, y))
+                  : Value(arith::MaxSIOp::create(bb, l, x, y));
           break;
         case ReduceKind::Min:
-          r = f ? Value(arith::MinimumFOp::create(bb, l, x, y))
-                : Value(arith::MinSIOp::create(bb, l, x, y));
+          r = f   ? Value(arith::MinimumFOp::create(bb, l, x, y))
+              : u ? Value(arith::MinUIOp::create(bb, l, x, y))
+                  : Value(arith::MinSIOp::create(bb, l, x, y));
           break;
         }
         linalg::YieldOp::create(bb, l, r);
       });
-  return op.getResult(0);
+  Value result = op.getResult(0);
+  if (isUnsigned(v))
+    unsignedValues.insert(result);
+  return result;
 }
 
 Value Importer::reduceKeepDims(Location loc, Value v, ArrayRef<int64_t> axes,
