@@ -25,7 +25,8 @@ them. Needs python3-onnx (scripts/setup.sh installs it) for the skeletons
 and external-data seeds; without it those are skipped.
 
 The dictionary holds the op types and attribute names the importer handles
-(read from lib/Import/ONNXOps.cpp and ONNXImporter.cpp) and the text
+(read from the op handlers, lib/Import/Ops/*.cpp, and the rest of
+lib/Import) and the text
 format's keywords and type names.
 """
 
@@ -168,11 +169,14 @@ def extdata_seeds():
 
 def dictionary():
     words = set()
-    ops = open(os.path.join(ROOT, "lib/Import/ONNXOps.cpp")).read()
-    reg = ops[ops.find("void onnx_import::registerHandlers"):]
-    words.update(re.findall(r'"([A-Z][A-Za-z0-9]*)"', reg))
-    for f in ("ONNXOps.cpp", "ONNXImporter.cpp"):
-        src = open(os.path.join(ROOT, "lib/Import", f)).read()
+    sources = sorted(glob.glob(os.path.join(ROOT, "lib/Import/**/*.cpp"),
+                               recursive=True))
+    for path in sources:
+        src = open(path).read()
+        # Op types: the strings of each op family's registration function.
+        reg = src.find("void onnx_import::register")
+        if reg >= 0 and "/Ops/" in path:
+            words.update(re.findall(r'"([A-Z][A-Za-z0-9]*)"', src[reg:]))
         words.update(re.findall(
             r'attr(?:Int|Float|String|Ints|Floats|Tensor)?\w*\(\s*"([a-z_A-Z]+)"',
             src))
@@ -181,7 +185,8 @@ def dictionary():
         "domain", "\"\"", "\"ai.onnx\"", "float", "double", "float16",
         "bfloat16", "int8", "uint8", "int16", "int32", "int64", "bool",
         "float8e4m3fn", "float8e5m2", "string", "seq", "value", "to",
-        "axis", "axes", "perm", "NaN", "inf", "-inf", "9223372036854775807",
+        "axis", "axes", "perm", "split", "NaN", "inf", "-inf",
+        "9223372036854775807",
         "-9223372036854775808", "2147483648", "4294967296", "1e38", "1e-45",
     ])
     lines = []

@@ -1,13 +1,18 @@
 //===- Importer.h - ONNX importer internals ---------------------*- C++ -*-===//
 //
-// Part of fp8-opt. The importer class shared by ONNXImporter.cpp (graph walk,
-// initializers, shared IR builders, constant folding) and ONNXOps.cpp (one
-// handler per ONNX op type). Not a public header.
+// Part of fp8-opt. The importer class shared by the files of lib/Import:
+// the graph walk (GraphWalk.cpp), TensorProto decoding (TensorDecoding.cpp),
+// constants and the folder (ConstantFolding.cpp), the IR builders
+// (Builders.cpp, ScalarBuilders.cpp), run-time index checks
+// (BoundsChecks.cpp) and the op handlers, one file per op family
+// (Ops/*.cpp). Not a public header.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FP8_LIB_IMPORT_IMPORTER_H
 #define FP8_LIB_IMPORT_IMPORTER_H
+
+#include "OpRegistry.h"
 
 #include "fp8/Import/ONNXImporter.h"
 
@@ -76,6 +81,9 @@ public:
   const onnx::NodeProto &node;
   Location loc;
   std::string name;
+  /// The version of the node's op that the model's opset selects (its
+  /// since-version, OpRegistry.h); the handler is registered for it.
+  int version = 0;
   /// One entry per ONNX input; null for omitted optional inputs ("").
   SmallVector<Value> inputs;
   /// Filled by the handler, one per ONNX output it produces.
@@ -109,8 +117,6 @@ public:
   FailureOr<int64_t> normAxis(int64_t axis, int64_t rank);
 };
 
-using Handler = std::function<LogicalResult(NodeContext &)>;
-
 /// A small constant tensor in a form that is easy to compute on: integers
 /// (incl. i1) as int64, floats as double.
 struct Lit {
@@ -126,7 +132,10 @@ struct Lit {
 
 class Importer {
 public:
-  Importer(MLIRContext &ctx, const ImportOptions &opts, StringRef fileName);
+  /// An importer dispatching to `registry`'s handlers (tests pass their
+  /// own; the entry points use OpRegistry::standard()).
+  Importer(MLIRContext &ctx, const ImportOptions &opts, StringRef fileName,
+           const OpRegistry &registry = OpRegistry::standard());
   ~Importer();
 
   FailureOr<OwningOpRef<ModuleOp>> importModel(const onnx::ModelProto &model);
@@ -137,6 +146,7 @@ public:
   OpBuilder b;
   const ImportOptions &opts;
   std::string fileName;
+  /// The model's default-domain (ai.onnx) opset.
   int64_t opset = 0;
   /// Where the real paths of the external-data files read go (or null).
   SmallVectorImpl<std::string> *externalFiles = nullptr;
@@ -260,17 +270,26 @@ private:
   LogicalResult checkResultSize(NodeContext &nc, int result);
   Location graphLoc(StringRef what);
 
+  /// Finds the handler for `nc`'s node: its op type in its domain, at the
+  /// version the model's opset import for that domain selects (sets
+  /// nc.version). Null after an error at the node.
+  const Handler *dispatch(NodeContext &nc);
+
+  const OpRegistry &registry;
+  /// The model's opset imports, by canonical domain ("" is ai.onnx).
+  llvm::StringMap<int64_t> opsets;
+  /// The model's default-domain opset when it was upgraded to 13 first
+  /// (detail::upgradeOpset), else 0.
+  int64_t upgradedFrom = 0;
+  /// The graph being imported, for node-group recognizers.
+  std::unique_ptr<GraphView> graphView;
   llvm::StringMap<Value> values;
   /// The check status so far: first failing site + 1 (0: none), its value.
   Value checkFlag, checkValue;
-  llvm::StringMap<Handler> handlers;
   unsigned resourceCounter = 0;
   /// Attention chains, tried before each node's handler (Attention.cpp).
   std::unique_ptr<AttentionFusion> attention;
 };
-
-/// Fills `table` with every supported op type.
-void registerHandlers(llvm::StringMap<Handler> &table);
 
 } // namespace mlir::fp8::onnx_import
 

@@ -258,6 +258,18 @@ def importer_reason(stderr):
     m = re.match(r"unsupported ai\.onnx opset (\d+)", msg)
     if m:
         return f"opset {m.group(1)} outside {OPSET_MIN}-{OPSET_MAX}"
+    # Models below opset 13 go through ONNX's version converter first, which
+    # the importer refuses subgraphs and non-tensor inputs for: the same
+    # reasons as at opset 13 and later, said earlier.
+    m = re.match(r"ai\.onnx opset (\d+) could not be upgraded to 13 by ONNX's "
+                 r"version converter: (.*)", msg)
+    if m:
+        m2 = re.match(r"node '[^']*' \((\w+)\) has a subgraph", m.group(2))
+        if m2:
+            return (f"op {m2.group(1)} not supported (a subgraph, refused before "
+                    f"the version converter runs at opset {m.group(1)})")
+        if re.match(r"graph input '[^']*' is not a typed tensor", m.group(2)):
+            return "graph input is a sequence/map/optional (tensors only)"
     m = re.match(r"'(\w+)' node \"[^\"]*\": (.*)", msg)
     if m:
         op, rest = m.groups()
@@ -518,7 +530,8 @@ CATEGORIES = {
 def reason_category(reason):
     if reason.startswith("opset "):
         return "opset"
-    if reason.startswith("op ") and reason.endswith("not supported"):
+    if reason.startswith("op ") and (reason.endswith("not supported")
+                                     or " not supported (" in reason):
         return "op"
     if "is a graph input, not a constant" in reason or "must be constants" in reason:
         return "shape"

@@ -1,0 +1,165 @@
+//===- MatMul.cpp - MatMul and Gemm ---------------------------------------===//
+//
+// Part of fp8-opt. MatMul (numpy batch broadcasting, 1-D operands; FP16
+// and BF16 products accumulate in FP32) and Gemm (transA/transB, alpha,
+// beta, bias), both through Importer::matmul.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Ops.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::onnx_import;
+
+static int64_t numElements(ArrayRef<int64_t> shape) {
+  return numElementsSat(shape);
+}
+
+Value Importer::matmul(NodeContext &nc, Value a, Value bm) {
+  Location loc = nc.loc;
+  bool aVec = shapeOf(a).size() == 1, bVec = shapeOf(bm).size() == 1;
+  if (aVec)
+    a = reshape(loc, a, {1, shapeOf(a)[0]});
+  if (bVec)
+    bm = reshape(loc, bm, {shapeOf(bm)[0], 1});
+  ArrayRef<int64_t> sa = shapeOf(a), sb = shapeOf(bm);
+  int64_t m = sa[sa.size() - 2], k = sa.back(), k2 = sb[sb.size() - 2],
+          n = sb.back();
+  if (k != k2) {
+    nc.error() << "contraction dimensions differ: " << a.getType() << " x "
+               << bm.getType();
+    return {};
+  }
+  Type et = elemOf(a);
+  if (elemOf(bm) != et) {
+    nc.error() << "operand element types differ: " << et << " vs "
+               << elemOf(bm);
+    return {};
+  }
+  // FP16/BF16 products accumulate in FP32 (as cuBLAS, onnxruntime and
+  // torch do; K-long sums in FP16 lose ~sqrt(K) ulps), then round once.
+  const bool narrow = isa<Float16Type, BFloat16Type>(et);
+  Type accType = narrow ? b.getF32Type() : et;
+  TypedAttr zero = isa<FloatType>(et)
+                       ? TypedAttr(b.getFloatAttr(accType, 0.0))
+                       : TypedAttr(b.getIntegerAttr(et, 0));
+  SmallVector<int64_t> batchA(sa.drop_back(2)), batchB(sb.drop_back(2));
+  SmallVector<int64_t> outShape;
+  Value r;
+  if (batchB.empty()) {
+    // [..., M, K] x [K, N]: fold the batch into M, one 2-D matmul.
+    int64_t rows = numElements(batchA) * m;
+    Value a2 = reshape(loc, a, {rows, k});
+    Value acc = filled(loc, {rows, n}, zero);
+    Value mm = linalg::MatmulOp::create(b, loc, TypeRange{acc.getType()},
+                                        ValueRange{a2, bm}, ValueRange{acc})
+                   .getResult(0);
+    outShape = batchA;
+    outShape.append({m, n});
+    r = reshape(loc, mm, outShape);
+  } else {
+    // Broadcast the batch dims, flatten them, one batch_matmul.
+    SmallVector<int64_t> batch;
+    size_t rank = std::max(batchA.size(), batchB.size());
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t da = i + batchA.size() >= rank ? batchA[i + batchA.size() - rank] : 1;
+      int64_t db = i + batchB.size() >= rank ? batchB[i + batchB.size() - rank] : 1;
+      if (da != db && da != 1 && db != 1) {
+        nc.error() << "batch dimensions are not broadcast-compatible: "
+                   << a.getType() << " x " << bm.getType();
+        return {};
+      }
+      // Not max: a 1 broadcasts to 0 (fuzzing: batch 0 x 1 gave 1).
+      batch.push_back(da == 1 ? db : da);
+    }
+    int64_t nb = numElements(batch);
+    SmallVector<int64_t> fullA = batch, fullB = batch;
+    fullA.append({m, k});
+    fullB.append({k, n});
+    Value a3 = reshape(loc, broadcastTo(loc, a, fullA), {nb, m, k});
+    Value b3 = reshape(loc, broadcastTo(loc, bm, fullB), {nb, k, n});
+    Value acc = filled(loc, {nb, m, n}, zero);
+    Value mm = linalg::BatchMatmulOp::create(b, loc, TypeRange{acc.getType()},
+                                             ValueRange{a3, b3},
+                                             ValueRange{acc})
+                   .getResult(0);
+    outShape = batch;
+    outShape.append({m, n});
+    r = reshape(loc, mm, outShape);
+  }
+  if (narrow)
+    r = generic(loc, {r}, shapeOf(r), et,
+                [&](OpBuilder &bb, Location l, ValueRange v) -> Value {
+                  return arith::TruncFOp::create(bb, l, et, v[0]);
+                });
+  // Drop the unit dims that promoted 1-D operands.
+  if (aVec || bVec) {
+    SmallVector<int64_t> s = outShape;
+    if (bVec)
+      s.pop_back();
+    if (aVec)
+      s.erase(s.end() - (bVec ? 1 : 2));
+    r = reshape(loc, r, s);
+  }
+  return r;
+}
+
+static LogicalResult importMatMul(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 2)))
+    return failure();
+  if (Importer::shapeOf(nc.in(0)).empty() || Importer::shapeOf(nc.in(1)).empty())
+    return nc.error() << "operands must have rank >= 1";
+  Value r = nc.imp.matmul(nc, nc.in(0), nc.in(1));
+  if (!r)
+    return failure();
+  nc.results.push_back(r);
+  return success();
+}
+
+static LogicalResult importGemm(NodeContext &nc) {
+  if (failed(checkArity(nc, 2, 3)))
+    return failure();
+  Importer &imp = nc.imp;
+  Value a = nc.in(0), bm = nc.in(1);
+  if (Importer::shapeOf(a).size() != 2 || Importer::shapeOf(bm).size() != 2)
+    return nc.error() << "A and B must be 2-D, got " << a.getType() << " and "
+                      << bm.getType();
+  if (nc.attrInt("transA", 0))
+    a = imp.transpose(nc.loc, a, {1, 0});
+  if (nc.attrInt("transB", 0))
+    bm = imp.transpose(nc.loc, bm, {1, 0});
+  Value r = imp.matmul(nc, a, bm);
+  if (!r)
+    return failure();
+  Type et = Importer::elemOf(r);
+  float alpha = nc.attrFloat("alpha", 1.0f), beta = nc.attrFloat("beta", 1.0f);
+  if (alpha != 1.0f) {
+    auto m = imp.elementwise(nc, EwKind::Mul, {r, scalarTensor(nc, et, alpha)});
+    if (failed(m))
+      return failure();
+    r = *m;
+  }
+  if (Value c = nc.in(2); c && beta != 0.0f) {
+    if (beta != 1.0f) {
+      auto m = imp.elementwise(nc, EwKind::Mul, {c, scalarTensor(nc, et, beta)});
+      if (failed(m))
+        return failure();
+      c = *m;
+    }
+    auto s = imp.elementwise(nc, EwKind::Add, {r, c});
+    if (failed(s))
+      return failure();
+    r = *s;
+  }
+  nc.results.push_back(r);
+  return success();
+}
+
+void onnx_import::registerMatMulOps(OpRegistry &r) {
+  r.add("MatMul", {13}, importMatMul);
+  r.add("Gemm", {13}, importGemm);
+}
