@@ -23,7 +23,7 @@ usage: layer_h200.py BUNDLE OUT [--batch 1 --seq 8192] [--peer PEER.py]
    torch.compile BF16, torch.compile with FP8 tensorwise linears.
 Writes OUT/layer.json and OUT/profile-NAME.txt; prints a summary table.
 """
-# fp8-opt-deps: device-only (torch, transformers)
+# fp8-opt-deps: device-only (torch)
 import argparse
 import ctypes
 import hashlib

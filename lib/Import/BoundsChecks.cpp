@@ -9,7 +9,9 @@
 //    dimension before it addresses memory (safeIndex): generated code never
 //    reads out of bounds, whatever the input;
 //  * each such use is a "check site": a linalg reduction over the indices
-//    that records the first out-of-range value into a run-time status
+//    (seen as one row) for the smallest position of an out-of-range value
+//    -- associative, so the GPU reduces it a warp at a time -- then a
+//    scalar step that records that value into a run-time status
 //    {site + 1, value}, chained from site to site;
 //  * the status leaves the function as one more result (kCheckStatusAttr),
 //    and the site messages as a function attribute (kChecksAttr). The model
@@ -28,6 +30,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/STLExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -180,26 +184,54 @@ LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
   checkMessages.push_back(escapeForSignature(msg));
 
   MLIRContext *mctx = b.getContext();
-  SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank, mctx),
-                              AffineMap::get(rank, 0, {}, mctx),
-                              AffineMap::get(rank, 0, {}, mctx)};
-  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::reduction);
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{checkFlag.getType(), checkValue.getType()},
-      ValueRange{indices}, ValueRange{checkFlag, checkValue}, maps, iters,
+  // The site's first out-of-range element, as an associative reduction
+  // (what a GPU reduces a warp per row): the smallest linear position whose
+  // index is out of range, over the indices seen as one row. The positions
+  // are i32 where they fit (a warp shuffle moves 32 bits).
+  const int64_t count = numElementsSat(type.getShape());
+  Type posType = count < std::numeric_limits<int32_t>::max()
+                     ? Type(b.getI32Type())
+                     : Type(i64);
+  const int64_t none = count < std::numeric_limits<int32_t>::max()
+                           ? std::numeric_limits<int32_t>::max()
+                           : std::numeric_limits<int64_t>::max();
+  Value flat = indices;
+  if (rank != 1) {
+    ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    auto flatType = RankedTensorType::get({count}, type.getElementType());
+    flat = rank == 0 ? Value(tensor::ExpandShapeOp::create(
+                           b, loc, flatType, indices,
+                           ArrayRef<ReassociationIndices>{}))
+                     : Value(tensor::CollapseShapeOp::create(
+                           b, loc, flatType, indices,
+                           ArrayRef<ReassociationIndices>{all}));
+  }
+  const int64_t lastDim = rank ? type.getShape().back() : 1;
+  auto widen = [&](OpBuilder &bb, Location l, Value idx) -> Value {
+    if (idx.getType() == i64)
+      return idx;
+    return uns ? Value(arith::ExtUIOp::create(bb, l, i64, idx))
+               : Value(arith::ExtSIOp::create(bb, l, i64, idx));
+  };
+  Value noneInit = filled(loc, {}, b.getIntegerAttr(posType, none));
+  auto firstBad = linalg::GenericOp::create(
+      b, loc, TypeRange{noneInit.getType()}, ValueRange{flat},
+      ValueRange{noneInit},
+      SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(1, mctx),
+                             AffineMap::get(1, 0, {}, mctx)},
+      SmallVector<utils::IteratorType>{utils::IteratorType::reduction},
       [&](OpBuilder &bb, Location l, ValueRange args) {
-        Value idx = args[0];
-        if (idx.getType() != i64)
-          idx = uns ? Value(arith::ExtUIOp::create(bb, l, i64, idx))
-                    : Value(arith::ExtSIOp::create(bb, l, i64, idx));
+        Value idx = widen(bb, l, args[0]);
         auto cst = [&](int64_t v) -> Value {
           return arith::ConstantOp::create(bb, l, bb.getI64IntegerAttr(v));
         };
+        Value pos = linalg::IndexOp::create(bb, l, 0);
         // The bound of this element: one per component of the last axis
         // (GatherND's index tuples), else one for all.
         Value bound = cst(dims[0]);
         if (perComponent && dims.size() > 1) {
-          Value j = linalg::IndexOp::create(bb, l, rank - 1);
+          Value j = arith::RemUIOp::create(
+              bb, l, pos, arith::ConstantIndexOp::create(bb, l, lastDim));
           for (auto [c, dim] : llvm::enumerate(dims)) {
             if (c == 0)
               continue;
@@ -223,10 +255,45 @@ LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
                                              idx, bound);
           bad = arith::OrIOp::create(bb, l, low, high);
         }
-        Value first = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::eq,
-                                            args[1], cst(0));
-        Value take = arith::AndIOp::create(bb, l, bad, first);
-        Value flag = arith::SelectOp::create(bb, l, take, cst(site), args[1]);
+        Value p = arith::IndexCastOp::create(bb, l, posType, pos);
+        Value candidate = arith::SelectOp::create(
+            bb, l, bad, p,
+            arith::ConstantOp::create(bb, l, bb.getIntegerAttr(posType, none)));
+        linalg::YieldOp::create(
+            bb, l,
+            ValueRange{arith::MinSIOp::create(bb, l, candidate, args[1])});
+      });
+  // Chained from site to site: the first failing site records its first
+  // out-of-range value ({site, value}); later sites leave it.
+  AffineMap scalar = AffineMap::get(0, 0, {}, mctx);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{checkFlag.getType(), checkValue.getType()},
+      ValueRange{firstBad.getResult(0)}, ValueRange{checkFlag, checkValue},
+      SmallVector<AffineMap>{scalar, scalar, scalar},
+      SmallVector<utils::IteratorType>{},
+      [&](OpBuilder &bb, Location l, ValueRange args) {
+        Value first = args[0];
+        Value found = arith::CmpIOp::create(
+            bb, l, arith::CmpIPredicate::ne, first,
+            arith::ConstantOp::create(bb, l, bb.getIntegerAttr(posType, none)));
+        Value clean = arith::CmpIOp::create(
+            bb, l, arith::CmpIPredicate::eq, args[1],
+            arith::ConstantOp::create(bb, l, bb.getI64IntegerAttr(0)));
+        Value take = arith::AndIOp::create(bb, l, found, clean);
+        // The offending element itself (position 0 when none: unused).
+        Value at = arith::SelectOp::create(
+            bb, l, found, first,
+            arith::ConstantOp::create(bb, l, bb.getIntegerAttr(posType, 0)));
+        Value idx = widen(
+            bb, l,
+            tensor::ExtractOp::create(
+                bb, l, flat,
+                ValueRange{arith::IndexCastOp::create(bb, l,
+                                                      bb.getIndexType(), at)}));
+        Value flag = arith::SelectOp::create(
+            bb, l, take,
+            arith::ConstantOp::create(bb, l, bb.getI64IntegerAttr(site)),
+            args[1]);
         Value value = arith::SelectOp::create(bb, l, take, idx, args[2]);
         linalg::YieldOp::create(bb, l, ValueRange{flag, value});
       });

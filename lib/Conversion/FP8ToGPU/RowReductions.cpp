@@ -32,7 +32,9 @@ struct Combiner {
   Operation *op = nullptr;
   /// Operand index of the output's block argument in `op`.
   unsigned outOperand = 0;
-  float identity = 0.0f;
+  /// The combiner's identity, of the output's type (f32 or i32: what a warp
+  /// shuffle moves).
+  TypedAttr identity;
 };
 
 std::optional<Combiner> matchCombiner(linalg::GenericOp op) {
@@ -51,15 +53,33 @@ std::optional<Combiner> matchCombiner(linalg::GenericOp op) {
   c.outOperand = comb->getOperand(0) == out ? 0 : 1;
   if (comb->getOperand(c.outOperand) != out)
     return std::nullopt;
-  const float inf = std::numeric_limits<float>::infinity();
-  if (isa<arith::AddFOp>(comb))
-    c.identity = 0.0f;
-  else if (isa<arith::MulFOp>(comb))
-    c.identity = 1.0f;
-  else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(comb))
-    c.identity = -inf;
-  else if (isa<arith::MinimumFOp, arith::MinNumFOp>(comb))
-    c.identity = inf;
+  Builder b(op.getContext());
+  Type t = out.getType();
+  if (t.isF32()) {
+    const float inf = std::numeric_limits<float>::infinity();
+    if (isa<arith::AddFOp>(comb))
+      c.identity = b.getF32FloatAttr(0.0f);
+    else if (isa<arith::MulFOp>(comb))
+      c.identity = b.getF32FloatAttr(1.0f);
+    else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(comb))
+      c.identity = b.getF32FloatAttr(-inf);
+    else if (isa<arith::MinimumFOp, arith::MinNumFOp>(comb))
+      c.identity = b.getF32FloatAttr(inf);
+    else
+      return std::nullopt;
+    return c;
+  }
+  // Integer reductions of i32 (a first failing position, a count).
+  if (!t.isInteger(32))
+    return std::nullopt;
+  if (isa<arith::AddIOp, arith::MaxUIOp, arith::OrIOp>(comb))
+    c.identity = b.getI32IntegerAttr(0);
+  else if (isa<arith::MinSIOp>(comb))
+    c.identity = b.getI32IntegerAttr(std::numeric_limits<int32_t>::max());
+  else if (isa<arith::MaxSIOp>(comb))
+    c.identity = b.getI32IntegerAttr(std::numeric_limits<int32_t>::min());
+  else if (isa<arith::MinUIOp, arith::AndIOp>(comb))
+    c.identity = b.getI32IntegerAttr(-1);
   else
     return std::nullopt;
   return c;
@@ -122,7 +142,8 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
   if (outMap.isFunctionOfDim(numLoops - 1))
     return failure();
   auto outType = dyn_cast<MemRefType>(init->get().getType());
-  if (!outType || !outType.getElementType().isF32())
+  if (!outType || !(outType.getElementType().isF32() ||
+                    outType.getElementType().isInteger(32)))
     return failure();
   std::optional<Combiner> comb = matchCombiner(op);
   if (!comb)
@@ -146,8 +167,7 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
       [&](OpBuilder &b, Location l, ValueRange ivs) {
         Value lane = ivs.back();
         SmallVector<Value> rowIvs(ivs.drop_back());
-        Value identity = arith::ConstantOp::create(
-            b, l, b.getF32FloatAttr(comb->identity));
+        Value identity = arith::ConstantOp::create(b, l, comb->identity);
         // Lane `lane` folds elements lane, lane + 32, ... of its row.
         auto kLoop = scf::ForOp::create(
             b, l, lane, arith::ConstantIndexOp::create(b, l, rowLength),
