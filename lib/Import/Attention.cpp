@@ -14,7 +14,11 @@
 // Reshape). Each chain becomes one fp8.attention of the un-expanded key and
 // value; scalar factors fold into `scale`; a mask that is a compile-time
 // constant equal to the causal pattern becomes `causal`, an all-zero one
-// disappears.
+// disappears. "Constant" includes masks the graph computes from constants:
+// element-wise compare/select chains and data movement are evaluated one
+// row at a time, the small intermediates they read (Slice, CumSum and
+// GatherND of position vectors, as transformers' packed-sequence check
+// writes them) as whole tensors.
 //
 // Data movement is tracked as a layout: every dimension of a value is a list
 // of (size, stride) atoms over the row-major elements of the chain's source.
@@ -40,6 +44,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -48,7 +53,9 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <tuple>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -65,6 +72,10 @@ constexpr int kMaxMaskNodes = 64, kMaxMaskDepth = 24;
 constexpr size_t kMaxRank = 8;
 /// Mask elements examined at most (a 16384 x 16384 mask).
 constexpr int64_t kMaxMaskElements = int64_t(1) << 28;
+/// Largest intermediate a mask expression computes as a whole (Slice,
+/// CumSum, GatherND and their operands): position vectors and the index
+/// tuples exporters gather them with, never the [Sq, Skv] mask itself.
+constexpr int64_t kMaxMaterialized = int64_t(1) << 22;
 
 //===----------------------------------------------------------------------===//
 // Constants
@@ -426,7 +437,12 @@ public:
     enum class Rounding { None, F32, Float, Int, Bool } rounding;
     SmallVector<unsigned> operands;
     SmallVector<int64_t> perm;
+    /// A leaf's elements: a constant of the graph, or a tensor computed
+    /// here (row-major doubles already rounded to `type`).
     std::optional<ConstReader> leaf;
+    std::shared_ptr<const std::vector<double>> values;
+
+    double at(int64_t i) const { return values ? (*values)[i] : leaf->at(i); }
   };
 
   std::vector<Node> nodes;
@@ -449,7 +465,7 @@ public:
       int64_t lin = 0;
       for (size_t d = 0; d < node.shape.size(); ++d)
         lin = lin * node.shape[d] + idx[d];
-      return node.leaf->at(lin);
+      return node.at(lin);
     }
     case Kind::Reshape: {
       const Node &in = nodes[node.operands[0]];
@@ -562,7 +578,7 @@ public:
           rank ? linear(ArrayRef<int64_t>(node.shape).drop_back(), prefix) * len
                : 0;
       for (int64_t j = 0; j < len; ++j)
-        out[j] = node.leaf->at(base + j);
+        out[j] = node.at(base + j);
       return;
     }
     case Kind::Transpose:
@@ -621,6 +637,30 @@ public:
       sub[rank - 1] = j;
       out[j] = eval(n, sub);
     }
+  }
+
+  /// Every element of node `n` (row-major), if it has at most `limit`.
+  std::optional<std::vector<double>> materialize(unsigned n,
+                                                 int64_t limit) const {
+    ArrayRef<int64_t> shape = nodes[n].shape;
+    const int64_t count = numElementsSat(shape);
+    if (count > limit)
+      return std::nullopt;
+    std::vector<double> out(count);
+    if (count == 0)
+      return out;
+    const size_t rank = shape.size();
+    const int64_t len = rank ? shape.back() : 1;
+    int64_t prefix[kMaxRank] = {};
+    for (int64_t row = 0; row < count / len; ++row) {
+      int64_t rem = row;
+      for (int64_t d = int64_t(rank) - 2; d >= 0; --d) {
+        prefix[d] = rem % shape[d];
+        rem /= shape[d];
+      }
+      evalRow(n, prefix, out.data() + row * len);
+    }
+    return out;
   }
 
 private:
@@ -900,6 +940,8 @@ struct AttentionFusion::Impl {
     if (!n || !isDefaultDomain(*n))
       return std::nullopt;
     StringRef op = n->op_type();
+    if (op == "Slice" || op == "CumSum" || op == "GatherND")
+      return buildComputed(expr, *n, std::move(node), depth);
     unsigned dataInputs;
     if (std::optional<MaskOp> ew = maskOp(op)) {
       node.kind = MaskExpr::Kind::Elementwise;
@@ -964,6 +1006,218 @@ struct AttentionFusion::Impl {
       return std::nullopt;
     expr.nodes.push_back(std::move(node));
     return expr.nodes.size() - 1;
+  }
+
+  /// The integers of a small integer constant `name` (Slice's starts, ends,
+  /// axes and steps; CumSum's axis), saturated to int64.
+  std::optional<SmallVector<int64_t>> constInts(StringRef name) const {
+    Value v = lookup(name);
+    std::optional<ConstReader> r = ConstReader::get(v);
+    if (!r || !isa<IntegerType>(getElementTypeOrSelf(v.getType())) ||
+        imp.isUnsigned(v) || r->size() > int64_t(kMaxRank))
+      return std::nullopt;
+    SmallVector<int64_t> out;
+    for (int64_t i = 0; i < r->size(); ++i) {
+      const double x = r->at(i);
+      out.push_back(x >= 0x1p63    ? std::numeric_limits<int64_t>::max()
+                    : x <= -0x1p63 ? std::numeric_limits<int64_t>::min()
+                                   : static_cast<int64_t>(x));
+    }
+    return out;
+  }
+
+  /// A Slice, CumSum or GatherND of the mask expression computed here as a
+  /// whole tensor (a leaf of `expr`): its operands are small (position
+  /// vectors, index tuples), what it feeds is evaluated row by row. Any
+  /// form the ONNX spec leaves to the runtime (an index out of range, an
+  /// overflowing sum, a shape that is not the importer's) fails.
+  std::optional<unsigned> buildComputed(MaskExpr &expr,
+                                        const onnx::NodeProto &n,
+                                        MaskExpr::Node node, int depth) const {
+    StringRef op = n.op_type();
+    if (n.input_size() < (op == "Slice" ? 3 : 2))
+      return std::nullopt;
+    auto operand = [&](int i) -> std::optional<std::pair<
+                                  std::vector<double>, SmallVector<int64_t>>> {
+      std::optional<unsigned> id = buildMask(expr, n.input(i), depth + 1);
+      if (!id)
+        return std::nullopt;
+      std::optional<std::vector<double>> v =
+          expr.materialize(*id, kMaxMaterialized);
+      if (!v)
+        return std::nullopt;
+      return std::make_pair(std::move(*v), expr.nodes[*id].shape);
+    };
+    if (numElementsSat(node.shape) > kMaxMaterialized)
+      return std::nullopt;
+    auto data = operand(0);
+    if (!data)
+      return std::nullopt;
+    std::optional<std::vector<double>> out;
+    if (op == "Slice") {
+      std::optional<SmallVector<int64_t>> starts = constInts(n.input(1)),
+                                          ends = constInts(n.input(2)),
+                                          axes, steps;
+      if (n.input_size() > 3 && !n.input(3).empty() &&
+          !(axes = constInts(n.input(3))))
+        return std::nullopt;
+      if (n.input_size() > 4 && !n.input(4).empty() &&
+          !(steps = constInts(n.input(4))))
+        return std::nullopt;
+      if (!starts || !ends)
+        return std::nullopt;
+      out = sliceValues(data->first, data->second, *starts, *ends,
+                        axes.value_or(SmallVector<int64_t>()),
+                        steps.value_or(SmallVector<int64_t>()), node.shape);
+    } else if (op == "CumSum") {
+      std::optional<SmallVector<int64_t>> axis = constInts(n.input(1));
+      if (!axis || axis->size() != 1 || !isa<IntegerType>(node.type) ||
+          node.type.isInteger(1))
+        return std::nullopt;
+      out = cumSumValues(data->first, data->second, (*axis)[0],
+                         attrInt(n, "exclusive").value_or(0) != 0,
+                         attrInt(n, "reverse").value_or(0) != 0,
+                         node.type.getIntOrFloatBitWidth(), node.shape);
+    } else {
+      auto indices = operand(1);
+      if (!indices || attrInt(n, "batch_dims").value_or(0) != 0 ||
+          !isa<IntegerType>(getElementTypeOrSelf(lookup(n.input(1)).getType())))
+        return std::nullopt;
+      out = gatherNDValues(data->first, data->second, indices->first,
+                           indices->second, node.shape);
+    }
+    if (!out)
+      return std::nullopt;
+    node.kind = MaskExpr::Kind::Leaf;
+    node.values = std::make_shared<const std::vector<double>>(std::move(*out));
+    expr.nodes.push_back(std::move(node));
+    return expr.nodes.size() - 1;
+  }
+
+  /// ONNX Slice (opset 10+) of `in`, if its result has shape `want`.
+  static std::optional<std::vector<double>>
+  sliceValues(ArrayRef<double> in, ArrayRef<int64_t> shape,
+              ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,
+              ArrayRef<int64_t> axes, ArrayRef<int64_t> steps,
+              ArrayRef<int64_t> want) {
+    const int64_t rank = shape.size();
+    if (starts.size() != ends.size() ||
+        (!axes.empty() && axes.size() != starts.size()) ||
+        (!steps.empty() && steps.size() != starts.size()))
+      return std::nullopt;
+    SmallVector<int64_t> first(rank, 0), step(rank, 1), size(shape);
+    SmallVector<bool> seen(rank, false);
+    for (size_t i = 0; i < starts.size(); ++i) {
+      int64_t axis = axes.empty() ? int64_t(i) : axes[i];
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis >= rank || seen[axis])
+        return std::nullopt;
+      seen[axis] = true;
+      const int64_t dim = shape[axis], st = steps.empty() ? 1 : steps[i];
+      if (st == 0 || st == std::numeric_limits<int64_t>::min())
+        return std::nullopt;
+      int64_t b = starts[i], e = ends[i], len = 0;
+      if (b < 0)
+        b += dim;
+      if (e < 0)
+        e += dim;
+      if (dim > 0 && st > 0) {
+        b = std::clamp<int64_t>(b, 0, dim);
+        e = std::clamp<int64_t>(e, 0, dim);
+        len = e > b ? (e - b + st - 1) / st : 0;
+      } else if (dim > 0) {
+        b = std::clamp<int64_t>(b, 0, dim - 1);
+        e = std::clamp<int64_t>(e, -1, dim - 1);
+        len = b > e ? (b - e - st - 1) / -st : 0;
+      }
+      first[axis] = b;
+      step[axis] = st;
+      size[axis] = len;
+    }
+    if (ArrayRef<int64_t>(size) != want)
+      return std::nullopt;
+    std::vector<double> out(numElementsSat(want));
+    SmallVector<int64_t> idx(rank, 0);
+    for (double &x : out) {
+      int64_t lin = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        lin = lin * shape[d] + first[d] + idx[d] * step[d];
+      x = in[lin];
+      for (int64_t d = rank - 1; d >= 0 && ++idx[d] == size[d]; --d)
+        idx[d] = 0;
+    }
+    return out;
+  }
+
+  /// ONNX CumSum of integers of `width` bits; fails where a sum leaves the
+  /// type (or the doubles' exact range).
+  static std::optional<std::vector<double>>
+  cumSumValues(ArrayRef<double> in, ArrayRef<int64_t> shape, int64_t axis,
+               bool exclusive, bool reverse, unsigned width,
+               ArrayRef<int64_t> want) {
+    const int64_t rank = shape.size();
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank || shape != want)
+      return std::nullopt;
+    const double limit = std::min(0x1p53, std::ldexp(1.0, int(width) - 1));
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= shape[d];
+    for (int64_t d = axis + 1; d < rank; ++d)
+      inner *= shape[d];
+    const int64_t len = shape[axis];
+    std::vector<double> out(in.size());
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        double acc = 0;
+        for (int64_t k = 0; k < len; ++k) {
+          const int64_t at = (o * len + (reverse ? len - 1 - k : k)) * inner + i;
+          if (exclusive)
+            out[at] = acc;
+          acc += in[at];
+          if (acc >= limit || acc < -limit)
+            return std::nullopt;
+          if (!exclusive)
+            out[at] = acc;
+        }
+      }
+    return out;
+  }
+
+  /// ONNX GatherND with batch_dims 0; fails on an index out of range.
+  static std::optional<std::vector<double>>
+  gatherNDValues(ArrayRef<double> data, ArrayRef<int64_t> shape,
+                 ArrayRef<double> indices, ArrayRef<int64_t> indexShape,
+                 ArrayRef<int64_t> want) {
+    if (indexShape.empty())
+      return std::nullopt;
+    const int64_t k = indexShape.back();
+    if (k < 1 || k > int64_t(shape.size()))
+      return std::nullopt;
+    SmallVector<int64_t> outShape(indexShape.drop_back());
+    llvm::append_range(outShape, shape.drop_front(k));
+    if (ArrayRef<int64_t>(outShape) != want)
+      return std::nullopt;
+    const int64_t inner = numElementsSat(shape.drop_front(k));
+    const int64_t tuples = numElementsSat(indexShape.drop_back());
+    std::vector<double> out;
+    out.reserve(tuples * inner);
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t offset = 0;
+      for (int64_t d = 0; d < k; ++d) {
+        double x = indices[t * k + d];
+        if (x < 0)
+          x += shape[d];
+        if (x < 0 || x >= shape[d])
+          return std::nullopt;
+        offset = offset * shape[d] + int64_t(x);
+      }
+      out.insert(out.end(), data.begin() + offset * inner,
+                 data.begin() + (offset + 1) * inner);
+    }
+    return out;
   }
 
   /// Classifies the mask `name` (rank <= 4, broadcast to [.., Sq, Skv]) when
