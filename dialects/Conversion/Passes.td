@@ -16,6 +16,11 @@ def ConvertFP8ToLinalg : Pass<"convert-fp8-to-linalg"> {
     `arith.truncf` (round to nearest even), which keeps NaN and makes the
     saturating semantics explicit for every backend.
 
+    A dialect conversion: the `fp8` dialect is illegal, so the pass fails
+    (naming the op) if any op is left; ops the patterns themselves create
+    (a transpose's re-quantization, a split amax's next level) are lowered
+    in turn (`populateFP8ToLinalgPatterns`).
+
     Before:
     ```mlir
     %q = fp8.quantize %x, %s layout<tensor>

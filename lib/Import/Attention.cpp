@@ -1037,8 +1037,8 @@ struct AttentionFusion::Impl {
     StringRef op = n.op_type();
     if (n.input_size() < (op == "Slice" ? 3 : 2))
       return std::nullopt;
-    auto operand = [&](int i) -> std::optional<std::pair<
-                                  std::vector<double>, SmallVector<int64_t>>> {
+    auto operand = [&](int i)
+        -> std::optional<std::pair<std::vector<double>, SmallVector<int64_t>>> {
       std::optional<unsigned> id = buildMask(expr, n.input(i), depth + 1);
       if (!id)
         return std::nullopt;
@@ -1056,8 +1056,8 @@ struct AttentionFusion::Impl {
     std::optional<std::vector<double>> out;
     if (op == "Slice") {
       std::optional<SmallVector<int64_t>> starts = constInts(n.input(1)),
-                                          ends = constInts(n.input(2)),
-                                          axes, steps;
+                                          ends = constInts(n.input(2)), axes,
+                                          steps;
       if (n.input_size() > 3 && !n.input(3).empty() &&
           !(axes = constInts(n.input(3))))
         return std::nullopt;
@@ -1173,7 +1173,8 @@ struct AttentionFusion::Impl {
       for (int64_t i = 0; i < inner; ++i) {
         double acc = 0;
         for (int64_t k = 0; k < len; ++k) {
-          const int64_t at = (o * len + (reverse ? len - 1 - k : k)) * inner + i;
+          const int64_t at =
+              (o * len + (reverse ? len - 1 - k : k)) * inner + i;
           if (exclusive)
             out[at] = acc;
           acc += in[at];

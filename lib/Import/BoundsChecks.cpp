@@ -199,12 +199,13 @@ LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
   if (rank != 1) {
     ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, rank));
     auto flatType = RankedTensorType::get({count}, type.getElementType());
-    flat = rank == 0 ? Value(tensor::ExpandShapeOp::create(
-                           b, loc, flatType, indices,
-                           ArrayRef<ReassociationIndices>{}))
-                     : Value(tensor::CollapseShapeOp::create(
-                           b, loc, flatType, indices,
-                           ArrayRef<ReassociationIndices>{all}));
+    flat =
+        rank == 0
+            ? Value(tensor::ExpandShapeOp::create(
+                  b, loc, flatType, indices, ArrayRef<ReassociationIndices>{}))
+            : Value(tensor::CollapseShapeOp::create(
+                  b, loc, flatType, indices,
+                  ArrayRef<ReassociationIndices>{all}));
   }
   const int64_t lastDim = rank ? type.getShape().back() : 1;
   auto widen = [&](OpBuilder &bb, Location l, Value idx) -> Value {
@@ -286,10 +287,9 @@ LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
             arith::ConstantOp::create(bb, l, bb.getIntegerAttr(posType, 0)));
         Value idx = widen(
             bb, l,
-            tensor::ExtractOp::create(
-                bb, l, flat,
-                ValueRange{arith::IndexCastOp::create(bb, l,
-                                                      bb.getIndexType(), at)}));
+            tensor::ExtractOp::create(bb, l, flat,
+                                      ValueRange{arith::IndexCastOp::create(
+                                          bb, l, bb.getIndexType(), at)}));
         Value flag = arith::SelectOp::create(
             bb, l, take,
             arith::ConstantOp::create(bb, l, bb.getI64IntegerAttr(site)),

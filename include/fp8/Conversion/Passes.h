@@ -18,9 +18,11 @@ namespace fp8 {
 #define GEN_PASS_DECL
 #include "fp8/Conversion/Passes.h.inc"
 
-/// Patterns lowering every fp8 op to linalg/tensor/arith/math.
-/// `splitTensorAmax`: per-tensor amaxes as a reduction tree (see the pass
-/// option of the same name).
+/// Conversion patterns (OpConversionPattern, no type conversion) lowering
+/// every fp8 op to linalg/tensor/arith/math, for a dialect conversion with
+/// the fp8 dialect illegal (convert-fp8-to-linalg). `splitTensorAmax`:
+/// per-tensor amaxes as a reduction tree (see the pass option of the same
+/// name).
 void populateFP8ToLinalgPatterns(RewritePatternSet &patterns,
                                  bool splitTensorAmax = false);
 

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 #include <limits>
 
@@ -48,23 +49,21 @@ Value toF32(OpBuilder &b, Location loc, Value v) {
   return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
 }
 
-/// A zero-filled FP32 accumulator of `sizes`.
-Value zeros(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes) {
+/// An FP32 tensor of `sizes` filled with `value` (an f32 constant).
+Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+             Value value) {
   Value empty = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
-  return linalg::FillOp::create(b, loc, f32Const(b, loc, 0.0f), empty)
-      .getResult(0);
+  return linalg::FillOp::create(b, loc, value, empty).getResult(0);
 }
 
 /// A row reduction of `x` ([B, H, S, N] -> [B, H, S]) with `combine`,
-/// starting from `init`.
-Value reduceRows(OpBuilder &b, Location loc, Value x, float init,
-                 ArrayRef<OpFoldResult> rowSizes,
-                 function_ref<Value(OpBuilder &, Location, Value, Value)>
-                     combine) {
+/// starting from `init` (an f32 constant).
+Value reduceRows(
+    OpBuilder &b, Location loc, Value x, Value init,
+    ArrayRef<OpFoldResult> rowSizes,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
   MLIRContext *ctx = b.getContext();
-  Value empty = tensor::EmptyOp::create(b, loc, rowSizes, b.getF32Type());
-  Value acc =
-      linalg::FillOp::create(b, loc, f32Const(b, loc, init), empty).getResult(0);
+  Value acc = filled(b, loc, rowSizes, init);
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(4, ctx),
                               AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)};
@@ -78,14 +77,15 @@ Value reduceRows(OpBuilder &b, Location loc, Value x, float init,
       .getResult(0);
 }
 
-struct LowerAttention : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct LowerAttention : OpConversionPattern<AttentionOp> {
+  using OpConversionPattern::OpConversionPattern;
 
-  LogicalResult matchAndRewrite(AttentionOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult
+  matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+    Value q = adaptor.getQuery(), k = adaptor.getKey(), v = adaptor.getValue();
     Type operandType = op.getQuery().getType().getElementType();
     auto resultType = op.getType();
     const int64_t group = op.getGroupSize();
@@ -99,6 +99,11 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     SmallVector<OpFoldResult> rowSizes{batch, heads, sq};
     SmallVector<OpFoldResult> scoreSizes{batch, heads, sq, skv};
     SmallVector<OpFoldResult> outSizes{batch, heads, sq, dv};
+    // The constants every body below reads, created once.
+    const float negInf = -std::numeric_limits<float>::infinity();
+    Value ninf = f32Const(rewriter, loc, negInf);
+    Value scaleV = scale != 1.0f ? f32Const(rewriter, loc, scale) : Value();
+    Value zero = f32Const(rewriter, loc, 0.0f);
 
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     // The key/value head of query head d1.
@@ -106,7 +111,7 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     auto contraction = [&](Value lhs, Value rhs, AffineMap lhsMap,
                            AffineMap rhsMap,
                            ArrayRef<OpFoldResult> sizes) -> Value {
-      Value acc = zeros(rewriter, loc, sizes);
+      Value acc = filled(rewriter, loc, sizes, zero);
       SmallVector<IteratorType> iters(4, IteratorType::parallel);
       iters.push_back(IteratorType::reduction);
       SmallVector<AffineMap> maps{
@@ -132,7 +137,7 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
     SmallVector<Value> ins{scores};
     SmallVector<AffineMap> maps{id4};
-    Value mask = op.getMask();
+    Value mask = adaptor.getMask();
     if (mask) {
       auto maskType = cast<RankedTensorType>(mask.getType());
       auto scoreType = cast<RankedTensorType>(scores.getType());
@@ -153,7 +158,6 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
       Value skvV = getValueOrCreateConstantIndexOp(rewriter, loc, skv);
       diagonal = arith::SubIOp::create(rewriter, loc, skvV, sqV);
     }
-    const float negInf = -std::numeric_limits<float>::infinity();
     Value scoresInit =
         tensor::EmptyOp::create(rewriter, loc, scoreSizes, rewriter.getF32Type());
     SmallVector<IteratorType> parallel4(4, IteratorType::parallel);
@@ -162,8 +166,8 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
                   ValueRange{scoresInit}, maps, parallel4,
                   [&](OpBuilder &b, Location l, ValueRange args) {
                     Value x = args[0];
-                    if (scale != 1.0f)
-                      x = arith::MulFOp::create(b, l, x, f32Const(b, l, scale));
+                    if (scaleV)
+                      x = arith::MulFOp::create(b, l, x, scaleV);
                     if (mask)
                       x = arith::AddFOp::create(b, l, x, toF32(b, l, args[1]));
                     if (diagonal) {
@@ -172,8 +176,7 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
                       Value last = arith::AddIOp::create(b, l, i, diagonal);
                       Value masked = arith::CmpIOp::create(
                           b, l, arith::CmpIPredicate::sgt, j, last);
-                      x = arith::SelectOp::create(b, l, masked,
-                                                  f32Const(b, l, negInf), x);
+                      x = arith::SelectOp::create(b, l, masked, ninf, x);
                     }
                     linalg::YieldOp::create(b, l, x);
                   })
@@ -181,7 +184,7 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
 
     // Softmax over j in FP32, as the importer writes it (max, exp of the
     // difference, sum, division).
-    Value rowMax = reduceRows(rewriter, loc, t, negInf, rowSizes,
+    Value rowMax = reduceRows(rewriter, loc, t, ninf, rowSizes,
                               [](OpBuilder &b, Location l, Value x, Value acc) {
                                 return arith::MaximumFOp::create(b, l, x, acc);
                               });
@@ -195,15 +198,15 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
               // A row with nothing to attend has max -inf: subtracting 0
               // keeps every exp 0 (instead of NaN from -inf - -inf).
               Value m = args[1];
-              Value none = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
-                                                 m, f32Const(b, l, negInf));
-              m = arith::SelectOp::create(b, l, none, f32Const(b, l, 0.0f), m);
+              Value none = arith::CmpFOp::create(
+                  b, l, arith::CmpFPredicate::OEQ, m, ninf);
+              m = arith::SelectOp::create(b, l, none, zero, m);
               Value x = arith::SubFOp::create(b, l, args[0], m);
               linalg::YieldOp::create(b, l,
                                       ValueRange{math::ExpOp::create(b, l, x)});
             })
             .getResult(0);
-    Value rowSum = reduceRows(rewriter, loc, e, 0.0f, rowSizes,
+    Value rowSum = reduceRows(rewriter, loc, e, zero, rowSizes,
                               [](OpBuilder &b, Location l, Value x, Value acc) {
                                 return arith::AddFOp::create(b, l, x, acc);
                               });
@@ -220,10 +223,8 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
                     // The sum is >= 1 unless the row is all -inf (sum 0).
                     Value x = arith::DivFOp::create(b, l, args[0], args[1]);
                     Value empty = arith::CmpFOp::create(
-                        b, l, arith::CmpFPredicate::OEQ, args[1],
-                        f32Const(b, l, 0.0f));
-                    x = arith::SelectOp::create(b, l, empty,
-                                                f32Const(b, l, 0.0f), x);
+                        b, l, arith::CmpFPredicate::OEQ, args[1], zero);
+                    x = arith::SelectOp::create(b, l, empty, zero, x);
                     if (!probType.isF32())
                       x = arith::TruncFOp::create(b, l, probType, x);
                     linalg::YieldOp::create(b, l, x);

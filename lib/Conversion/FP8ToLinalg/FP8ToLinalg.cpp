@@ -17,7 +17,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 #include <cfloat>
 #include <cmath>
@@ -175,16 +175,17 @@ Value elementwiseWithScale(OpBuilder &b, Location loc, Value data, Value scale,
   return generic.getResult(0);
 }
 
-struct LowerQuantize : OpRewritePattern<QuantizeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(QuantizeOp op,
-                                PatternRewriter &rewriter) const override {
+struct LowerQuantize : OpConversionPattern<QuantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(QuantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     if (failed(classify(op.getInput().getType().getShape(), op.getLayout())))
       return rewriter.notifyMatchFailure(op, "dynamic blocked dimension");
     Type f8 = op.getType().getElementType();
     Value r = elementwiseWithScale(
-        rewriter, op.getLoc(), op.getInput(), op.getScale(), op.getLayout(),
-        f8, [&](OpBuilder &b, Location loc, Value x, Value s) {
+        rewriter, op.getLoc(), adaptor.getInput(), adaptor.getScale(),
+        op.getLayout(), f8, [&](OpBuilder &b, Location loc, Value x, Value s) {
           Value q = arith::DivFOp::create(b, loc, toF32(b, loc, x), s);
           return saturatingTrunc(b, loc, q, f8);
         });
@@ -193,16 +194,18 @@ struct LowerQuantize : OpRewritePattern<QuantizeOp> {
   }
 };
 
-struct LowerDequantize : OpRewritePattern<DequantizeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(DequantizeOp op,
-                                PatternRewriter &rewriter) const override {
+struct LowerDequantize : OpConversionPattern<DequantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DequantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     if (failed(classify(op.getInput().getType().getShape(), op.getLayout())))
       return rewriter.notifyMatchFailure(op, "dynamic blocked dimension");
     Type outElt = op.getType().getElementType();
     Value r = elementwiseWithScale(
-        rewriter, op.getLoc(), op.getInput(), op.getScale(), op.getLayout(),
-        outElt, [&](OpBuilder &b, Location loc, Value q, Value s) -> Value {
+        rewriter, op.getLoc(), adaptor.getInput(), adaptor.getScale(),
+        op.getLayout(), outElt,
+        [&](OpBuilder &b, Location loc, Value q, Value s) -> Value {
           Value x = arith::ExtFOp::create(b, loc, b.getF32Type(), q);
           Value y = arith::MulFOp::create(b, loc, x, s);
           if (outElt.isF32())
@@ -338,11 +341,15 @@ Value blockAmax(OpBuilder &b, Location loc, Value data, ScaleLayoutAttr layout,
   return tensor::ExpandShapeOp::create(b, loc, resultType, reduced, outReassoc);
 }
 
-struct LowerAmax : OpRewritePattern<AmaxOp> {
+struct LowerAmax : OpConversionPattern<AmaxOp> {
   LowerAmax(MLIRContext *ctx, bool split)
-      : OpRewritePattern(ctx), split(split) {}
-  LogicalResult matchAndRewrite(AmaxOp op,
-                                PatternRewriter &rewriter) const override {
+      : OpConversionPattern(ctx), split(split) {
+    // A large per-tensor amax becomes a smaller one, lowered in turn.
+    setHasBoundedRewriteRecursion();
+  }
+  LogicalResult
+  matchAndRewrite(AmaxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     if (failed(classify(op.getInput().getType().getShape(), op.getLayout())))
       return rewriter.notifyMatchFailure(op, "dynamic blocked dimension");
     if (!op.getType().hasStaticShape())
@@ -350,10 +357,10 @@ struct LowerAmax : OpRewritePattern<AmaxOp> {
     auto inType = op.getInput().getType();
     if (split && op.getLayout().isPerTensor() &&
         inType.hasStaticShape() && inType.getNumElements() > 2 * kFanIn) {
-      rewriter.replaceOp(op, splitTensorAmax(rewriter, op));
+      rewriter.replaceOp(op, splitTensorAmax(rewriter, op, adaptor.getInput()));
       return success();
     }
-    rewriter.replaceOp(op, blockAmax(rewriter, op.getLoc(), op.getInput(),
+    rewriter.replaceOp(op, blockAmax(rewriter, op.getLoc(), adaptor.getInput(),
                                      op.getLayout(), op.getType()));
     return success();
   }
@@ -371,14 +378,14 @@ private:
   /// cannot raise an amax; |partial| = partial.
   static constexpr int64_t kFanIn = 32;
 
-  Value splitTensorAmax(PatternRewriter &b, AmaxOp op) const {
+  Value splitTensorAmax(OpBuilder &b, AmaxOp op, Value input) const {
     Location loc = op.getLoc();
     auto inType = op.getInput().getType();
     Type elt = inType.getElementType();
     MLIRContext *ctx = b.getContext();
     const int64_t n = inType.getNumElements();
     const int64_t parts = llvm::divideCeil(n, kFanIn);
-    Value flat = op.getInput();
+    Value flat = input;
     if (inType.getRank() != 1) {
       ReassociationIndices all;
       for (int64_t i = 0; i < inType.getRank(); ++i)
@@ -506,16 +513,17 @@ Value mxExponent(OpBuilder &b, Location loc, Value amax, Format format,
   return sel(isNaN, i32Const(b, loc, 0xFF), result);
 }
 
-struct LowerComputeScale : OpRewritePattern<ComputeScaleOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ComputeScaleOp op,
-                                PatternRewriter &rewriter) const override {
+struct LowerComputeScale : OpConversionPattern<ComputeScaleOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ComputeScaleOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     RecipeAttrInterface recipe = op.getRecipe();
     const Format format = op.getFormat();
     const float maxValue = getMaxFinite(format);
-    Value amax = op.getAmax();
+    Value amax = adaptor.getAmax();
     auto scaleType = op.getType();
     const unsigned rank = scaleType.getRank();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
@@ -570,12 +578,12 @@ struct LowerComputeScale : OpRewritePattern<ComputeScaleOp> {
       }
       const float twoToMargin = std::ldexp(1.0f, delayed.getMargin());
       const bool pow2 = delayed.getPow2();
-      Value init = emptyLike(rewriter, loc, op.getPrevious(),
+      Value init = emptyLike(rewriter, loc, adaptor.getPrevious(),
                              rewriter.getF32Type());
       Value r =
           linalg::GenericOp::create(
               rewriter, loc, init.getType(),
-              ValueRange{reduced, op.getPrevious()}, ValueRange{init},
+              ValueRange{reduced, adaptor.getPrevious()}, ValueRange{init},
               ArrayRef<AffineMap>{id, id, id}, parallel(rank),
               [&](OpBuilder &b, Location l, ValueRange args) {
                 Value a = args[0];
@@ -639,10 +647,11 @@ struct LowerComputeScale : OpRewritePattern<ComputeScaleOp> {
 // history_update
 //===----------------------------------------------------------------------===//
 
-struct LowerHistoryUpdate : OpRewritePattern<HistoryUpdateOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(HistoryUpdateOp op,
-                                PatternRewriter &rewriter) const override {
+struct LowerHistoryUpdate : OpConversionPattern<HistoryUpdateOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(HistoryUpdateOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     auto type = op.getType();
     if (!type.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic history shape");
@@ -661,8 +670,8 @@ struct LowerHistoryUpdate : OpRewritePattern<HistoryUpdateOp> {
       SmallVector<OpFoldResult> sizes{idx(length - 1)};
       for (int64_t d : rest)
         sizes.push_back(idx(d));
-      Value older = tensor::ExtractSliceOp::create(rewriter, loc, op.getHistory(),
-                                                   zeros, sizes, ones);
+      Value older = tensor::ExtractSliceOp::create(
+          rewriter, loc, adaptor.getHistory(), zeros, sizes, ones);
       SmallVector<OpFoldResult> offsets = zeros;
       offsets[0] = idx(1);
       result = tensor::InsertSliceOp::create(rewriter, loc, older, result,
@@ -671,8 +680,8 @@ struct LowerHistoryUpdate : OpRewritePattern<HistoryUpdateOp> {
     SmallVector<OpFoldResult> sizes{idx(1)};
     for (int64_t d : rest)
       sizes.push_back(idx(d));
-    result = tensor::InsertSliceOp::create(rewriter, loc, op.getAmax(), result,
-                                           zeros, sizes, ones);
+    result = tensor::InsertSliceOp::create(rewriter, loc, adaptor.getAmax(),
+                                           result, zeros, sizes, ones);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -682,10 +691,11 @@ struct LowerHistoryUpdate : OpRewritePattern<HistoryUpdateOp> {
 // scaled_matmul
 //===----------------------------------------------------------------------===//
 
-struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ScaledMatmulOp op,
-                                PatternRewriter &rewriter) const override {
+struct LowerScaledMatmul : OpConversionPattern<ScaledMatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ScaledMatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Type f32 = rewriter.getF32Type();
@@ -695,7 +705,7 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
     };
     // M-major lhs scales: back to the layout's own order (drop the padding,
     // transpose the two trailing dims); pure data movement.
-    Value lhsScale = op.getLhsScale();
+    Value lhsScale = adaptor.getLhsScale();
     if (op.getLhsScaleMMajor()) {
       SmallVector<int64_t> canonical = *op.getCanonicalLhsScaleShape();
       const int64_t r = canonical.size();
@@ -716,8 +726,9 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
       lhsScale = linalg::TransposeOp::create(rewriter, loc, slice, init, perm)
                      ->getResult(0);
     }
-    Value lhs = dequant(op.getLhs(), lhsScale, op.getLhsLayout());
-    Value rhs = dequant(op.getRhs(), op.getRhsScale(), op.getRhsLayout());
+    Value lhs = dequant(adaptor.getLhs(), lhsScale, op.getLhsLayout());
+    Value rhs =
+        dequant(adaptor.getRhs(), adaptor.getRhsScale(), op.getRhsLayout());
 
     auto resultType = op.getType();
     const unsigned outRank = resultType.getRank();
@@ -772,7 +783,7 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
     AffineMap id = AffineMap::getMultiDimIdentityMap(outRank, ctx);
     SmallVector<Value> ins{product};
     SmallVector<AffineMap> maps{id};
-    if (Value bias = op.getBias()) {
+    if (Value bias = adaptor.getBias()) {
       ins.push_back(bias);
       maps.push_back(cast<RankedTensorType>(bias.getType()).getRank() == 1
                          ? AffineMap::get(outRank, 0, {d(outRank - 1)}, ctx)
@@ -782,7 +793,7 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
     Value out = tensor::EmptyOp::create(rewriter, loc, outSizes,
                                         resultType.getElementType());
     const Epilogue epilogue = op.getEpilogue();
-    const bool hasBias = static_cast<bool>(op.getBias());
+    const bool hasBias = static_cast<bool>(adaptor.getBias());
     Type outElt = resultType.getElementType();
     Value r = linalg::GenericOp::create(
                   rewriter, loc, resultType, ins, ValueRange{out}, maps,
@@ -806,10 +817,11 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
 // transpose
 //===----------------------------------------------------------------------===//
 
-struct LowerTranspose : OpRewritePattern<TransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(TransposeOp op,
-                                PatternRewriter &rewriter) const override {
+struct LowerTranspose : OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     ArrayRef<int64_t> perm = op.getPermutation();
     auto transpose = [&](Value v) -> Value {
@@ -823,8 +835,8 @@ struct LowerTranspose : OpRewritePattern<TransposeOp> {
           .getResult()[0];
     };
     if (op.isPassThrough()) {
-      Value data = transpose(op.getInput());
-      Value scale = op.getScale();
+      Value data = transpose(adaptor.getInput());
+      Value scale = adaptor.getScale();
       if (!op.getSrcLayout().isPerTensor())
         scale = transpose(scale);
       rewriter.replaceOp(op, {data, scale});
@@ -832,10 +844,9 @@ struct LowerTranspose : OpRewritePattern<TransposeOp> {
     }
     // Re-quantize along the new layout from the dequantized values.
     auto inType = op.getInput().getType();
-    Value x = DequantizeOp::create(rewriter, loc,
-                                   inType.clone(rewriter.getF32Type()),
-                                   op.getInput(), op.getScale(),
-                                   op.getSrcLayout());
+    Value x = DequantizeOp::create(
+        rewriter, loc, inType.clone(rewriter.getF32Type()), adaptor.getInput(),
+        adaptor.getScale(), op.getSrcLayout());
     Value xt = transpose(x);
     auto resultScaleType = op.getResultScale().getType();
     Value amax = AmaxOp::create(rewriter, loc,
@@ -897,6 +908,12 @@ LogicalResult checkLowerable(Operation *root) {
   return success(ok);
 }
 
+/// A dialect conversion: every fp8 op is illegal, whatever else the
+/// patterns create (linalg, tensor, arith, math) is legal; ops the patterns
+/// create from the fp8 dialect (transpose's re-quantization, a split amax's
+/// next level) are legalized in turn. checkLowerable runs first only for
+/// its messages: what cannot be lowered is named with what to do, instead
+/// of the driver's "failed to legalize".
 struct ConvertFP8ToLinalgPass
     : fp8::impl::ConvertFP8ToLinalgBase<ConvertFP8ToLinalgPass> {
   using Base::Base;
@@ -904,18 +921,12 @@ struct ConvertFP8ToLinalgPass
     Operation *root = getOperation();
     if (failed(checkLowerable(root)))
       return signalPassFailure();
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<FP8Dialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateFP8ToLinalgPatterns(patterns, splitTensorAmax);
-    if (failed(applyPatternsGreedily(root, std::move(patterns))))
-      return signalPassFailure();
-    WalkResult leftover = root->walk([](Operation *op) {
-      if (isa<FP8Dialect>(op->getDialect())) {
-        op->emitOpError("was not lowered to linalg");
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (leftover.wasInterrupted())
+    if (failed(applyPartialConversion(root, target, std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -4,12 +4,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RewriteConfig.h"
+
 #include "fp8/Dialect/FP8/IR/FP8.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
 
 #include <numeric>
@@ -50,41 +52,136 @@ Value padTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> target) {
   return tensor::PadOp::create(b, loc, type.clone(target), v, low, high, zero);
 }
 
-/// Stores the lhs scales of `op` M-major, 16-byte aligned along M (TMA's
-/// stride rule): linalg.transpose of the two trailing dims, then a pad
-/// (with scale 1, never read) to the aligned size; marks the op m_major.
-void storeLhsScalesMMajor(ScaledMatmulOp op) {
-  auto scaleType = cast<RankedTensorType>(op.getLhsScale().getType());
-  if (op.getLhsScaleMMajor() || op.getLhsLayout().isPerTensor() ||
-      !scaleType.hasStaticShape() || scaleType.getRank() < 2)
-    return;
-  Type elt = scaleType.getElementType();
-  const int64_t bytes = std::max<int64_t>(1, elt.getIntOrFloatBitWidth() / 8);
-  const int64_t pad = 16 / bytes;
-  SmallVector<int64_t> canonical(scaleType.getShape());
-  const int64_t r = canonical.size();
-  SmallVector<int64_t> swapped(canonical);
-  std::swap(swapped[r - 1], swapped[r - 2]);
-  SmallVector<int64_t> stored = mMajorScaleShape(canonical, pad);
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, r));
-  std::swap(perm[r - 1], perm[r - 2]);
-  Value init = tensor::EmptyOp::create(b, loc, swapped, elt);
-  Value t = linalg::TransposeOp::create(b, loc, op.getLhsScale(), init, perm)
-                ->getResult(0);
-  if (stored != swapped) {
-    SmallVector<OpFoldResult> low(r, b.getIndexAttr(0)), high;
-    for (auto [d, s] : llvm::zip_equal(swapped, stored))
-      high.push_back(b.getIndexAttr(s - d));
-    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, 1.0));
-    t = tensor::PadOp::create(b, loc, scaleType.clone(stored), t, low, high,
-                              one);
-  }
-  op.getLhsScaleMutable().assign(t);
-  op.setLhsScaleMMajor(pad);
-}
+/// Stores the lhs scales of a product M-major, 16-byte aligned along M
+/// (TMA's stride rule): linalg.transpose of the two trailing dims, then a
+/// pad (with scale 1, never read) to the aligned size; marks the op m_major.
+struct StoreLhsScalesMMajor : OpRewritePattern<ScaledMatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
 
+  LogicalResult matchAndRewrite(ScaledMatmulOp op,
+                                PatternRewriter &b) const override {
+    auto scaleType = cast<RankedTensorType>(op.getLhsScale().getType());
+    if (op.getLhsScaleMMajor() || op.getLhsLayout().isPerTensor() ||
+        !scaleType.hasStaticShape() || scaleType.getRank() < 2)
+      return b.notifyMatchFailure(op, "m_major, per-tensor or dynamic");
+    Type elt = scaleType.getElementType();
+    const int64_t bytes = std::max<int64_t>(1, elt.getIntOrFloatBitWidth() / 8);
+    const int64_t pad = 16 / bytes;
+    SmallVector<int64_t> canonical(scaleType.getShape());
+    const int64_t r = canonical.size();
+    SmallVector<int64_t> swapped(canonical);
+    std::swap(swapped[r - 1], swapped[r - 2]);
+    SmallVector<int64_t> stored = mMajorScaleShape(canonical, pad);
+    Location loc = op.getLoc();
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, r));
+    std::swap(perm[r - 1], perm[r - 2]);
+    Value init = tensor::EmptyOp::create(b, loc, swapped, elt);
+    Value t = linalg::TransposeOp::create(b, loc, op.getLhsScale(), init, perm)
+                  ->getResult(0);
+    if (stored != swapped) {
+      SmallVector<OpFoldResult> low(r, b.getIndexAttr(0)), high;
+      for (auto [d, s] : llvm::zip_equal(swapped, stored))
+        high.push_back(b.getIndexAttr(s - d));
+      Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, 1.0));
+      t = tensor::PadOp::create(b, loc, scaleType.clone(stored), t, low, high,
+                                one);
+    }
+    b.modifyOpInPlace(op, [&] {
+      op.getLhsScaleMutable().assign(t);
+      op.setLhsScaleMMajor(pad);
+    });
+    return success();
+  }
+};
+
+/// A static product whose M, N or K is not a multiple of its blocks,
+/// computed on operands zero-padded to whole blocks (then rounded up to
+/// `multiple`), its result sliced back.
+struct PadBlockedProduct : OpRewritePattern<ScaledMatmulOp> {
+  PadBlockedProduct(MLIRContext *ctx, int64_t multiple)
+      : OpRewritePattern(ctx), multiple(multiple) {}
+
+  LogicalResult matchAndRewrite(ScaledMatmulOp op,
+                                PatternRewriter &b) const override {
+    auto lhsType = op.getLhs().getType(), rhsType = op.getRhs().getType();
+    if (!lhsType.hasStaticShape() || !rhsType.hasStaticShape())
+      return b.notifyMatchFailure(op, "dynamic operand");
+    // A product without elements (an empty batch) has nothing to pad, and
+    // no slice of an empty dimension is in bounds (fuzzing: a 0x4 batch
+    // made a tensor.extract_slice that failed to verify).
+    if (op.getType().getNumElements() == 0)
+      return b.notifyMatchFailure(op, "empty product");
+    const bool t = op.getTransposeRhs();
+    const int64_t lr = lhsType.getRank(), rr = rhsType.getRank();
+    SmallVector<int64_t> lb = blockSizes(op.getLhsLayout(), lhsType.getShape());
+    SmallVector<int64_t> rb = blockSizes(op.getRhsLayout(), rhsType.getShape());
+    // Block sizes along M, N and K (both operands must be whole along K).
+    const int64_t bm = lb[lr - 2];
+    const int64_t bk = std::lcm(lb[lr - 1], t ? rb[rr - 1] : rb[rr - 2]);
+    const int64_t bn = t ? rb[rr - 2] : rb[rr - 1];
+    auto round = [&](int64_t d, int64_t b) -> int64_t {
+      if (b <= 1 || d % b == 0)
+        return d;
+      return int64_t(llvm::alignTo(llvm::alignTo(d, b), multiple));
+    };
+    const int64_t m = op.getM(), n = op.getN(), k = op.getK();
+    const int64_t m2 = round(m, bm), n2 = round(n, bn), k2 = round(k, bk);
+    if (m2 == m && n2 == n && k2 == k)
+      return b.notifyMatchFailure(op, "whole blocks already");
+
+    Location loc = op.getLoc();
+    SmallVector<int64_t> lshape(lhsType.getShape());
+    lshape[lr - 2] = m2;
+    lshape[lr - 1] = k2;
+    SmallVector<int64_t> rshape(rhsType.getShape());
+    rshape[rr - 2] = t ? n2 : k2;
+    rshape[rr - 1] = t ? k2 : n2;
+    auto resultType = op.getType();
+    SmallVector<int64_t> oshape(resultType.getShape());
+    oshape[oshape.size() - 2] = m2;
+    oshape[oshape.size() - 1] = n2;
+    Value bias = op.getBias();
+    SmallVector<int64_t> bshape;
+    if (bias) {
+      auto biasType = cast<RankedTensorType>(bias.getType());
+      bshape.assign(biasType.getShape().begin(), biasType.getShape().end());
+      bshape.back() = n2;
+      if (bshape.size() > 1)
+        bshape[bshape.size() - 2] = m2;
+    }
+    // The scales keep their shapes: ceil(d / b) is the same for d and its
+    // padded size, as the padding completes the last, partial block. A
+    // padded product that would not verify is left alone.
+    Value lhs = padTo(b, loc, op.getLhs(), lshape);
+    Value rhs = padTo(b, loc, op.getRhs(), rshape);
+    if (bias)
+      bias = padTo(b, loc, bias, bshape);
+    auto padded = ScaledMatmulOp::create(
+        b, loc, resultType.clone(oshape), lhs, op.getLhsScale(), rhs,
+        op.getRhsScale(), bias, op.getLhsLayout(), op.getRhsLayout(), t,
+        op.getEpilogue(), op.getLhsScaleMMajorAttr());
+    if (failed(mlir::verify(padded))) {
+      b.eraseOp(padded);
+      for (Value v : {lhs, rhs, bias})
+        if (v && v.use_empty() && v.getDefiningOp<tensor::PadOp>())
+          b.eraseOp(v.getDefiningOp());
+      return b.notifyMatchFailure(op, "the padded product does not verify");
+    }
+    SmallVector<OpFoldResult> offsets(oshape.size(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(oshape.size(), b.getIndexAttr(1));
+    for (int64_t d : resultType.getShape())
+      sizes.push_back(b.getIndexAttr(d));
+    b.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, resultType, padded.getResult(), offsets, sizes, strides);
+    return success();
+  }
+
+private:
+  int64_t multiple;
+};
+
+/// Padding first, then (scale-storage=tma) the M-major lhs scales, each
+/// as its patterns alone (RewriteConfig.h).
 struct FP8BlockLayoutPass : fp8::impl::FP8BlockLayoutBase<FP8BlockLayoutPass> {
   using Base::Base;
 
@@ -101,85 +198,27 @@ struct FP8BlockLayoutPass : fp8::impl::FP8BlockLayoutBase<FP8BlockLayoutPass> {
           << scaleStorage << "'";
       return signalPassFailure();
     }
-    padProducts();
-    if (scaleStorage == "tma")
-      getOperation()->walk(
-          [&](ScaledMatmulOp op) { storeLhsScalesMMajor(op); });
-  }
-
-  void padProducts() {
-    SmallVector<ScaledMatmulOp> products;
-    getOperation()->walk([&](ScaledMatmulOp op) { products.push_back(op); });
-    for (ScaledMatmulOp op : products) {
-      auto lhsType = op.getLhs().getType(), rhsType = op.getRhs().getType();
-      if (!lhsType.hasStaticShape() || !rhsType.hasStaticShape())
-        continue;
-      // A product without elements (an empty batch) has nothing to pad, and
-      // no slice of an empty dimension is in bounds (fuzzing: a 0x4 batch
-      // made a tensor.extract_slice that failed to verify).
-      if (op.getType().getNumElements() == 0)
-        continue;
-      const bool t = op.getTransposeRhs();
-      const int64_t lr = lhsType.getRank(), rr = rhsType.getRank();
-      SmallVector<int64_t> lb = blockSizes(op.getLhsLayout(), lhsType.getShape());
-      SmallVector<int64_t> rb = blockSizes(op.getRhsLayout(), rhsType.getShape());
-      // Block sizes along M, N and K (both operands must be whole along K).
-      const int64_t bm = lb[lr - 2];
-      const int64_t bk = std::lcm(lb[lr - 1], t ? rb[rr - 1] : rb[rr - 2]);
-      const int64_t bn = t ? rb[rr - 2] : rb[rr - 1];
-      auto round = [&](int64_t d, int64_t b) -> int64_t {
-        if (b <= 1 || d % b == 0)
-          return d;
-        return int64_t(llvm::alignTo(llvm::alignTo(d, b), multiple));
-      };
-      const int64_t m = op.getM(), n = op.getN(), k = op.getK();
-      const int64_t m2 = round(m, bm), n2 = round(n, bn), k2 = round(k, bk);
-      if (m2 == m && n2 == n && k2 == k)
-        continue;
-
-      OpBuilder b(op);
-      Location loc = op.getLoc();
-      SmallVector<int64_t> lshape(lhsType.getShape());
-      lshape[lr - 2] = m2;
-      lshape[lr - 1] = k2;
-      SmallVector<int64_t> rshape(rhsType.getShape());
-      rshape[rr - 2] = t ? n2 : k2;
-      rshape[rr - 1] = t ? k2 : n2;
-      Value lhs = padTo(b, loc, op.getLhs(), lshape);
-      Value rhs = padTo(b, loc, op.getRhs(), rshape);
-      Value bias = op.getBias();
-      auto resultType = op.getType();
-      SmallVector<int64_t> oshape(resultType.getShape());
-      oshape[oshape.size() - 2] = m2;
-      oshape[oshape.size() - 1] = n2;
-      if (bias) {
-        auto biasType = cast<RankedTensorType>(bias.getType());
-        SmallVector<int64_t> bshape(biasType.getShape());
-        bshape.back() = n2;
-        if (bshape.size() > 1)
-          bshape[bshape.size() - 2] = m2;
-        bias = padTo(b, loc, bias, bshape);
-      }
-      // The scales keep their shapes: ceil(d / b) is the same for d and its
-      // padded size, as the padding completes the last, partial block.
-      auto padded = ScaledMatmulOp::create(
-          b, loc, resultType.clone(oshape), lhs, op.getLhsScale(), rhs,
-          op.getRhsScale(), bias, op.getLhsLayout(), op.getRhsLayout(), t,
-          op.getEpilogue(), op.getLhsScaleMMajorAttr());
-      if (failed(mlir::verify(padded))) {
-        padded.erase();
-        continue;
-      }
-      SmallVector<OpFoldResult> offsets(oshape.size(), b.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes, strides(oshape.size(), b.getIndexAttr(1));
-      for (int64_t d : resultType.getShape())
-        sizes.push_back(b.getIndexAttr(d));
-      Value sliced = tensor::ExtractSliceOp::create(b, loc, resultType,
-                                                    padded.getResult(), offsets,
-                                                    sizes, strides);
-      op.getResult().replaceAllUsesWith(sliced);
-      op.erase();
-    }
+    RewritePatternSet pads(&getContext());
+    populateFP8BlockLayoutPatterns(pads, multiple);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(pads),
+                                     localRewriteConfig())))
+      return signalPassFailure();
+    if (scaleStorage != "tma")
+      return;
+    RewritePatternSet mMajor(&getContext());
+    populateFP8LhsScalesMMajorPatterns(mMajor);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(mMajor),
+                                     localRewriteConfig())))
+      signalPassFailure();
   }
 };
 } // namespace
+
+void fp8::populateFP8BlockLayoutPatterns(RewritePatternSet &patterns,
+                                         int64_t multiple) {
+  patterns.add<PadBlockedProduct>(patterns.getContext(), multiple);
+}
+
+void fp8::populateFP8LhsScalesMMajorPatterns(RewritePatternSet &patterns) {
+  patterns.add<StoreLhsScalesMMajor>(patterns.getContext());
+}

@@ -26,6 +26,22 @@ void populateExpandFP8ArithCastsPatterns(RewritePatternSet &patterns);
 /// padding into fp8.packed_weight (fp8-pack-external-weights).
 void populatePackExternalWeightsPatterns(RewritePatternSet &patterns);
 
+/// fp8-transpose-rescale's rewrite: each scaled_matmul with an N-major
+/// static right operand gets a K-major one (a pass-through fp8.transpose,
+/// or a re-quantization along K); `remarks` says which, per product.
+void populateFP8TransposeRescalePatterns(RewritePatternSet &patterns,
+                                         bool remarks = false);
+
+/// fp8-block-layout's padding: a static scaled_matmul whose M, N or K is
+/// not a multiple of its blocks computes on operands zero-padded to whole
+/// blocks (rounded up to `multiple`) and returns the slice it had.
+void populateFP8BlockLayoutPatterns(RewritePatternSet &patterns,
+                                    int64_t multiple);
+
+/// fp8-block-layout's scale-storage=tma: static lhs scales of a non
+/// per-tensor scaled_matmul stored M-major, 16-byte aligned along M.
+void populateFP8LhsScalesMMajorPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
 
