@@ -163,3 +163,36 @@ func.func @matmul_thread_per_output(%a: memref<8x64xf32>, %b: memref<64x16xf32>,
   linalg.matmul ins(%a, %b : memref<8x64xf32>, memref<64x16xf32>) outs(%c : memref<8x16xf32>)
   return
 }
+
+// -----
+
+// An integer reduction (a run-time index check's first out-of-range
+// position: lib/Import/BoundsChecks.cpp): a warp too, from minsi's identity
+// INT32_MAX, i32 shuffles, the lane's position read through linalg.index.
+// CHECK-LABEL: func.func @first_bad_position_warps
+// CHECK-DAG:       %[[NONE:.*]] = arith.constant 2147483647 : i32
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c100 step %c32 iter_args(%{{.*}} = %[[NONE]]) -> (i32) {
+// CHECK:             arith.cmpi sge
+// CHECK:             arith.select
+// CHECK:             arith.minsi
+// CHECK-COUNT-5:   gpu.shuffle  xor %{{.*}} : i32
+// CHECK:           scf.if
+// CHECK:             arith.minsi
+// CHECK:             memref.store %{{.*}}, %arg1[] : memref<i32>
+func.func @first_bad_position_warps(%idx: memref<100xi64>, %r: memref<i32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>,
+                                   affine_map<(d0) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%idx : memref<100xi64>) outs(%r : memref<i32>) {
+  ^bb0(%x: i64, %acc: i32):
+    %p = linalg.index 0 : index
+    %bound = arith.constant 512 : i64
+    %bad = arith.cmpi sge, %x, %bound : i64
+    %pi = arith.index_cast %p : index to i32
+    %none = arith.constant 2147483647 : i32
+    %cand = arith.select %bad, %pi, %none : i32
+    %m = arith.minsi %cand, %acc : i32
+    linalg.yield %m : i32
+  }
+  return
+}
