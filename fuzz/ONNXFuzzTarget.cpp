@@ -126,9 +126,10 @@ void pickOptions(fp8::QuantizePipelineOptions &o, llvm::StringRef recipe,
   o.format = formats[(h >> 8) % 3];
   o.pow2 = (h >> 12) & 1;
   o.history = 1 + (h >> 13) % 16;
-  o.amaxAlgo = ((h >> 17) & 1) ? "most_recent" : "max";
+  o.amaxAlgo = ((h >> 17) & 1) ? fp8::AmaxAlgo::MostRecent : fp8::AmaxAlgo::Max;
   o.margin = (h >> 18) % 3;
-  o.mxRounding = ((h >> 20) & 1) ? "floor" : "rceil";
+  o.mxRounding =
+      ((h >> 20) & 1) ? fp8::E8M0Rounding::Floor : fp8::E8M0Rounding::RCeil;
   o.includeAttention = (h >> 21) & 1;
   o.keepFirstLast = (h >> 22) & 1;
   o.kMajorRhs = !((h >> 23) & 1);

@@ -8,6 +8,8 @@
 #ifndef FP8_PIPELINES_PIPELINES_H
 #define FP8_PIPELINES_PIPELINES_H
 
+#include "fp8/Dialect/FP8/IR/FP8.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -106,14 +108,21 @@ struct QuantizePipelineOptions
   Option<int64_t> history{*this, "history",
                           llvm::cl::desc("Amax history length (delayed)"),
                           llvm::cl::init(1024)};
-  Option<std::string> amaxAlgo{*this, "amax-algo",
-                               llvm::cl::desc("max or most_recent (delayed)"),
-                               llvm::cl::init("max")};
+  Option<AmaxAlgo> amaxAlgo{
+      *this, "amax-algo", llvm::cl::desc("Amax history reduction (delayed)"),
+      llvm::cl::init(AmaxAlgo::Max),
+      llvm::cl::values(
+          clEnumValN(AmaxAlgo::Max, "max", "the history's maximum"),
+          clEnumValN(AmaxAlgo::MostRecent, "most_recent", "the latest amax"))};
   Option<int64_t> margin{*this, "margin", llvm::cl::desc("Margin (delayed)"),
                          llvm::cl::init(0)};
-  Option<std::string> mxRounding{*this, "mx-rounding",
-                                 llvm::cl::desc("rceil or floor (mxfp8)"),
-                                 llvm::cl::init("rceil")};
+  Option<E8M0Rounding> mxRounding{
+      *this, "mx-rounding", llvm::cl::desc("E8M0 rounding (mxfp8)"),
+      llvm::cl::init(E8M0Rounding::RCeil),
+      llvm::cl::values(clEnumValN(E8M0Rounding::RCeil, "rceil",
+                                  "amax / max rounded up to a power of two"),
+                       clEnumValN(E8M0Rounding::Floor, "floor",
+                                  "OCP MX v1.0: 2^(floor(log2 amax) - emax)"))};
   Option<bool> includeAttention{
       *this, "include-attention",
       llvm::cl::desc("Also quantize attention's batched products"),

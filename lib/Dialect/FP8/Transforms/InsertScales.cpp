@@ -290,12 +290,6 @@ struct FP8InsertScalesPass
       return getOperation().emitError()
              << "fp8-insert-scales: unknown format '" << format
              << "' (expected e4m3, e5m2 or hybrid)";
-    if (mxRounding != "rceil" && mxRounding != "floor")
-      return getOperation().emitError()
-             << "fp8-insert-scales: mx-rounding must be rceil or floor";
-    if (amaxAlgo != "max" && amaxAlgo != "most_recent")
-      return getOperation().emitError()
-             << "fp8-insert-scales: amax-algo must be max or most_recent";
     for (auto *list : {&actBlock, &weightBlock})
       if (!list->empty() &&
           (list->size() > 2 || llvm::any_of(*list, [](int64_t b) {
@@ -339,10 +333,8 @@ struct FP8InsertScalesPass
       p.recipe = CurrentScalingAttr::get(ctx, 0.0f, pow2);
       p.lhsLayout = p.rhsLayout = tensor;
       if (recipeName == "delayed")
-        p.delayed = DelayedScalingAttr::get(
-            ctx, history,
-            amaxAlgo == "max" ? AmaxAlgo::Max : AmaxAlgo::MostRecent, margin,
-            pow2);
+        p.delayed =
+            DelayedScalingAttr::get(ctx, history, amaxAlgo, margin, pow2);
       return p;
     }
     if (recipeName == "rowwise") {
@@ -376,9 +368,7 @@ struct FP8InsertScalesPass
       }
       return p;
     }
-    auto mx = MXScalingAttr::get(ctx, mxRounding == "rceil"
-                                          ? E8M0Rounding::RCeil
-                                          : E8M0Rounding::Floor);
+    auto mx = MXScalingAttr::get(ctx, mxRounding);
     p.recipe = mx;
     p.lhsLayout = block({1, MXScalingAttr::kBlockSize});
     p.rhsLayout = block({MXScalingAttr::kBlockSize, 1});
