@@ -189,12 +189,10 @@ LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
   // index is out of range, over the indices seen as one row. The positions
   // are i32 where they fit (a warp shuffle moves 32 bits).
   const int64_t count = numElementsSat(type.getShape());
-  Type posType = count < std::numeric_limits<int32_t>::max()
-                     ? Type(b.getI32Type())
-                     : Type(i64);
-  const int64_t none = count < std::numeric_limits<int32_t>::max()
-                           ? std::numeric_limits<int32_t>::max()
-                           : std::numeric_limits<int64_t>::max();
+  const bool narrow = count < std::numeric_limits<int32_t>::max();
+  Type posType = narrow ? Type(b.getI32Type()) : Type(i64);
+  const int64_t none = narrow ? std::numeric_limits<int32_t>::max()
+                              : std::numeric_limits<int64_t>::max();
   Value flat = indices;
   if (rank != 1) {
     ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, rank));

@@ -19,6 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoweringHelpers.h"
+
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/IR/FP8.h"
 
@@ -34,20 +36,11 @@
 
 using namespace mlir;
 using namespace mlir::fp8;
+using namespace mlir::fp8::linalg_lowering;
 
 namespace {
 
 using utils::IteratorType;
-
-Value f32Const(OpBuilder &b, Location loc, float v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-}
-
-Value toF32(OpBuilder &b, Location loc, Value v) {
-  if (v.getType().isF32())
-    return v;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-}
 
 /// An FP32 tensor of `sizes` filled with `value` (an f32 constant).
 Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoweringHelpers.h"
+
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/IR/FP8.h"
 
@@ -31,6 +33,7 @@ namespace mlir::fp8 {
 
 using namespace mlir;
 using namespace mlir::fp8;
+using namespace mlir::fp8::linalg_lowering;
 
 namespace {
 
@@ -106,19 +109,9 @@ Value emptyLike(OpBuilder &b, Location loc, Value shapeSource, Type elt) {
   return tensor::EmptyOp::create(b, loc, sizes, elt);
 }
 
-Value f32Const(OpBuilder &b, Location loc, float v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-}
 Value i32Const(OpBuilder &b, Location loc, uint32_t v) {
   return arith::ConstantOp::create(
       b, loc, b.getI32IntegerAttr(static_cast<int32_t>(v)));
-}
-
-/// Widens f16/bf16 to f32 inside a region body.
-Value toF32(OpBuilder &b, Location loc, Value v) {
-  if (v.getType().isF32())
-    return v;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
 }
 
 /// Converts a scale element (f32 or E8M0) to f32.
