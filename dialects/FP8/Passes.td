@@ -137,16 +137,56 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
     them when its body is arithmetic only (arith ops and `linalg.index`: a
     scale, a mask's select and add, a causal test of the indices). Together they take the attention scores' scaling and masking into
     softmax's max, sum and normalization instead of three passes over a
-    12 x 1024 x 1024 tensor. Results are bit-identical either way.
+    12 x 1024 x 1024 tensor. A third, `through-reshapes`, moves a reshape
+    that separates two element-wise ops past one of them (the [1, T, H]
+    -> [T, H] collapse between a norm and the cast to a product's operand
+    type), so that they fuse; it also treats `linalg.transpose` as the
+    element-wise generic it is (the head transposes around attention fuse
+    with their casts). Results are bit-identical either way.
   }];
   let options = [
     Option<"intoReductions", "into-reductions", "bool", "false",
            "Also fuse into reductions that read each producer element once">,
     Option<"duplicateCheap", "duplicate-cheap", "bool", "false",
            "Fuse producers with several consumers into each of them when "
-           "their body is arithmetic only (arith ops, linalg.index)">
+           "their body is arithmetic only (arith ops, linalg.index)">,
+    Option<"throughReshapes", "through-reshapes", "bool", "false",
+           "Move a tensor.collapse_shape / expand_shape that only one "
+           "element-wise op reads past that op (upstream's fold-by-"
+           "expansion), so that element-wise ops a reshape separates fuse">
   ];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def FP8FoldProductRounding : Pass<"fp8-fold-product-rounding"> {
+  let summary = "Products write the 16-bit type their only consumer rounds to";
+  let description = [{
+    An `fp8.scaled_matmul` with an FP32 result whose only use -- directly or
+    through `tensor.collapse_shape` / `tensor.expand_shape` that nothing
+    else reads -- rounds it to f16 or bf16 (an `arith.truncf` on tensors, or
+    a `linalg.generic` with identity maps whose body is that `truncf`; the
+    cast an FP16 graph's MatMul becomes) produces the narrow type itself.
+    The product is defined as its FP32 value rounded once to the result
+    type, so the result is bit-identical; on the GPU the kernel's epilogue
+    then writes 2 bytes per element and the cast kernel that read 4 bytes
+    back and wrote 2 is gone (at a Llama-3-8B layer's 8192 tokens, one
+    such kernel after each of its seven products).
+
+    Before:
+    ```mlir
+    %y = fp8.scaled_matmul %a, %sa layout<tensor>, %w, %sw layout<tensor>
+        transpose_rhs : (...) -> tensor<8192x4096xf32>
+    %h = arith.truncf %y : tensor<8192x4096xf32> to tensor<8192x4096xf16>
+    ```
+    After:
+    ```mlir
+    %h = fp8.scaled_matmul %a, %sa layout<tensor>, %w, %sw layout<tensor>
+        transpose_rhs : (...) -> tensor<8192x4096xf16>
+    ```
+  }];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def FP8ContiguousInnerLoops : Pass<"fp8-contiguous-inner-loops"> {

@@ -149,6 +149,9 @@ void fp8::buildFP8GPULoweringPipeline(
   // stay arith casts (the GPU lowers them to cvt instructions).
   pm.addPass(createFP8PackExternalWeights());
   pm.addPass(createFP8MaterializeExternalWeights());
+  // Products write the 16-bit type their consumer rounds to (no FP32
+  // result and cast kernel), before they leave the graph.
+  pm.addNestedPass<func::FuncOp>(createFP8FoldProductRounding());
   pm.addPass(createFP8OutlineScaledMatmuls());
   if (options.fusedAttention)
     pm.addPass(createFP8OutlineAttention());
@@ -163,6 +166,7 @@ void fp8::buildFP8GPULoweringPipeline(
   FP8FuseElementwiseOptions fuse;
   fuse.intoReductions = true;
   fuse.duplicateCheap = true;
+  fuse.throughReshapes = true;
   pm.addNestedPass<func::FuncOp>(createFP8FuseElementwise(fuse));
 
   // Buffers. Results always become out-parameters: the outlined products

@@ -3,14 +3,16 @@
 // RUN:   | FileCheck %s
 
 // A 3-d element-wise op: one linear index over 2*3*40 = 240 elements, two
-// blocks of 128 threads, the tail guarded, indices recovered by div/rem.
+// blocks of 128 threads, the tail guarded, indices recovered by div/rem by
+// constants, in i32 (a static nest of fewer than 2^31 threads).
 // CHECK-LABEL: func.func @elementwise
 // CHECK:         gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c2, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}})
-// CHECK:           %[[LIN:.*]] = arith.addi
-// CHECK:           %[[IN:.*]] = arith.cmpi slt, %[[LIN]], %c240
+// CHECK:           %[[LIN:.*]] = arith.addi {{.*}} : i32
+// CHECK:           %[[IN:.*]] = arith.cmpi slt, %[[LIN]], %c240_i32 : i32
 // CHECK:           scf.if %[[IN]] {
-// CHECK:             arith.remui %[[LIN]], %c40
-// CHECK:             arith.divui %[[LIN]], %c40
+// CHECK:             arith.remui %[[LIN]], %c40_i32 : i32
+// CHECK:             arith.divui %[[LIN]], %c40_i32 : i32
+// CHECK:             arith.index_castui {{.*}} : i32 to index
 // CHECK:             memref.load
 // CHECK:             arith.mulf
 // CHECK:             memref.store
@@ -98,7 +100,8 @@ func.func @escape(%a: memref<4xindex>) -> index {
 // combine the lanes, lane 0 adds the total into the output.
 // CHECK-LABEL: func.func @row_sum_warps
 // CHECK:         gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c6, {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128
-// CHECK:           %[[LANE:.*]] = arith.remui %{{.*}}, %c32
+// CHECK:           %[[LANEI:.*]] = arith.remui %{{.*}}, %c32_i32 : i32
+// CHECK:           %[[LANE:.*]] = arith.index_castui %[[LANEI]] : i32 to index
 // CHECK:           %[[SUM:.*]] = scf.for %[[K:.*]] = %[[LANE]] to %c128 step %c32 iter_args(%[[ACC:.*]] = %cst{{.*}}) -> (f32) {
 // CHECK:             memref.load %{{.*}}[%{{.*}}, %[[K]]]
 // CHECK:             math.exp

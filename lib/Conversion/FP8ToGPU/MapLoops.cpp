@@ -241,6 +241,7 @@ private:
     Operation *terminator = launch.getBody().front().getTerminator();
     for (Operation *op : ops)
       op->moveBefore(terminator);
+    sinkConstants(launch);
     return success();
   }
 
@@ -251,7 +252,8 @@ private:
     Location loc = loop.getLoc();
     OpBuilder b(loop);
     unsigned rank = loop.getNumLoops();
-    // Trip counts (host arithmetic, folded for static shapes).
+    // Trip counts (host arithmetic, folded to constants for static shapes:
+    // the kernel then divides by compile-time constants).
     SmallVector<Value> counts;
     Value total = indexConst(b, loc, 1);
     int64_t staticTotal = 1;
@@ -259,10 +261,10 @@ private:
     for (unsigned i = 0; i < rank; ++i) {
       Value lb = loop.getLowerBound()[i], ub = loop.getUpperBound()[i],
             step = loop.getStep()[i];
-      Value n = arith::CeilDivSIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, ub, lb), step);
+      Value n = b.createOrFold<arith::CeilDivSIOp>(
+          loc, b.createOrFold<arith::SubIOp>(loc, ub, lb), step);
       counts.push_back(n);
-      total = arith::MulIOp::create(b, loc, total, n);
+      total = b.createOrFold<arith::MulIOp>(loc, total, n);
       auto l = getConstantIntValue(lb), u = getConstantIntValue(ub),
            s = getConstantIntValue(step);
       if (isStatic && l && u && s && *s > 0)
@@ -274,17 +276,40 @@ private:
     if (isStatic && staticTotal < blockSize)
       threadsPerBlock = std::max<int64_t>(32, (staticTotal + 31) / 32 * 32);
     Value threads = indexConst(b, loc, threadsPerBlock);
-    Value blocks = arith::CeilDivSIOp::create(b, loc, total, threads);
-    blocks = arith::MaxSIOp::create(b, loc, blocks, indexConst(b, loc, 1));
+    Value blocks = b.createOrFold<arith::CeilDivSIOp>(loc, total, threads);
+    blocks = b.createOrFold<arith::MaxSIOp>(loc, blocks, indexConst(b, loc, 1));
     gpu::LaunchOp launch = createLaunch(b, loc, blocks, threads);
 
     b.setInsertionPointToStart(&launch.getBody().front());
+    // A static nest whose threads all fit in 31 bits is indexed in i32: the
+    // index arithmetic (one division and remainder by a constant per
+    // dimension) is then 32-bit, which is what costs most in an element-wise
+    // kernel; the induction variables are widened once for addressing.
+    const int64_t launched =
+        isStatic ? llvm::divideCeil(std::max<int64_t>(staticTotal, 1),
+                                    threadsPerBlock) *
+                       threadsPerBlock
+                 : 0;
+    const bool narrow =
+        isStatic && launched <= INT32_MAX &&
+        llvm::all_of(counts, [](Value n) { return getConstantIntValue(n); });
+    Type idxType = narrow ? Type(b.getI32Type()) : Type(b.getIndexType());
+    auto toIdx = [&](Value v) -> Value {
+      return narrow ? b.createOrFold<arith::IndexCastUIOp>(loc, idxType, v)
+                    : v;
+    };
+    auto constIdx = [&](int64_t v) -> Value {
+      return narrow ? Value(arith::ConstantIntOp::create(b, loc, idxType, v))
+                    : indexConst(b, loc, v);
+    };
     Value linear = arith::AddIOp::create(
         b, loc,
-        arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
-        launch.getThreadIds().x);
-    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                          linear, total);
+        arith::MulIOp::create(b, loc, toIdx(launch.getBlockIds().x),
+                              constOrValue(b, loc, threads, narrow)),
+        toIdx(launch.getThreadIds().x));
+    Value bound = narrow ? constIdx(staticTotal) : total;
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, linear, bound);
     auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     b.setInsertionPointToStart(&guard.getThenRegion().front());
     IRMapping map;
@@ -293,19 +318,54 @@ private:
     for (int i = rank - 1; i >= 0; --i) {
       Value idx = rest;
       if (i > 0) {
-        idx = arith::RemUIOp::create(b, loc, rest, counts[i]);
-        rest = arith::DivUIOp::create(b, loc, rest, counts[i]);
+        Value count = constOrValue(b, loc, counts[i], narrow);
+        idx = b.createOrFold<arith::RemUIOp>(loc, rest, count);
+        rest = b.createOrFold<arith::DivUIOp>(loc, rest, count);
       }
-      ivs[i] = arith::AddIOp::create(
-          b, loc, loop.getLowerBound()[i],
-          arith::MulIOp::create(b, loc, idx, loop.getStep()[i]));
+      if (narrow)
+        idx = b.createOrFold<arith::IndexCastUIOp>(loc, b.getIndexType(), idx);
+      ivs[i] = b.createOrFold<arith::AddIOp>(
+          loc, loop.getLowerBound()[i],
+          b.createOrFold<arith::MulIOp>(loc, idx, loop.getStep()[i]));
     }
     for (unsigned i = 0; i < rank; ++i)
       map.map(loop.getInductionVars()[i], ivs[i]);
     for (Operation &op : loop.getBody()->without_terminator())
       b.clone(op, map);
     loop.erase();
+    sinkConstants(launch);
     return success();
+  }
+
+  /// `v` (an index) as an i32 constant when `narrow` (then `v` is a
+  /// constant: narrow nests have constant trip counts), else `v` itself.
+  static Value constOrValue(OpBuilder &b, Location loc, Value v, bool narrow) {
+    std::optional<int64_t> c = getConstantIntValue(v);
+    if (!narrow || !c)
+      return v;
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), *c);
+  }
+
+  /// Constants the kernel body uses are cloned into it, so that outlining
+  /// does not pass them as kernel parameters (which would hide the
+  /// divisors and bounds from the device compiler).
+  static void sinkConstants(gpu::LaunchOp launch) {
+    OpBuilder b(launch.getBody());
+    b.setInsertionPointToStart(&launch.getBody().front());
+    llvm::DenseMap<Value, Value> cloned;
+    launch.getBody().walk([&](Operation *op) {
+      for (OpOperand &use : op->getOpOperands()) {
+        Value v = use.get();
+        Operation *def = v.getDefiningOp();
+        if (!def || launch->isAncestor(def) ||
+            !def->hasTrait<OpTrait::ConstantLike>())
+          continue;
+        auto it = cloned.find(v);
+        if (it == cloned.end())
+          it = cloned.try_emplace(v, b.clone(*def)->getResult(0)).first;
+        use.set(it->second);
+      }
+    });
   }
 
   func::FuncOp func;

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #define DEBUG_TYPE "fp8-fuse-elementwise"
@@ -53,16 +54,52 @@ bool fusesWithoutRecomputation(OpOperand *operand, bool intoReductions,
   return consumer.getMatchingIndexingMap(operand).isPermutation();
 }
 
+/// Whether a reshape between `operand`'s owner and its producer may be
+/// moved past an element-wise generic (upstream's fold-by-expansion): only
+/// element-wise ops (parallel loops, permutation maps) and a reshape that
+/// nothing else reads, so that each op still computes each element once.
+bool movesReshape(OpOperand *operand) {
+  auto isElementwise = [](Operation *op) {
+    auto g = dyn_cast_or_null<linalg::GenericOp>(op);
+    return g && g.getNumParallelLoops() == g.getNumLoops() &&
+           llvm::all_of(g.getIndexingMapsArray(),
+                        [](AffineMap m) { return m.isPermutation(); });
+  };
+  Operation *producer = operand->get().getDefiningOp();
+  Operation *consumer = operand->getOwner();
+  if (!producer || !operand->get().hasOneUse())
+    return false;
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer))
+    return isElementwise(consumer);
+  return isElementwise(producer);
+}
+
 struct FP8FuseElementwisePass
     : fp8::impl::FP8FuseElementwiseBase<FP8FuseElementwisePass> {
   using Base::Base;
   void runOnOperation() override {
+    if (throughReshapes) {
+      // A transpose is an element-wise generic with a permutation map: as
+      // one, it fuses with the casts and element-wise ops around it.
+      SmallVector<linalg::TransposeOp> transposes;
+      getOperation()->walk(
+          [&](linalg::TransposeOp t) { transposes.push_back(t); });
+      IRRewriter rewriter(&getContext());
+      for (linalg::TransposeOp t : transposes) {
+        rewriter.setInsertionPoint(t);
+        if (failed(linalg::generalizeNamedOp(rewriter, t)))
+          return signalPassFailure();
+      }
+    }
     RewritePatternSet patterns(&getContext());
     const bool reductions = intoReductions, duplicate = duplicateCheap;
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [reductions, duplicate](OpOperand *operand) {
           return fusesWithoutRecomputation(operand, reductions, duplicate);
         });
+    if (throughReshapes)
+      linalg::populateFoldReshapeOpsByExpansionPatterns(patterns,
+                                                        movesReshape);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

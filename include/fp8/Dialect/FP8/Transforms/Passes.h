@@ -44,6 +44,10 @@ void populateFP8BlockLayoutPatterns(RewritePatternSet &patterns,
 /// per-tensor scaled_matmul stored M-major, 16-byte aligned along M.
 void populateFP8LhsScalesMMajorPatterns(RewritePatternSet &patterns);
 
+/// fp8-fold-product-rounding: an FP32 scaled_matmul whose only use (through
+/// reshapes) rounds it to f16/bf16 produces the narrow type itself.
+void populateFP8FoldProductRoundingPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
 
