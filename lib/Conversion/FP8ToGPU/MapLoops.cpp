@@ -24,11 +24,13 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -241,8 +243,7 @@ private:
     Operation *terminator = launch.getBody().front().getTerminator();
     for (Operation *op : ops)
       op->moveBefore(terminator);
-    sinkConstants(launch);
-    return success();
+    return sinkConstants(launch);
   }
 
   LogicalResult launchParallel(scf::ParallelOp loop) {
@@ -293,21 +294,17 @@ private:
     const bool narrow =
         isStatic && launched <= INT32_MAX &&
         llvm::all_of(counts, [](Value n) { return getConstantIntValue(n); });
-    Type idxType = narrow ? Type(b.getI32Type()) : Type(b.getIndexType());
     auto toIdx = [&](Value v) -> Value {
-      return narrow ? b.createOrFold<arith::IndexCastUIOp>(loc, idxType, v)
+      return narrow ? b.createOrFold<arith::IndexCastUIOp>(
+                          loc, b.getI32Type(), v)
                     : v;
-    };
-    auto constIdx = [&](int64_t v) -> Value {
-      return narrow ? Value(arith::ConstantIntOp::create(b, loc, idxType, v))
-                    : indexConst(b, loc, v);
     };
     Value linear = arith::AddIOp::create(
         b, loc,
         arith::MulIOp::create(b, loc, toIdx(launch.getBlockIds().x),
                               constOrValue(b, loc, threads, narrow)),
         toIdx(launch.getThreadIds().x));
-    Value bound = narrow ? constIdx(staticTotal) : total;
+    Value bound = constOrValue(b, loc, total, narrow);
     Value inRange =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, linear, bound);
     auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
@@ -333,8 +330,7 @@ private:
     for (Operation &op : loop.getBody()->without_terminator())
       b.clone(op, map);
     loop.erase();
-    sinkConstants(launch);
-    return success();
+    return sinkConstants(launch);
   }
 
   /// `v` (an index) as an i32 constant when `narrow` (then `v` is a
@@ -346,26 +342,13 @@ private:
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), *c);
   }
 
-  /// Constants the kernel body uses are cloned into it, so that outlining
-  /// does not pass them as kernel parameters (which would hide the
-  /// divisors and bounds from the device compiler).
-  static void sinkConstants(gpu::LaunchOp launch) {
-    OpBuilder b(launch.getBody());
-    b.setInsertionPointToStart(&launch.getBody().front());
-    llvm::DenseMap<Value, Value> cloned;
-    launch.getBody().walk([&](Operation *op) {
-      for (OpOperand &use : op->getOpOperands()) {
-        Value v = use.get();
-        Operation *def = v.getDefiningOp();
-        if (!def || launch->isAncestor(def) ||
-            !def->hasTrait<OpTrait::ConstantLike>())
-          continue;
-        auto it = cloned.find(v);
-        if (it == cloned.end())
-          it = cloned.try_emplace(v, b.clone(*def)->getResult(0)).first;
-        use.set(it->second);
-      }
-    });
+  /// Constants the kernel body uses are cloned into it (upstream's
+  /// sinkOperationsIntoLaunchOp), so that outlining does not pass them as
+  /// kernel parameters, which would hide the divisors and bounds from the
+  /// device compiler.
+  static LogicalResult sinkConstants(gpu::LaunchOp launch) {
+    return sinkOperationsIntoLaunchOp(
+        launch, [](Operation *op) { return matchPattern(op, m_Constant()); });
   }
 
   func::FuncOp func;

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8FOLDPRODUCTROUNDING
@@ -25,24 +26,24 @@ using namespace mlir::fp8;
 
 namespace {
 
+/// A plain FP32 -> f16/bf16 rounding: no rounding mode, no fast-math flags.
+bool isPlainRounding(arith::TruncFOp trunc) {
+  Type to = getElementTypeOrSelf(trunc.getType());
+  return getElementTypeOrSelf(trunc.getIn().getType()).isF32() &&
+         (to.isF16() || to.isBF16()) && !trunc.getRoundingmodeAttr() &&
+         trunc.getFastmath().value_or(arith::FastMathFlags::none) ==
+             arith::FastMathFlags::none;
+}
+
 /// The FP32 -> f16/bf16 rounding `op` applies to each element of its one
 /// operand: an `arith.truncf` on tensors, or a linalg.generic with identity
 /// maps, parallel loops and a body that only truncates its input. Returns
 /// the operand; null when `op` is no such rounding.
 Value roundedOperand(Operation *op) {
-  auto isNarrowFloat = [](Type t) {
-    Type e = getElementTypeOrSelf(t);
-    return e.isF16() || e.isBF16();
-  };
-  if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
-    if (!isa<RankedTensorType>(trunc.getType()) ||
-        !getElementTypeOrSelf(trunc.getIn().getType()).isF32() ||
-        !isNarrowFloat(trunc.getType()) || trunc.getRoundingmodeAttr() ||
-        trunc.getFastmath().value_or(arith::FastMathFlags::none) !=
-            arith::FastMathFlags::none)
-      return {};
-    return trunc.getIn();
-  }
+  if (auto trunc = dyn_cast<arith::TruncFOp>(op))
+    return isa<RankedTensorType>(trunc.getType()) && isPlainRounding(trunc)
+               ? trunc.getIn()
+               : Value();
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || !generic.hasPureTensorSemantics() ||
       generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
@@ -57,8 +58,7 @@ Value roundedOperand(Operation *op) {
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   if (!trunc || trunc.getIn() != body.getArgument(0) ||
       yield.getValues().size() != 1 || yield.getValues()[0] != trunc ||
-      trunc.getRoundingmodeAttr() || !trunc.getIn().getType().isF32() ||
-      !isNarrowFloat(trunc.getType()))
+      !isPlainRounding(trunc))
     return {};
   return generic.getDpsInputs()[0];
 }
@@ -97,28 +97,22 @@ struct FoldRoundingIntoProduct : RewritePattern {
     Value operand = roundedOperand(op);
     if (!operand)
       return failure();
-    SmallVector<Operation *> reshapes;
-    ScaledMatmulOp product = roundedProduct(operand, reshapes);
+    SmallVector<Operation *> chain;
+    ScaledMatmulOp product = roundedProduct(operand, chain);
     if (!product || !product.getType().getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "not a product's only use");
+    // The product and its reshapes again, each with the narrow element type.
     Type narrow = getElementTypeOrSelf(op->getResult(0).getType());
-    rewriter.setInsertionPoint(product);
-    Operation *rounded = rewriter.clone(*product);
-    rounded->getResult(0).setType(product.getType().clone(narrow));
-    Value v = rounded->getResult(0);
-    for (Operation *reshape : reshapes) {
-      rewriter.setInsertionPoint(reshape);
-      auto type = cast<RankedTensorType>(reshape->getResult(0).getType());
-      if (auto c = dyn_cast<tensor::CollapseShapeOp>(reshape))
-        v = tensor::CollapseShapeOp::create(rewriter, c.getLoc(),
-                                            type.clone(narrow), v,
-                                            c.getReassociationIndices());
-      else {
-        auto e = cast<tensor::ExpandShapeOp>(reshape);
-        v = tensor::ExpandShapeOp::create(
-            rewriter, e.getLoc(), type.clone(narrow), v,
-            e.getReassociationIndices(), e.getMixedOutputShape());
-      }
+    chain.insert(chain.begin(), product);
+    IRMapping map;
+    Value v;
+    for (Operation *old : chain) {
+      rewriter.setInsertionPoint(old);
+      Operation *copy = rewriter.clone(*old, map);
+      auto type = cast<RankedTensorType>(old->getResult(0).getType());
+      copy->getResult(0).setType(type.clone(narrow));
+      map.map(old->getResult(0), copy->getResult(0));
+      v = copy->getResult(0);
     }
     rewriter.replaceOp(op, v);
     return success();
