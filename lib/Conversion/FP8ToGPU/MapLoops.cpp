@@ -286,13 +286,11 @@ private:
     // index arithmetic (one division and remainder by a constant per
     // dimension) is then 32-bit, which is what costs most in an element-wise
     // kernel; the induction variables are widened once for addressing.
-    const int64_t launched =
-        isStatic ? llvm::divideCeil(std::max<int64_t>(staticTotal, 1),
-                                    threadsPerBlock) *
-                       threadsPerBlock
-                 : 0;
+    // (blocks * threadsPerBlock <= INT32_MAX, without forming the product.)
     const bool narrow =
-        isStatic && launched <= INT32_MAX &&
+        isStatic &&
+        llvm::divideCeil(std::max<int64_t>(staticTotal, 1), threadsPerBlock) <=
+            INT32_MAX / threadsPerBlock &&
         llvm::all_of(counts, [](Value n) { return getConstantIntValue(n); });
     auto toIdx = [&](Value v) -> Value {
       return narrow ? b.createOrFold<arith::IndexCastUIOp>(
