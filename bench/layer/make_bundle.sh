@@ -10,7 +10,10 @@
 # fp8-pack and the graph's md5 (layer_h200.py checks its export against it).
 # RECIPE "bf16" is --recipe=none --high-precision=bf16 (every product BF16),
 # "bf16-unfused" the same with attention decomposed (--fuse-attention=false),
-# "fp32" --recipe=none (exact products).
+# "fp32" --recipe=none (exact products). A suffix "-all" (current-all,
+# rowwise-all, block-all) adds --keep-first-last=false: every linear layer
+# in FP8, as in a layer in the middle of a model (the 1-layer export's
+# first linear layer is the attention's q projection, its last the head).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export_dir=$1 tag=$2 out=$3; shift 3
@@ -22,6 +25,7 @@ cp "${FP8_BUILD_DIR:-$root/build}/bin/fp8-pack" "$out/"
 md5sum "$export_dir/model.onnx" | awk '{print $1}' > "$out/model-$tag.md5"
 for r in "${recipes[@]}"; do
   flags=(--recipe="$r")
+  case $r in *-all) flags=(--recipe="${r%-all}" --keep-first-last=false) ;; esac
   [ "$r" = bf16 ] && flags=(--recipe=none --high-precision=bf16)
   [ "$r" = bf16-unfused ] && flags=(--recipe=none --high-precision=bf16 --fuse-attention=false)
   [ "$r" = fp32 ] && flags=(--recipe=none)

@@ -194,7 +194,13 @@ def FP8GPUMapLoops : Pass<"fp8-gpu-map-loops", "::mlir::func::FuncOp"> {
     reduction dimension, last, at least 32 long, the innermost index of
     every input it indexes, a recognized combiner: addf, mulf, maximumf,
     minimumf, maxnumf, minnumf) gets a warp per row
-    (lanes fold strided elements, `gpu.shuffle xor` combines them); code
+    (lanes fold strided vectors of `vector-width` elements, `gpu.shuffle
+    xor` combines them). A parallel nest's threads take `vector-width`
+    consecutive elements of its innermost dimension each, moving the
+    contiguous, aligned ones with `vector.load`/`vector.store` (the
+    arithmetic stays scalar, cloned per element); reduction loops inside a
+    nest accumulate in registers (a load-combine-store of one output
+    element becomes a loop-carried value). Code
     with no parallel
     loop (a full reduction, scalar updates of 0-d buffers) runs in one
     thread. Afterwards nothing outside a kernel reads or writes memory, so
@@ -204,11 +210,15 @@ def FP8GPUMapLoops : Pass<"fp8-gpu-map-loops", "::mlir::func::FuncOp"> {
   let options = [
     Option<"blockSize", "block-size", "int64_t", "256",
            "Threads per block for parallel loop nests">,
+    Option<"vectorWidth", "vector-width", "int64_t", "8",
+           "Elements per thread along the innermost dimension of a parallel "
+           "nest, moved by vector loads and stores where contiguous and "
+           "aligned (a power of two; 1: one element per thread)">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
     "::mlir::arith::ArithDialect", "::mlir::affine::AffineDialect",
-    "::mlir::linalg::LinalgDialect"
+    "::mlir::linalg::LinalgDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -191,6 +191,7 @@ void fp8::buildFP8GPULoweringPipeline(
   pm.addPass(createInlinerPass());
   FP8GPUMapLoopsOptions map;
   map.blockSize = options.blockSize;
+  map.vectorWidth = options.vectorWidth;
   pm.addNestedPass<func::FuncOp>(createFP8GPUMapLoops(map));
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createFP8GPUMergeKernelModules());

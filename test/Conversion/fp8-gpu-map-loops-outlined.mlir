@@ -1,5 +1,5 @@
 // RUN: fp8-opt %s \
-// RUN:   --pass-pipeline='builtin.module(func.func(fp8-gpu-map-loops{block-size=256}),gpu-kernel-outlining)' \
+// RUN:   --pass-pipeline='builtin.module(func.func(fp8-gpu-map-loops{block-size=256 vector-width=1}),gpu-kernel-outlining)' \
 // RUN:   | FileCheck %s
 
 // Kernels see their trip counts, bounds and constants as constants, not as

@@ -1,5 +1,5 @@
 // RUN: fp8-opt %s -split-input-file -verify-diagnostics \
-// RUN:   --pass-pipeline='builtin.module(func.func(fp8-gpu-map-loops{block-size=128},canonicalize))' \
+// RUN:   --pass-pipeline='builtin.module(func.func(fp8-gpu-map-loops{block-size=128 vector-width=1},canonicalize))' \
 // RUN:   | FileCheck %s
 
 // A 3-d element-wise op: one linear index over 2*3*40 = 240 elements, two

@@ -52,6 +52,12 @@ struct GPULoweringPipelineOptions
                             llvm::cl::desc("Threads per block of the "
                                            "element-wise/row-wise kernels"),
                             llvm::cl::init(256)};
+  Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Elements per thread along the innermost dimension of "
+                     "the element-wise kernels and row reductions, moved as "
+                     "vectors (fp8-gpu-map-loops; 1: one element per thread)"),
+      llvm::cl::init(8)};
   Option<bool> tensorCores{
       *this, "tensor-cores",
       llvm::cl::desc("FP8 products on tensor cores (convert-fp8-gemm-to-gpu); "

@@ -19,6 +19,7 @@
 #include "fp8/Conversion/Passes.h"
 
 #include "RowReductions.h"
+#include "VectorAccess.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -85,8 +86,8 @@ LogicalResult parallelDimsFirst(RewriterBase &rewriter, linalg::GenericOp op) {
 
 class Mapper {
 public:
-  Mapper(func::FuncOp func, int64_t blockSize)
-      : func(func), blockSize(blockSize) {}
+  Mapper(func::FuncOp func, int64_t blockSize, int64_t vectorWidth)
+      : func(func), blockSize(blockSize), vectorWidth(vectorWidth) {}
 
   LogicalResult run() {
     if (failed(toParallelLoops()))
@@ -126,7 +127,8 @@ private:
       if (failed(parallelDimsFirst(rewriter, generic)))
         return generic->emitOpError("cannot reorder loops for the GPU");
       // Row reductions: a warp per row (RowReductions.h).
-      if (succeeded(fp8::lowerRowReductionToWarps(rewriter, generic)))
+      if (succeeded(
+              fp8::lowerRowReductionToWarps(rewriter, generic, vectorWidth)))
         continue;
       // interchangeGenericOp rewrites in place.
       rewriter.setInsertionPoint(generic);
@@ -250,6 +252,17 @@ private:
     if (loop.getNumReductions() != 0 || !loop.getInitVals().empty())
       return loop.emitOpError("parallel loop with reductions is not mapped "
                               "to the GPU");
+    // Reductions accumulate in registers; V elements per thread along the
+    // innermost dimension, moved as vectors (VectorAccess.h); nests the
+    // coarsening does not apply to keep one per thread.
+    IRRewriter rewriter(loop.getContext());
+    fp8::promoteLoopAccumulators(rewriter, loop);
+    if (vectorWidth > 1) {
+      FailureOr<scf::ParallelOp> coarse =
+          fp8::coarsenInnermostLoop(rewriter, loop, vectorWidth);
+      if (succeeded(coarse))
+        loop = *coarse;
+    }
     Location loc = loop.getLoc();
     OpBuilder b(loop);
     unsigned rank = loop.getNumLoops();
@@ -351,6 +364,7 @@ private:
 
   func::FuncOp func;
   int64_t blockSize;
+  int64_t vectorWidth;
   unsigned counter = 0;
 };
 
@@ -362,11 +376,17 @@ struct FP8GPUMapLoopsPass
     if (func.isExternal())
       return;
     if (blockSize <= 0 || blockSize > 1024) {
-      func.emitError() << "fp8-gpu-map-loops: block-size " << blockSize
+      func.emitError() << "fp8-gpu-map-loops: block-size " << static_cast<int64_t>(blockSize)
                        << " is outside 1..1024";
       return signalPassFailure();
     }
-    if (failed(Mapper(func, blockSize).run()))
+    if (vectorWidth < 1 || vectorWidth > 16 ||
+        (vectorWidth & (vectorWidth - 1)) != 0) {
+      func.emitError() << "fp8-gpu-map-loops: vector-width " << static_cast<int64_t>(vectorWidth)
+                       << " is not a power of two in 1..16";
+      return signalPassFailure();
+    }
+    if (failed(Mapper(func, blockSize, vectorWidth).run()))
       signalPassFailure();
   }
 };

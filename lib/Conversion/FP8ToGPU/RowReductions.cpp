@@ -13,12 +13,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "RowReductions.h"
+#include "VectorAccess.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
 #include <limits>
@@ -106,7 +108,8 @@ SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
 } // namespace
 
 LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
-                                            linalg::GenericOp op) {
+                                            linalg::GenericOp op,
+                                            int64_t vectorWidth) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
     return failure();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
@@ -162,41 +165,93 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
   Block &body = op.getRegion().front();
   const unsigned numInputs = op.getNumDpsInputs();
 
+  // V consecutive elements per lane and step, loaded as one vector from
+  // every input the reduction dimension indexes (VectorAccess.h): the
+  // widest V <= vectorWidth that divides the row, leaves every lane of the
+  // warp at least one vector, and keeps those loads aligned.
+  int64_t width = 1;
+  for (int64_t v = llvm::bit_floor<uint64_t>(std::max<int64_t>(vectorWidth, 1));
+       v >= 2 && width == 1; v /= 2) {
+    if (rowLength % v != 0 || rowLength / v < kReductionLanes)
+      continue;
+    bool aligned = llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+      if (!op.getMatchingIndexingMap(in).isFunctionOfDim(numLoops - 1))
+        return true;
+      auto t = dyn_cast<MemRefType>(in->get().getType());
+      return t && fp8::vectorAccessAlignment(t, v).has_value();
+    });
+    if (aligned)
+      width = v;
+  }
+
   scf::ParallelOp::create(
       rewriter, loc, lbs, ubs, steps,
       [&](OpBuilder &b, Location l, ValueRange ivs) {
         Value lane = ivs.back();
         SmallVector<Value> rowIvs(ivs.drop_back());
         Value identity = arith::ConstantOp::create(b, l, comb->identity);
-        // Lane `lane` folds elements lane, lane + 32, ... of its row.
+        // Lane `lane` folds elements [lane * V, lane * V + V), then the
+        // same 32 * V further on, ...
+        Value start = arith::MulIOp::create(
+            b, l, lane, arith::ConstantIndexOp::create(b, l, width));
         auto kLoop = scf::ForOp::create(
-            b, l, lane, arith::ConstantIndexOp::create(b, l, rowLength),
-            arith::ConstantIndexOp::create(b, l, kReductionLanes),
+            b, l, start, arith::ConstantIndexOp::create(b, l, rowLength),
+            arith::ConstantIndexOp::create(b, l, kReductionLanes * width),
             ValueRange{identity},
             [&](OpBuilder &fb, Location fl, Value k, ValueRange acc) {
               SmallVector<Value> dims(rowIvs);
               dims.push_back(k);
-              IRMapping map;
+              // Inputs along the row: one vector (or element) per step;
+              // the others (broadcast along it): one element.
+              SmallVector<Value> loaded(numInputs);
               for (unsigned j = 0; j < numInputs; ++j) {
                 OpOperand *in = op.getDpsInputOperand(j);
                 Value v = in->get();
-                if (isa<MemRefType>(v.getType()))
-                  v = memref::LoadOp::create(
-                      fb, fl, v,
-                      applyMap(fb, fl, op.getMatchingIndexingMap(in), dims));
-                map.map(body.getArgument(j), v);
-              }
-              map.map(body.getArgument(numInputs), acc[0]);
-              for (Operation &inner : body.without_terminator()) {
-                if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-                  map.map(index.getResult(), dims[index.getDim()]);
+                if (!isa<MemRefType>(v.getType())) {
+                  loaded[j] = v;
                   continue;
                 }
-                fb.clone(inner, map);
+                AffineMap m = op.getMatchingIndexingMap(in);
+                SmallVector<Value> at = applyMap(fb, fl, m, dims);
+                if (width > 1 && m.isFunctionOfDim(numLoops - 1)) {
+                  auto t = cast<MemRefType>(v.getType());
+                  loaded[j] = vector::LoadOp::create(
+                      fb, fl, VectorType::get({width}, t.getElementType()), v,
+                      at, /*nontemporal=*/false,
+                      llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
+                } else {
+                  loaded[j] = memref::LoadOp::create(fb, fl, v, at);
+                }
               }
-              scf::YieldOp::create(
-                  fb, fl, map.lookup(cast<linalg::YieldOp>(body.getTerminator())
-                                         .getValues()[0]));
+              Value partial = acc[0];
+              for (int64_t e = 0; e < width; ++e) {
+                IRMapping map;
+                for (unsigned j = 0; j < numInputs; ++j) {
+                  Value v = loaded[j];
+                  if (isa<VectorType>(v.getType()))
+                    v = vector::ExtractOp::create(fb, fl, v,
+                                                  ArrayRef<int64_t>{e});
+                  map.map(body.getArgument(j), v);
+                }
+                map.map(body.getArgument(numInputs), partial);
+                Value ke = e == 0 ? k
+                                  : arith::AddIOp::create(
+                                        fb, fl, k,
+                                        arith::ConstantIndexOp::create(fb, fl, e))
+                                        .getResult();
+                for (Operation &inner : body.without_terminator()) {
+                  if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+                    map.map(index.getResult(), index.getDim() == numLoops - 1
+                                                   ? ke
+                                                   : dims[index.getDim()]);
+                    continue;
+                  }
+                  fb.clone(inner, map);
+                }
+                partial = map.lookup(
+                    cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+              }
+              scf::YieldOp::create(fb, fl, partial);
             });
         // The warp's 32 partials: a butterfly leaves the total in every lane.
         Value total = kLoop.getResult(0);

@@ -29,7 +29,8 @@ constexpr int64_t kReductionLanes = 32;
 /// their loads are coalesced. The op is erased on success; on failure
 /// (not such a reduction) nothing changed.
 LogicalResult lowerRowReductionToWarps(RewriterBase &rewriter,
-                                       linalg::GenericOp op);
+                                       linalg::GenericOp op,
+                                       int64_t vectorWidth);
 
 } // namespace mlir::fp8
 
