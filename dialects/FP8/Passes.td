@@ -143,6 +143,13 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
     type), so that they fuse; it also treats `linalg.transpose` as the
     element-wise generic it is (the head transposes around attention fuse
     with their casts). Results are bit-identical either way.
+
+    Before fusing, RoPE's rotate-half -- two slices of one dimension of x,
+    a unary element-wise op on either (the negation), concatenated in
+    swapped order by two `tensor.insert_slice` -- becomes one element-wise
+    generic that reads x at `(d + n/2) mod n` and applies the first or the
+    second half's op by position, so that it fuses with the sine product
+    instead of costing a negation and two copies (exact).
   }];
   let options = [
     Option<"intoReductions", "into-reductions", "bool", "false",

@@ -212,3 +212,26 @@ func.func @not_accumulator(%x: memref<32x1024xf16>, %o: memref<1024xf32>, %p: me
   }
   return
 }
+
+// -----
+
+// A buffer stored twice by one iteration (contiguously, then transposed):
+// gathering the first store at the end of the block would reorder the two,
+// so the nest keeps one element per thread.
+// CHECK-LABEL: func.func @stored_twice
+// CHECK-NOT:     vector.
+// CHECK:         memref.store
+// CHECK:         memref.store
+// CHECK:         gpu.terminator
+func.func @stored_twice(%x: memref<8x8xf32>, %o: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+    %a = memref.load %x[%i, %j] : memref<8x8xf32>
+    memref.store %a, %o[%i, %j] : memref<8x8xf32>
+    memref.store %a, %o[%j, %i] : memref<8x8xf32>
+    scf.reduce
+  }
+  return
+}

@@ -120,15 +120,20 @@ struct BodyAccesses {
 
 /// Checks one block of the body (recursively): every op is pure, an access,
 /// or an enterable loop holding such a block; no access follows a store of
-/// the same block (stores are gathered at the end of their block).
+/// the same block (stores are gathered at the end of their block) and no
+/// buffer is stored twice (the gathered store could then land last).
 LogicalResult analyzeBlock(Block &block, Value iv,
                            const llvm::SmallPtrSetImpl<Value> &deps,
+                           llvm::SmallPtrSetImpl<Value> &storedBuffers,
                            BodyAccesses &result) {
   bool stored = false;
   for (Operation &op : block.without_terminator()) {
     if (isAccess(&op)) {
       if (stored && isa<memref::LoadOp>(op))
         return failure();
+      if (auto store = dyn_cast<memref::StoreOp>(op))
+        if (!storedBuffers.insert(store.getMemRef()).second)
+          return failure();
       stored |= isa<memref::StoreOp>(op);
       ValueRange indices = accessIndices(&op);
       if (!indices.empty() && throughIdentityApplies(indices.back()) == iv &&
@@ -149,7 +154,8 @@ LogicalResult analyzeBlock(Block &block, Value iv,
       continue;
     }
     if (stored || !isEnterableLoop(&op, deps) ||
-        failed(analyzeBlock(*cast<scf::ForOp>(op).getBody(), iv, deps, result)))
+        failed(analyzeBlock(*cast<scf::ForOp>(op).getBody(), iv, deps,
+                            storedBuffers, result)))
       return failure();
   }
   return success();
@@ -162,10 +168,28 @@ llvm::SmallPtrSet<Value, 16> dependentsOf(Block &body, Value iv) {
   deps.insert(iv);
   for (Operation &top : body.without_terminator())
     top.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (llvm::any_of(op->getOperands(),
-                       [&](Value v) { return deps.contains(v); }))
-        for (Value r : op->getResults())
-          deps.insert(r);
+      if (llvm::none_of(op->getOperands(),
+                        [&](Value v) { return deps.contains(v); }))
+        return;
+      for (Value r : op->getResults())
+        deps.insert(r);
+      // A loop started from a dependent value carries it; its induction
+      // variable depends on it only through the bounds.
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        for (auto [init, arg] :
+             llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
+          if (deps.contains(init))
+            deps.insert(arg);
+        if (llvm::any_of(ValueRange{loop.getLowerBound(),
+                                    loop.getUpperBound(), loop.getStep()},
+                         [&](Value v) { return deps.contains(v); }))
+          deps.insert(loop.getInductionVar());
+        return;
+      }
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            deps.insert(arg);
     });
   return deps;
 }
@@ -380,7 +404,8 @@ fp8::coarsenInnermostLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   Value iv = loop.getInductionVars()[inner];
   llvm::SmallPtrSet<Value, 16> deps = dependentsOf(body, iv);
   BodyAccesses accesses;
-  if (failed(analyzeBlock(body, iv, deps, accesses)) ||
+  llvm::SmallPtrSet<Value, 4> storedBuffers;
+  if (failed(analyzeBlock(body, iv, deps, storedBuffers, accesses)) ||
       accesses.contiguous.empty())
     return failure();
 

@@ -92,6 +92,7 @@ struct FP8FuseElementwisePass
       }
     }
     RewritePatternSet patterns(&getContext());
+    fp8::populateFP8FoldRotateHalfPatterns(patterns);
     const bool reductions = intoReductions, duplicate = duplicateCheap;
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [reductions, duplicate](OpOperand *operand) {

@@ -48,6 +48,11 @@ void populateFP8LhsScalesMMajorPatterns(RewritePatternSet &patterns);
 /// reshapes) rounds it to f16/bf16 produces the narrow type itself.
 void populateFP8FoldProductRoundingPatterns(RewritePatternSet &patterns);
 
+/// Part of fp8-fuse-elementwise: RoPE's rotate-half (two slices of one
+/// dimension, a unary op on either, concatenated in swapped order) as one
+/// element-wise generic reading x at (d + n/2) mod n (FoldRotateHalf.cpp).
+void populateFP8FoldRotateHalfPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
 
