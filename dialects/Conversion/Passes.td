@@ -40,10 +40,11 @@ def ConvertFP8ToLinalg : Pass<"convert-fp8-to-linalg"> {
   }];
   let options = [
     Option<"splitTensorAmax", "split-tensor-amax", "bool", "false",
-           "Compute per-tensor amaxes as a tree: max over interleaved slices "
-           "of 32 elements, then the same over the partial maxima, until 64 "
-           "remain. Exact (max is order-independent, NaN included); the GPU "
-           "pipeline uses it so that each level runs on many threads">,
+           "Compute per-tensor amaxes as a tree of row reductions: max over "
+           "contiguous rows of 4096 elements of the flattened tensor, then "
+           "the same over the row maxima, until at most 8192 remain, reduced "
+           "as one row. Exact (max is order-independent, NaN included); the "
+           "GPU pipeline uses it so that each level runs a warp per row">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
