@@ -302,7 +302,8 @@ private:
     // (blocks * threadsPerBlock <= INT32_MAX, without forming the product.)
     const bool narrow =
         isStatic &&
-        llvm::divideCeil(std::max<int64_t>(staticTotal, 1), threadsPerBlock) <=
+        static_cast<int64_t>(llvm::divideCeil(
+            std::max<int64_t>(staticTotal, 1), threadsPerBlock)) <=
             INT32_MAX / threadsPerBlock &&
         llvm::all_of(counts, [](Value n) { return getConstantIntValue(n); });
     auto toIdx = [&](Value v) -> Value {
@@ -376,13 +377,15 @@ struct FP8GPUMapLoopsPass
     if (func.isExternal())
       return;
     if (blockSize <= 0 || blockSize > 1024) {
-      func.emitError() << "fp8-gpu-map-loops: block-size " << static_cast<int64_t>(blockSize)
+      func.emitError() << "fp8-gpu-map-loops: block-size "
+                       << static_cast<int64_t>(blockSize)
                        << " is outside 1..1024";
       return signalPassFailure();
     }
     if (vectorWidth < 1 || vectorWidth > 16 ||
         (vectorWidth & (vectorWidth - 1)) != 0) {
-      func.emitError() << "fp8-gpu-map-loops: vector-width " << static_cast<int64_t>(vectorWidth)
+      func.emitError() << "fp8-gpu-map-loops: vector-width "
+                       << static_cast<int64_t>(vectorWidth)
                        << " is not a power of two in 1..16";
       return signalPassFailure();
     }

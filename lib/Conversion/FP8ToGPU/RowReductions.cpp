@@ -105,6 +105,83 @@ SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
   return indices;
 }
 
+/// V for a row reduction's lanes: the widest power of two <= vectorWidth
+/// that divides the row, leaves every lane of the warp at least one vector,
+/// and keeps the vector loads of every input the reduction dimension
+/// indexes aligned (VectorAccess.h); 1 when none does.
+int64_t laneVectorWidth(linalg::GenericOp op, int64_t rowLength,
+                        int64_t vectorWidth) {
+  const unsigned red = op.getNumLoops() - 1;
+  for (int64_t v = llvm::bit_floor<uint64_t>(std::max<int64_t>(vectorWidth, 1));
+       v >= 2; v /= 2) {
+    if (rowLength % v != 0 || rowLength / v < fp8::kReductionLanes)
+      continue;
+    if (llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+          if (!op.getMatchingIndexingMap(in).isFunctionOfDim(red))
+            return true;
+          auto t = dyn_cast<MemRefType>(in->get().getType());
+          return t && fp8::vectorAccessAlignment(t, v).has_value();
+        }))
+      return v;
+  }
+  return 1;
+}
+
+/// One step of a lane at loop position `dims` (the row's indices, then the
+/// step's first element k): the `width` elements k, k + 1, ... of every
+/// input the reduction dimension indexes (one vector load when width > 1),
+/// the others' element once, and the body folded over them into `acc`.
+Value foldLaneStep(OpBuilder &b, Location l, linalg::GenericOp op,
+                   ArrayRef<Value> dims, int64_t width, Value acc) {
+  Block &body = op.getRegion().front();
+  const unsigned numInputs = op.getNumDpsInputs();
+  const unsigned red = op.getNumLoops() - 1;
+  SmallVector<Value> loaded(numInputs);
+  for (unsigned j = 0; j < numInputs; ++j) {
+    OpOperand *in = op.getDpsInputOperand(j);
+    Value v = in->get();
+    if (!isa<MemRefType>(v.getType())) {
+      loaded[j] = v;
+      continue;
+    }
+    AffineMap m = op.getMatchingIndexingMap(in);
+    SmallVector<Value> at = applyMap(b, l, m, dims);
+    if (width > 1 && m.isFunctionOfDim(red)) {
+      auto t = cast<MemRefType>(v.getType());
+      loaded[j] = vector::LoadOp::create(
+          b, l, VectorType::get({width}, t.getElementType()), v, at,
+          /*nontemporal=*/false,
+          llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
+    } else {
+      loaded[j] = memref::LoadOp::create(b, l, v, at);
+    }
+  }
+  for (int64_t e = 0; e < width; ++e) {
+    IRMapping map;
+    for (unsigned j = 0; j < numInputs; ++j) {
+      Value v = loaded[j];
+      if (isa<VectorType>(v.getType()))
+        v = vector::ExtractOp::create(b, l, v, ArrayRef<int64_t>{e});
+      map.map(body.getArgument(j), v);
+    }
+    map.map(body.getArgument(numInputs), acc);
+    Value ke = dims.back();
+    if (e != 0)
+      ke = arith::AddIOp::create(b, l, ke,
+                                 arith::ConstantIndexOp::create(b, l, e));
+    for (Operation &inner : body.without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        map.map(index.getResult(),
+                index.getDim() == red ? ke : dims[index.getDim()]);
+        continue;
+      }
+      b.clone(inner, map);
+    }
+    acc = map.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+  }
+  return acc;
+}
+
 } // namespace
 
 LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
@@ -162,27 +239,8 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
     ubs.push_back(idx(ranges[i]));
   ubs.push_back(idx(kReductionLanes));
   const int64_t rowLength = ranges.back();
-  Block &body = op.getRegion().front();
-  const unsigned numInputs = op.getNumDpsInputs();
 
-  // V consecutive elements per lane and step, loaded as one vector from
-  // every input the reduction dimension indexes (VectorAccess.h): the
-  // widest V <= vectorWidth that divides the row, leaves every lane of the
-  // warp at least one vector, and keeps those loads aligned.
-  int64_t width = 1;
-  for (int64_t v = llvm::bit_floor<uint64_t>(std::max<int64_t>(vectorWidth, 1));
-       v >= 2 && width == 1; v /= 2) {
-    if (rowLength % v != 0 || rowLength / v < kReductionLanes)
-      continue;
-    bool aligned = llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
-      if (!op.getMatchingIndexingMap(in).isFunctionOfDim(numLoops - 1))
-        return true;
-      auto t = dyn_cast<MemRefType>(in->get().getType());
-      return t && fp8::vectorAccessAlignment(t, v).has_value();
-    });
-    if (aligned)
-      width = v;
-  }
+  const int64_t width = laneVectorWidth(op, rowLength, vectorWidth);
 
   scf::ParallelOp::create(
       rewriter, loc, lbs, ubs, steps,
@@ -201,67 +259,18 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
             [&](OpBuilder &fb, Location fl, Value k, ValueRange acc) {
               SmallVector<Value> dims(rowIvs);
               dims.push_back(k);
-              // Inputs along the row: one vector (or element) per step;
-              // the others (broadcast along it): one element.
-              SmallVector<Value> loaded(numInputs);
-              for (unsigned j = 0; j < numInputs; ++j) {
-                OpOperand *in = op.getDpsInputOperand(j);
-                Value v = in->get();
-                if (!isa<MemRefType>(v.getType())) {
-                  loaded[j] = v;
-                  continue;
-                }
-                AffineMap m = op.getMatchingIndexingMap(in);
-                SmallVector<Value> at = applyMap(fb, fl, m, dims);
-                if (width > 1 && m.isFunctionOfDim(numLoops - 1)) {
-                  auto t = cast<MemRefType>(v.getType());
-                  loaded[j] = vector::LoadOp::create(
-                      fb, fl, VectorType::get({width}, t.getElementType()), v,
-                      at, /*nontemporal=*/false,
-                      llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
-                } else {
-                  loaded[j] = memref::LoadOp::create(fb, fl, v, at);
-                }
-              }
-              Value partial = acc[0];
-              for (int64_t e = 0; e < width; ++e) {
-                IRMapping map;
-                for (unsigned j = 0; j < numInputs; ++j) {
-                  Value v = loaded[j];
-                  if (isa<VectorType>(v.getType()))
-                    v = vector::ExtractOp::create(fb, fl, v,
-                                                  ArrayRef<int64_t>{e});
-                  map.map(body.getArgument(j), v);
-                }
-                map.map(body.getArgument(numInputs), partial);
-                Value ke = e == 0 ? k
-                                  : arith::AddIOp::create(
-                                        fb, fl, k,
-                                        arith::ConstantIndexOp::create(fb, fl, e))
-                                        .getResult();
-                for (Operation &inner : body.without_terminator()) {
-                  if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-                    map.map(index.getResult(), index.getDim() == numLoops - 1
-                                                   ? ke
-                                                   : dims[index.getDim()]);
-                    continue;
-                  }
-                  fb.clone(inner, map);
-                }
-                partial = map.lookup(
-                    cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
-              }
-              scf::YieldOp::create(fb, fl, partial);
+              scf::YieldOp::create(fb, fl,
+                                   foldLaneStep(fb, fl, op, dims, width, acc[0]));
             });
         // The warp's 32 partials: a butterfly leaves the total in every lane.
         Value total = kLoop.getResult(0);
-        Value width = arith::ConstantIntOp::create(b, l, kReductionLanes, 32);
+        Value lanes = arith::ConstantIntOp::create(b, l, kReductionLanes, 32);
         for (int64_t offset = kReductionLanes / 2; offset >= 1; offset /= 2) {
           Value other =
               gpu::ShuffleOp::create(
                   b, l, total,
                   arith::ConstantIntOp::create(b, l, offset, 32).getResult(),
-                  width, gpu::ShuffleMode::XOR)
+                  lanes, gpu::ShuffleMode::XOR)
                   .getShuffleResult();
           total = combine(b, *comb, other, total);
         }

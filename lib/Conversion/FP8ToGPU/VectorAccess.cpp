@@ -81,7 +81,9 @@ bool canBeVector(MemRefType type) {
   return false;
 }
 
-bool isAccess(Operation *op) { return isa<memref::LoadOp, memref::StoreOp>(op); }
+bool isAccess(Operation *op) {
+  return isa<memref::LoadOp, memref::StoreOp>(op);
+}
 
 MemRefType accessType(Operation *op) {
   if (auto load = dyn_cast<memref::LoadOp>(op))
@@ -96,10 +98,12 @@ ValueRange accessIndices(Operation *op) {
 }
 
 bool containsAccess(Operation *op) {
-  return op->walk([](Operation *inner) {
-           return isAccess(inner) ? WalkResult::interrupt()
-                                  : WalkResult::advance();
-         }).wasInterrupted();
+  return op
+      ->walk([](Operation *inner) {
+        return isAccess(inner) ? WalkResult::interrupt()
+                               : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 /// A loop the coarsening enters (its clones become one loop, carrying each
@@ -108,8 +112,7 @@ bool containsAccess(Operation *op) {
 bool isEnterableLoop(Operation *op, const llvm::SmallPtrSetImpl<Value> &deps) {
   auto loop = dyn_cast<scf::ForOp>(op);
   return loop && !deps.contains(loop.getLowerBound()) &&
-         !deps.contains(loop.getUpperBound()) &&
-         !deps.contains(loop.getStep());
+         !deps.contains(loop.getUpperBound()) && !deps.contains(loop.getStep());
 }
 
 /// The accesses of a coarsenable body whose last index is the coarsened
@@ -180,8 +183,8 @@ llvm::SmallPtrSet<Value, 16> dependentsOf(Block &body, Value iv) {
              llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
           if (deps.contains(init))
             deps.insert(arg);
-        if (llvm::any_of(ValueRange{loop.getLowerBound(),
-                                    loop.getUpperBound(), loop.getStep()},
+        if (llvm::any_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
+                                    loop.getStep()},
                          [&](Value v) { return deps.contains(v); }))
           deps.insert(loop.getInductionVar());
         return;
@@ -222,9 +225,8 @@ public:
               b, l, vecType, load.getMemRef(), at, /*nontemporal=*/false,
               llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
           for (int64_t v = 0; v < width; ++v)
-            maps[v].map(load.getResult(),
-                        vector::ExtractOp::create(b, l, vec,
-                                                  ArrayRef<int64_t>{v}));
+            maps[v].map(load.getResult(), vector::ExtractOp::create(
+                                              b, l, vec, ArrayRef<int64_t>{v}));
           continue;
         }
         auto store = cast<memref::StoreOp>(op);
@@ -257,7 +259,8 @@ public:
 private:
   /// One loop for the V clones of `loop`: clone v's carried values are
   /// values [v n, v n + n) of the coarse loop's n V.
-  void emitLoop(OpBuilder &b, scf::ForOp loop, MutableArrayRef<IRMapping> maps) {
+  void emitLoop(OpBuilder &b, scf::ForOp loop,
+                MutableArrayRef<IRMapping> maps) {
     const unsigned n = loop.getNumRegionIterArgs();
     SmallVector<Value> inits;
     for (IRMapping &m : maps)
@@ -295,11 +298,13 @@ private:
 namespace {
 /// Whether `op` (or an op nested in it) uses `memref`.
 bool usesMemRef(Operation *op, Value memref) {
-  return op->walk([&](Operation *inner) {
-           return llvm::is_contained(inner->getOperands(), memref)
-                      ? WalkResult::interrupt()
-                      : WalkResult::advance();
-         }).wasInterrupted();
+  return op
+      ->walk([&](Operation *inner) {
+        return llvm::is_contained(inner->getOperands(), memref)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 /// Whether two index values are equal: the same value, or computed by
@@ -324,9 +329,8 @@ FailureOr<scf::ForOp> promoteOneAccumulator(RewriterBase &rewriter,
       continue;
     Value mem = load.getMemRef();
     if (!loop.isDefinedOutsideOfLoop(mem) ||
-        !llvm::all_of(load.getIndices(), [&](Value i) {
-          return loop.isDefinedOutsideOfLoop(i);
-        }))
+        !llvm::all_of(load.getIndices(),
+                      [&](Value i) { return loop.isDefinedOutsideOfLoop(i); }))
       continue;
     memref::StoreOp store;
     bool other = false;
@@ -346,8 +350,8 @@ FailureOr<scf::ForOp> promoteOneAccumulator(RewriterBase &rewriter,
       continue;
     // load before the loop -> carried value -> store after the loop.
     rewriter.setInsertionPoint(loop);
-    Value init = memref::LoadOp::create(rewriter, load.getLoc(), mem,
-                                        load.getIndices());
+    Value init =
+        memref::LoadOp::create(rewriter, load.getLoc(), mem, load.getIndices());
     Value stored = store.getValueToStore();
     FailureOr<LoopLikeOpInterface> grown = loop.replaceWithAdditionalYields(
         rewriter, init, /*replaceInitOperandUsesInLoop=*/false,
@@ -380,7 +384,8 @@ void fp8::promoteLoopAccumulators(RewriterBase &rewriter, Operation *root) {
     moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
     FailureOr<scf::ForOp> current = loop;
     while (succeeded(current))
-      if (FailureOr<scf::ForOp> next = promoteOneAccumulator(rewriter, *current);
+      if (FailureOr<scf::ForOp> next =
+              promoteOneAccumulator(rewriter, *current);
           succeeded(next))
         current = next;
       else
@@ -388,9 +393,9 @@ void fp8::promoteLoopAccumulators(RewriterBase &rewriter, Operation *root) {
   }
 }
 
-FailureOr<scf::ParallelOp>
-fp8::coarsenInnermostLoop(RewriterBase &rewriter, scf::ParallelOp loop,
-                          int64_t maxWidth) {
+FailureOr<scf::ParallelOp> fp8::coarsenInnermostLoop(RewriterBase &rewriter,
+                                                     scf::ParallelOp loop,
+                                                     int64_t maxWidth) {
   if (maxWidth < 2 || loop.getNumReductions() != 0 ||
       !loop.getInitVals().empty())
     return failure();
@@ -446,10 +451,11 @@ fp8::coarsenInnermostLoop(RewriterBase &rewriter, scf::ParallelOp loop,
         for (int64_t v = 0; v < width; ++v) {
           for (unsigned i = 0; i < inner; ++i)
             maps[v].map(loop.getInductionVars()[i], ivs[i]);
-          maps[v].map(iv, v == 0 ? base
-                                 : b.createOrFold<arith::AddIOp>(
-                                       l, base,
-                                       arith::ConstantIndexOp::create(b, l, v)));
+          maps[v].map(
+              iv, v == 0
+                      ? base
+                      : b.createOrFold<arith::AddIOp>(
+                            l, base, arith::ConstantIndexOp::create(b, l, v)));
         }
         CoarseBlockEmitter(vectorized, width, base).emit(b, body, maps);
       });

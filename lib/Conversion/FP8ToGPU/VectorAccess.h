@@ -1,4 +1,5 @@
-//===- VectorAccess.h - Vector loads and stores in GPU loop nests -*- C++ -*-===//
+//===- VectorAccess.h - Vector loads and stores in GPU loop nests -*- C++
+//-*-===//
 //
 // Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
 //
@@ -32,14 +33,14 @@ constexpr int64_t kDeviceBufferAlignment = 16;
 std::optional<int64_t> vectorAccessAlignment(MemRefType type, int64_t width);
 
 /// Keeps reduction accumulators in registers: in every scf.for nested in
-/// `root` (innermost first; loop-invariant code hoisted first), a load and a later store of the same buffer
-/// element at loop-invariant indices, the only accesses to that buffer in
-/// the loop, become a loop-carried value loaded before the loop and stored
-/// after it. What linalg's loop lowering gives a reduction into its output
-/// (load, combine, store at every step) then reads and writes the output
-/// once. Assumes the loop's other buffers do not alias that element, which
-/// holds for bufferized linalg ops (one-shot bufferization only writes an
-/// output in place of an input it reads at the same index).
+/// `root` (innermost first; loop-invariant code hoisted first), a load and a
+/// later store of the same buffer element at loop-invariant indices, the only
+/// accesses to that buffer in the loop, become a loop-carried value loaded
+/// before the loop and stored after it. What linalg's loop lowering gives a
+/// reduction into its output (load, combine, store at every step) then reads
+/// and writes the output once. Assumes the loop's other buffers do not alias
+/// that element, which holds for bufferized linalg ops (one-shot bufferization
+/// only writes an output in place of an input it reads at the same index).
 void promoteLoopAccumulators(RewriterBase &rewriter, Operation *root);
 
 /// Coarsens the innermost dimension of a parallel loop nest by a width V

@@ -357,10 +357,10 @@ struct LowerAmax : OpConversionPattern<AmaxOp> {
       // A small tensor: one row (1-D), so that the GPU runs it as a warp.
       if (inType.getRank() != 1) {
         rewriter.replaceOp(
-            op, AmaxOp::create(rewriter, op.getLoc(), op.getType(),
-                               flatten(rewriter, op.getLoc(),
-                                       adaptor.getInput()),
-                               op.getLayoutAttr()));
+            op,
+            AmaxOp::create(rewriter, op.getLoc(), op.getType(),
+                           flatten(rewriter, op.getLoc(), adaptor.getInput()),
+                           op.getLayoutAttr()));
         return success();
       }
     }
@@ -415,11 +415,10 @@ private:
         b, loc, RankedTensorType::get({parts, kRow}, elt), flat,
         ArrayRef<ReassociationIndices>{{0, 1}});
     Type f32 = op.getType().getElementType();
-    Value partial = blockAmax(
-        b, loc, rows,
-        ScaleLayoutAttr::get(ctx, Granularity::Block,
-                             ArrayRef<int64_t>{1, kRow}),
-        RankedTensorType::get({parts, 1}, f32));
+    Value partial = blockAmax(b, loc, rows,
+                              ScaleLayoutAttr::get(ctx, Granularity::Block,
+                                                   ArrayRef<int64_t>{1, kRow}),
+                              RankedTensorType::get({parts, 1}, f32));
     // The next level reads the maxima as one row (1-D: a row reduction).
     partial = tensor::CollapseShapeOp::create(
         b, loc, RankedTensorType::get({parts}, f32), partial,

@@ -217,9 +217,9 @@ static LogicalResult importPow(NodeContext &nc) {
                 static_cast<int64_t>(e->shape.size()) <= baseT.getRank() &&
                 llvm::all_of(e->shape, [](int64_t d) { return d == 1; }) &&
                 llvm::all_of(e->floats, [](double v) { return v == 2.0; });
-  FailureOr<Value> r =
-      square ? nc.imp.elementwise(nc, EwKind::Mul, {base, base})
-             : nc.imp.elementwise(nc, EwKind::Pow, nc.inputs);
+  FailureOr<Value> r = square
+                           ? nc.imp.elementwise(nc, EwKind::Mul, {base, base})
+                           : nc.imp.elementwise(nc, EwKind::Pow, nc.inputs);
   if (failed(r))
     return failure();
   nc.results.push_back(*r);

@@ -141,8 +141,8 @@ struct FoldRotateHalf : OpRewritePattern<tensor::InsertSliceOp> {
                                          type.getElementType());
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     auto fold = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type}, ValueRange{a->source},
-        ValueRange{init}, ArrayRef<AffineMap>{inMap, outMap}, iters,
+        rewriter, loc, TypeRange{type}, ValueRange{a->source}, ValueRange{init},
+        ArrayRef<AffineMap>{inMap, outMap}, iters,
         [&](OpBuilder &bb, Location l, ValueRange args) {
           auto apply = [&](Half half) -> Value {
             if (!half.op)
@@ -156,11 +156,12 @@ struct FoldRotateHalf : OpRewritePattern<tensor::InsertSliceOp> {
           };
           Value va = apply(*a), vb = apply(*b);
           Value pos = linalg::IndexOp::create(bb, l, *dim);
-          Value inFirst = arith::CmpIOp::create(
-              bb, l, arith::CmpIPredicate::ult, pos,
-              arith::ConstantIndexOp::create(bb, l, h));
+          Value inFirst =
+              arith::CmpIOp::create(bb, l, arith::CmpIPredicate::ult, pos,
+                                    arith::ConstantIndexOp::create(bb, l, h));
           linalg::YieldOp::create(
-              bb, l, ValueRange{arith::SelectOp::create(bb, l, inFirst, va, vb)});
+              bb, l,
+              ValueRange{arith::SelectOp::create(bb, l, inFirst, va, vb)});
         });
     rewriter.replaceOp(outer, fold.getResults());
     return success();
