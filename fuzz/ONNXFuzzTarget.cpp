@@ -119,10 +119,11 @@ void pinSymbolicInputs(const onnx::ModelProto &model,
 
 /// The pipeline options for one run: the recipe is given, the rest comes
 /// from the input's hash.
-void pickOptions(fp8::QuantizePipelineOptions &o, llvm::StringRef recipe,
+void pickOptions(fp8::QuantizePipelineOptions &o, fp8::RecipeKind recipe,
                  uint64_t h) {
-  static const char *const formats[] = {"e4m3", "e5m2", "hybrid"};
-  o.recipe = recipe.str();
+  static const fp8::Format formats[] = {fp8::Format::E4M3, fp8::Format::E5M2,
+                                        fp8::Format::Hybrid};
+  o.recipe = recipe;
   o.format = formats[(h >> 8) % 3];
   o.pow2 = (h >> 12) & 1;
   o.history = 1 + (h >> 13) % 16;
@@ -133,7 +134,8 @@ void pickOptions(fp8::QuantizePipelineOptions &o, llvm::StringRef recipe,
   o.includeAttention = (h >> 21) & 1;
   o.keepFirstLast = (h >> 22) & 1;
   o.kMajorRhs = !((h >> 23) & 1);
-  o.scaleStorage = ((h >> 24) & 1) ? "tma" : "canonical";
+  o.scaleStorage =
+      ((h >> 24) & 1) ? fp8::ScaleStorage::TMA : fp8::ScaleStorage::Canonical;
   o.analyze = ((h >> 25) % 8) == 0;
 }
 
@@ -239,15 +241,16 @@ fp8fuzz::Outcome fp8fuzz::runOne(llvm::StringRef bytes, const Config &config,
   if (failed(verify(*module)))
     return Outcome::ImportVerifyFailed;
 
-  static const char *const recipes[] = {"current", "delayed", "block",
-                                        "mxfp8"};
-  llvm::SmallVector<llvm::StringRef, 4> runs;
+  static const fp8::RecipeKind recipes[] = {
+      fp8::RecipeKind::Current, fp8::RecipeKind::Delayed,
+      fp8::RecipeKind::Block, fp8::RecipeKind::MXFP8};
+  llvm::SmallVector<fp8::RecipeKind, 4> runs;
   if (config.allRecipes)
     runs.assign(std::begin(recipes), std::end(recipes));
   else
     runs.push_back(recipes[h % 4]);
 
-  for (llvm::StringRef recipe : runs) {
+  for (fp8::RecipeKind recipe : runs) {
     OwningOpRef<ModuleOp> work =
         runs.size() == 1 ? std::move(module) : module->clone();
     PassManager pm(&ctx);

@@ -108,9 +108,11 @@ def FP8BlockLayout : Pass<"fp8-block-layout"> {
   let options = [
     Option<"multiple", "multiple", "int64_t", "1",
            "Also pad every padded dimension to a multiple of this">,
-    Option<"scaleStorage", "scale-storage", "std::string", "\"canonical\"",
+    Option<"scaleStorage", "scale-storage", "::mlir::fp8::ScaleStorage",
+           "::mlir::fp8::ScaleStorage::Canonical",
            "Order of the lhs scale tensors: canonical (the layout's own) or "
-           "tma (M-major, 16-byte aligned along M)">
+           "tma (M-major, 16-byte aligned along M)",
+           [{::mlir::fp8::scaleStorageValues()}]>
   ];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
@@ -273,11 +275,15 @@ def FP8InsertScales : Pass<"fp8-insert-scales", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"recipe", "recipe", "std::string", "\"current\"",
-           "Scaling recipe: delayed, current, rowwise, block or mxfp8">,
-    Option<"format", "format", "std::string", "\"e4m3\"",
+    Option<"recipe", "recipe", "::mlir::fp8::RecipeKind",
+           "::mlir::fp8::RecipeKind::Current",
+           "Scaling recipe: delayed, current, rowwise, block or mxfp8",
+           [{::mlir::fp8::recipeKindValues()}]>,
+    Option<"format", "format", "::mlir::fp8::Format",
+           "::mlir::fp8::Format::E4M3",
            "FP8 format: e4m3, e5m2, or hybrid (E4M3 for the forward "
-           "tensors of an inference graph, E5M2 for gradients)">,
+           "tensors of an inference graph, E5M2 for gradients)",
+           [{::mlir::fp8::formatValues()}]>,
     Option<"pow2", "pow2", "bool", "false",
            "Power-of-two scales for the current and delayed recipes">,
     ListOption<"actBlock", "act-block", "int64_t",
@@ -531,8 +537,9 @@ def FP8KVCache : Pass<"fp8-kv-cache", "::mlir::ModuleOp"> {
            "Regular expression on input names selecting the cache inputs">,
     Option<"outputs", "outputs", "std::string", "\"^present\"",
            "Regular expression on result names selecting the cache outputs">,
-    Option<"format", "format", "std::string", "\"e4m3\"",
-           "FP8 format of the cache: e4m3 or e5m2">,
+    Option<"format", "format", "::mlir::fp8::Format",
+           "::mlir::fp8::Format::E4M3", "FP8 format of the cache: e4m3 or e5m2",
+           [{::mlir::fp8::cacheFormatValues()}]>,
     Option<"scale", "scale", "double", "1.0",
            "Dequantization scale of every cache tensor without an entry in "
            "scales-file">,

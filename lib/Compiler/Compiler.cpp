@@ -65,20 +65,11 @@ const Spellings<CompileTarget> kTargets = {{"cpu", CompileTarget::CPU},
                                            {"sm_90a", CompileTarget::SM90a},
                                            {"cuda", CompileTarget::SM90a},
                                            {"sm_89", CompileTarget::SM89}};
-const Spellings<RecipeKind> kRecipes = {
-    {"none", RecipeKind::None},       {"delayed", RecipeKind::Delayed},
-    {"current", RecipeKind::Current}, {"rowwise", RecipeKind::Rowwise},
-    {"block", RecipeKind::Block},     {"mxfp8", RecipeKind::MXFP8}};
-const Spellings<FormatKind> kFormats = {{"e4m3", FormatKind::E4M3},
-                                        {"e5m2", FormatKind::E5M2},
-                                        {"hybrid", FormatKind::Hybrid}};
 const Spellings<EmitKind> kEmits = {{"mlir", EmitKind::MLIR},
                                     {"llvm", EmitKind::LLVM},
                                     {"obj", EmitKind::Object},
                                     {"so", EmitKind::SharedLibrary},
                                     {"ptx", EmitKind::PTX}};
-const Spellings<ScaleStorage> kScaleStorages = {
-    {"canonical", ScaleStorage::Canonical}, {"tma", ScaleStorage::TMA}};
 const Spellings<KVCacheFormat> kKVFormats = {{"none", KVCacheFormat::None},
                                              {"e4m3", KVCacheFormat::E4M3},
                                              {"e5m2", KVCacheFormat::E5M2}};
@@ -88,16 +79,16 @@ std::optional<CompileTarget> fp8::parseCompileTarget(llvm::StringRef t) {
   return parse(t, kTargets);
 }
 std::optional<RecipeKind> fp8::parseRecipeKind(llvm::StringRef t) {
-  return parse(t, kRecipes);
+  return symbolizeRecipeKind(t);
 }
 std::optional<FormatKind> fp8::parseFormatKind(llvm::StringRef t) {
-  return parse(t, kFormats);
+  return symbolizeFormat(t);
 }
 std::optional<EmitKind> fp8::parseEmitKind(llvm::StringRef t) {
   return parse(t, kEmits);
 }
 std::optional<ScaleStorage> fp8::parseScaleStorage(llvm::StringRef t) {
-  return parse(t, kScaleStorages);
+  return symbolizeScaleStorage(t);
 }
 std::optional<KVCacheFormat> fp8::parseKVCacheFormat(llvm::StringRef t) {
   return parse(t, kKVFormats);
@@ -105,11 +96,8 @@ std::optional<KVCacheFormat> fp8::parseKVCacheFormat(llvm::StringRef t) {
 llvm::StringRef fp8::stringifyCompileTarget(CompileTarget v) {
   return stringify(v, kTargets);
 }
-llvm::StringRef fp8::stringifyRecipeKind(RecipeKind v) {
-  return stringify(v, kRecipes);
-}
 llvm::StringRef fp8::stringifyFormatKind(FormatKind v) {
-  return stringify(v, kFormats);
+  return stringifyFormat(v);
 }
 
 //===----------------------------------------------------------------------===//
@@ -291,7 +279,8 @@ private:
       Stage stage(diag, o.quiet, "FP8 KV cache (fp8-kv-cache)");
       PassManager pm(&context);
       FP8KVCacheOptions options;
-      options.format = o.kvCache == KVCacheFormat::E4M3 ? "e4m3" : "e5m2";
+      options.format =
+          o.kvCache == KVCacheFormat::E4M3 ? Format::E4M3 : Format::E5M2;
       options.scale = o.kvCacheScale;
       options.scalesFile = o.kvCacheScalesFile;
       options.inputs = o.kvCacheInputs;
@@ -319,20 +308,16 @@ private:
       Stage stage(diag, o.quiet, "FP8 recipe (fp8-quantize-pipeline)");
       PassManager pm(&context);
       QuantizePipelineOptions options;
-      options.recipe = stringifyRecipeKind(o.recipe).str();
-      options.format = stringifyFormatKind(o.format).str();
+      options.recipe = o.recipe;
+      options.format = o.format;
       options.policyFile = o.policyFile;
       options.reportFile = o.reportFile;
       options.includeAttention = o.includeAttention;
       options.keepFirstLast = o.keepFirstLast;
       options.history = o.history;
       options.kMajorRhs = o.kMajorRhs;
-      options.scaleStorage =
-          o.scaleStorage.value_or(o.isGPU() ? ScaleStorage::TMA
-                                            : ScaleStorage::Canonical) ==
-                  ScaleStorage::TMA
-              ? "tma"
-              : "canonical";
+      options.scaleStorage = o.scaleStorage.value_or(
+          o.isGPU() ? ScaleStorage::TMA : ScaleStorage::Canonical);
       options.analyze = o.analyze;
       options.calibrationFile = o.calibrationFile;
       options.strict = o.strict;

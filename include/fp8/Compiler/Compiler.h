@@ -19,6 +19,7 @@
 #ifndef FP8_COMPILER_COMPILER_H
 #define FP8_COMPILER_COMPILER_H
 
+#include "fp8/Dialect/FP8/Transforms/RecipeOptions.h"
 #include "fp8/Pipelines/Pipelines.h"
 #include "fp8/Target/ExternalWeights.h"
 
@@ -33,11 +34,12 @@
 
 namespace mlir::fp8 {
 
+// RecipeKind and ScaleStorage are the passes' own option types
+// (fp8/Dialect/FP8/Transforms/RecipeOptions.h); the format is the
+// dialect's Format (e4m3, e5m2, hybrid).
 enum class CompileTarget { CPU, SM90a, SM89 };
-enum class RecipeKind { None, Delayed, Current, Rowwise, Block, MXFP8 };
-enum class FormatKind { E4M3, E5M2, Hybrid };
+using FormatKind = Format;
 enum class EmitKind { MLIR, LLVM, Object, SharedLibrary, PTX };
-enum class ScaleStorage { Canonical, TMA };
 enum class KVCacheFormat { None, E4M3, E5M2 };
 
 /// Everything fp8-compile's flags set, typed. Defaults are fp8-compile's.
@@ -128,7 +130,6 @@ std::optional<EmitKind> parseEmitKind(llvm::StringRef text);
 std::optional<ScaleStorage> parseScaleStorage(llvm::StringRef text);
 std::optional<KVCacheFormat> parseKVCacheFormat(llvm::StringRef text);
 llvm::StringRef stringifyCompileTarget(CompileTarget target);
-llvm::StringRef stringifyRecipeKind(RecipeKind recipe);
 llvm::StringRef stringifyFormatKind(FormatKind format);
 
 } // namespace mlir::fp8

@@ -9,6 +9,7 @@
 #define FP8_PIPELINES_PIPELINES_H
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
+#include "fp8/Dialect/FP8/Transforms/RecipeOptions.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -102,12 +103,11 @@ enum class HighPrecision {
 
 struct QuantizePipelineOptions
     : public PassPipelineOptions<QuantizePipelineOptions> {
-  Option<std::string> recipe{*this, "recipe",
-                             llvm::cl::desc("delayed, current, rowwise, block, mxfp8"),
-                             llvm::cl::init("current")};
-  Option<std::string> format{*this, "format",
-                             llvm::cl::desc("e4m3, e5m2 or hybrid"),
-                             llvm::cl::init("e4m3")};
+  Option<RecipeKind> recipe{
+      *this, "recipe", llvm::cl::desc("The scaling recipe"),
+      llvm::cl::init(RecipeKind::Current), recipeKindValues()};
+  Option<Format> format{*this, "format", llvm::cl::desc("The FP8 format"),
+                        llvm::cl::init(Format::E4M3), formatValues()};
   Option<bool> pow2{*this, "pow2",
                     llvm::cl::desc("Power-of-two scales (current, delayed)"),
                     llvm::cl::init(false)};
@@ -145,11 +145,10 @@ struct QuantizePipelineOptions
       llvm::cl::desc("Make right operands K-major (fp8-transpose-rescale), "
                      "as Hopper's FP8 tensor cores read them"),
       llvm::cl::init(true)};
-  Option<std::string> scaleStorage{
+  Option<ScaleStorage> scaleStorage{
       *this, "scale-storage",
-      llvm::cl::desc("Order of activation scale tensors (fp8-block-layout): "
-                     "canonical, or tma (M-major, 16-byte aligned)"),
-      llvm::cl::init("canonical")};
+      llvm::cl::desc("Order of activation scale tensors (fp8-block-layout)"),
+      llvm::cl::init(ScaleStorage::Canonical), scaleStorageValues()};
   Option<bool> analyze{
       *this, "analyze",
       llvm::cl::desc("Numerics analysis build (fp8-insert-scales analyze)"),

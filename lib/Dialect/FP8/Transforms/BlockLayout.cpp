@@ -192,18 +192,12 @@ struct FP8BlockLayoutPass : fp8::impl::FP8BlockLayoutBase<FP8BlockLayoutPass> {
           << "]";
       return signalPassFailure();
     }
-    if (scaleStorage != "canonical" && scaleStorage != "tma") {
-      getOperation()->emitError("fp8-block-layout: scale-storage must be "
-                                "canonical or tma, got '")
-          << scaleStorage << "'";
-      return signalPassFailure();
-    }
     RewritePatternSet pads(&getContext());
     populateFP8BlockLayoutPatterns(pads, multiple);
     if (failed(applyPatternsGreedily(getOperation(), std::move(pads),
                                      localRewriteConfig())))
       return signalPassFailure();
-    if (scaleStorage != "tma")
+    if (scaleStorage != ScaleStorage::TMA)
       return;
     RewritePatternSet mMajor(&getContext());
     populateFP8LhsScalesMMajorPatterns(mMajor);

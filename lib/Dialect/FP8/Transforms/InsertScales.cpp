@@ -57,7 +57,8 @@ struct Rule {
   std::optional<llvm::GlobPattern> glob;
   std::unique_ptr<std::string> globText;
   std::optional<bool> skip;
-  std::optional<std::string> recipe, format;
+  std::optional<RecipeKind> recipe;
+  std::optional<Format> format;
   /// Products this rule decided (the first matching rule decides).
   unsigned uses = 0;
 };
@@ -65,7 +66,9 @@ struct Rule {
 /// What to do with one product.
 struct Decision {
   bool fp8 = false;
-  std::string recipe, format, reason;
+  RecipeKind recipe = RecipeKind::Current;
+  Format format = Format::E4M3;
+  std::string reason;
 };
 
 /// The only user of `v` when it is an element-wise FP32 -> FP16/BF16
@@ -175,14 +178,16 @@ struct FP8InsertScalesPass
                          << "\" (expected match, skip, recipe, format)";
       }
       rule.skip = obj->getBoolean("skip");
-      if (auto r = obj->getString("recipe"))
-        rule.recipe = r->str();
-      if (auto f = obj->getString("format"))
-        rule.format = f->str();
-      if (rule.recipe && !isRecipe(*rule.recipe))
-        return where() << "unknown recipe '" << *rule.recipe << "'";
-      if (rule.format && !symbolizeFormat(*rule.format))
-        return where() << "unknown format '" << *rule.format << "'";
+      if (auto r = obj->getString("recipe")) {
+        rule.recipe = symbolizeRecipeKind(*r);
+        if (!rule.recipe || *rule.recipe == RecipeKind::None)
+          return where() << "unknown recipe '" << *r << "'";
+      }
+      if (auto f = obj->getString("format")) {
+        rule.format = symbolizeFormat(*f);
+        if (!rule.format)
+          return where() << "unknown format '" << *f << "'";
+      }
       rules.push_back(std::move(rule));
     }
     return success();
@@ -276,20 +281,13 @@ struct FP8InsertScalesPass
     ml_program::GlobalStoreOp::create(b, loc, ref, next);
   }
 
-  static bool isRecipe(StringRef r) {
-    return r == "delayed" || r == "current" || r == "rowwise" ||
-           r == "block" || r == "mxfp8";
-  }
-
   LogicalResult checkOptions() {
-    if (!isRecipe(recipe))
+    // The option parser admits the FP8 recipes only; a C++ caller may set
+    // any RecipeKind.
+    if (recipe == RecipeKind::None)
       return getOperation().emitError()
-             << "fp8-insert-scales: unknown recipe '" << recipe
-             << "' (expected delayed, current, rowwise, block or mxfp8)";
-    if (!symbolizeFormat(format))
-      return getOperation().emitError()
-             << "fp8-insert-scales: unknown format '" << format
-             << "' (expected e4m3, e5m2 or hybrid)";
+             << "fp8-insert-scales: recipe 'none' inserts nothing (expected "
+                "delayed, current, rowwise, block or mxfp8)";
     for (auto *list : {&actBlock, &weightBlock})
       if (!list->empty() &&
           (list->size() > 2 || llvm::any_of(*list, [](int64_t b) {
@@ -318,10 +316,10 @@ struct FP8InsertScalesPass
     Attribute delayed; // tag for fp8-track-amax
   };
 
-  Plan plan(StringRef recipeName, StringRef formatName, bool rhsIsWeight) {
+  Plan plan(RecipeKind recipeKind, Format format, bool rhsIsWeight) {
     MLIRContext *ctx = &getContext();
     Plan p;
-    p.format = *symbolizeFormat(formatName);
+    p.format = format;
     // Inference graphs only have forward tensors: hybrid means E4M3 here.
     if (p.format == Format::Hybrid)
       p.format = Format::E4M3;
@@ -329,15 +327,16 @@ struct FP8InsertScalesPass
     auto block = [&](ArrayRef<int64_t> b) {
       return ScaleLayoutAttr::get(ctx, Granularity::Block, b);
     };
-    if (recipeName == "current" || recipeName == "delayed") {
+    if (recipeKind == RecipeKind::Current ||
+        recipeKind == RecipeKind::Delayed) {
       p.recipe = CurrentScalingAttr::get(ctx, 0.0f, pow2);
       p.lhsLayout = p.rhsLayout = tensor;
-      if (recipeName == "delayed")
+      if (recipeKind == RecipeKind::Delayed)
         p.delayed =
             DelayedScalingAttr::get(ctx, history, amaxAlgo, margin, pow2);
       return p;
     }
-    if (recipeName == "rowwise") {
+    if (recipeKind == RecipeKind::Rowwise) {
       // torchao's rowwise: one scale per row of the lhs [..., M, K] (per
       // token) and per column of the rhs [..., K, N] (per output channel
       // of a weight), each from its own amax along K.
@@ -346,7 +345,7 @@ struct FP8InsertScalesPass
       p.rhsLayout = ScaleLayoutAttr::get(ctx, Granularity::Col);
       return p;
     }
-    if (recipeName == "block") {
+    if (recipeKind == RecipeKind::Block) {
       SmallVector<int64_t> act(actBlock.begin(), actBlock.end());
       SmallVector<int64_t> weight(weightBlock.begin(), weightBlock.end());
       if (act.empty())
@@ -581,7 +580,7 @@ struct FP8InsertScalesPass
       std::string la, lb;
       llvm::raw_string_ostream(la) << p.lhsLayout;
       llvm::raw_string_ostream(lb) << p.rhsLayout;
-      entry["recipe"] = d.recipe;
+      entry["recipe"] = stringifyRecipeKind(d.recipe).str();
       entry["format"] = stringifyFormat(p.format).str();
       entry["lhs_layout"] = la;
       entry["rhs_layout"] = lb;
@@ -612,8 +611,8 @@ struct FP8InsertScalesPass
       llvm::json::Value json(
           llvm::json::Object{{"schema_version", kReportSchemaVersion},
                              {"pass", "fp8-insert-scales"},
-                             {"recipe", recipe},
-                             {"format", format},
+                             {"recipe", stringifyRecipeKind(recipe).str()},
+                             {"format", stringifyFormat(format).str()},
                              {"products", std::move(report)}});
       // Atomically (never a half-written report), and never over one of
       // the pass's own inputs.

@@ -142,10 +142,11 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
       module.emitError() << "fp8-kv-cache: no function @" << entry;
       return signalPassFailure();
     }
-    std::optional<Format> fmt = symbolizeFormat(format);
-    if (!fmt || *fmt == Format::Hybrid) {
-      func.emitError() << "fp8-kv-cache: format '" << format
-                       << "' is not e4m3 or e5m2";
+    // The option parser admits e4m3 and e5m2 only; a C++ caller may set
+    // any Format.
+    const Format fmt = format;
+    if (fmt == Format::Hybrid) {
+      func.emitError() << "fp8-kv-cache: format 'hybrid' is not e4m3 or e5m2";
       return signalPassFailure();
     }
     llvm::Regex inRe(inputs), outRe(outputs);
@@ -155,7 +156,7 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
       return signalPassFailure();
     }
     llvm::StringMap<float> fileScales;
-    if (failed(readScales(func, *fmt, fileScales)))
+    if (failed(readScales(func, fmt, fileScales)))
       return signalPassFailure();
 
     auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
@@ -269,11 +270,11 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
         outScale[oi] = s ? *s : static_cast<float>(scale);
       }
     for (auto [ii, in] : llvm::enumerate(ins))
-      if (failed(checkScale(func, in.name, inScale[ii], *fmt,
+      if (failed(checkScale(func, in.name, inScale[ii], fmt,
                             func.getArgument(in.index).getType())))
         return signalPassFailure();
     for (auto [oi, o] : llvm::enumerate(outs))
-      if (failed(checkScale(func, o.name, outScale[oi], *fmt,
+      if (failed(checkScale(func, o.name, outScale[oi], fmt,
                             ret.getOperand(o.index).getType())))
         return signalPassFailure();
     auto named = [](ArrayRef<Entry> entries, StringRef name) {
@@ -310,7 +311,7 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
       return c;
     };
     auto tensorLayout = ScaleLayoutAttr::get(ctx, Granularity::Tensor);
-    FloatType fp8Type = getFloatType(ctx, *fmt);
+    FloatType fp8Type = getFloatType(ctx, fmt);
 
     // Inputs: FP8 arguments, read through a dequantize.
     llvm::DenseMap<Value, std::pair<BlockArgument, Value>> dequantized;
@@ -357,19 +358,18 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
           how += " (no cached part), the scale of '" + ins[o.pair].name + "'";
         else if (o.pair >= 0)
           how = ", cached part verbatim from '" + ins[o.pair].name + "'";
-        emitRemark(v.getLoc()) << "fp8-kv-cache: '" << o.name << "' "
-                               << stringifyFormat(*fmt) << " scale "
-                               << text(outScale[oi]) << how;
+        emitRemark(v.getLoc())
+            << "fp8-kv-cache: '" << o.name << "' " << stringifyFormat(fmt)
+            << " scale " << text(outScale[oi]) << how;
       }
     }
     if (remarks)
       for (auto [ii, in] : llvm::enumerate(ins))
         if (in.pair < 0)
           emitRemark(func.getArgument(in.index).getLoc())
-              << "fp8-kv-cache: '" << in.name << "' "
-                            << stringifyFormat(*fmt) << " scale "
-                            << text(inScale[ii])
-                            << ", read only (no output is built from it)";
+              << "fp8-kv-cache: '" << in.name << "' " << stringifyFormat(fmt)
+              << " scale " << text(inScale[ii])
+              << ", read only (no output is built from it)";
 
     // Erase what the push left without users (old Concat pieces). Users
     // follow their operands in the block, so one backward sweep frees a

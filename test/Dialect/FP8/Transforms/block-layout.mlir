@@ -2,7 +2,7 @@
 // RUN: fp8-opt %s -split-input-file -fp8-block-layout=multiple=64 | FileCheck %s --check-prefix=MULT
 // RUN: fp8-opt %s -split-input-file -fp8-block-layout=scale-storage=tma | FileCheck %s --check-prefix=TMA
 // RUN: not fp8-opt %s -split-input-file -fp8-block-layout=scale-storage=swizzled 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: fp8-block-layout: scale-storage must be canonical or tma, got 'swizzled'
+// BAD: for the --scale-storage option: Cannot find option named 'swizzled'!
 
 // K = 100 with MX blocks of 32: both operands padded to K = 128 with FP8
 // zeros, scales unchanged (4 blocks either way), bias and result untouched

@@ -8,6 +8,7 @@
 #define FP8_DIALECT_FP8_TRANSFORMS_PASSES_H
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
+#include "fp8/Dialect/FP8/Transforms/RecipeOptions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Pass/Pass.h"
