@@ -235,3 +235,32 @@ func.func @stored_twice(%x: memref<8x8xf32>, %o: memref<8x8xf32>) {
   }
   return
 }
+
+// -----
+
+// A row index computed by a loop whose carried value picks up the
+// coarsened induction variable only in its body: it depends on the
+// column, so the load stays per element (one vector load would read the
+// first clone's row for all eight); the output is still a vector.
+// CHECK-LABEL: func.func @loop_carried_index
+// CHECK-NOT:     vector.load
+// CHECK-COUNT-8: memref.load %arg0
+// CHECK:         vector.store {{.*}} : memref<4x64xf32>, vector<8xf32>
+func.func @loop_carried_index(%x: memref<64x64xf32>, %o: memref<4x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c64) step (%c1, %c1) {
+    %row = scf.for %t = %c0 to %c2 step %c1 iter_args(%acc = %i) -> (index) {
+      %n = arith.addi %acc, %j : index
+      %m = arith.remui %n, %c64 : index
+      scf.yield %m : index
+    }
+    %a = memref.load %x[%row, %j] : memref<64x64xf32>
+    memref.store %a, %o[%i, %j] : memref<4x64xf32>
+    scf.reduce
+  }
+  return
+}

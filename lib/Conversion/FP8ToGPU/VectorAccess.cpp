@@ -165,30 +165,32 @@ LogicalResult analyzeBlock(Block &block, Value iv,
 }
 
 /// Values of `body` that depend on `iv` (through any operand, in any
-/// nested region).
+/// nested region). Conservative for loops: their carried values and
+/// results count as dependent (a value the body yields may depend on `iv`
+/// even when the initial one does not); their induction variable depends
+/// on `iv` only through the bounds.
 llvm::SmallPtrSet<Value, 16> dependentsOf(Block &body, Value iv) {
   llvm::SmallPtrSet<Value, 16> deps;
   deps.insert(iv);
+  auto dependent = [&](ValueRange values) {
+    return llvm::any_of(values, [&](Value v) { return deps.contains(v); });
+  };
   for (Operation &top : body.without_terminator())
     top.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (llvm::none_of(op->getOperands(),
-                        [&](Value v) { return deps.contains(v); }))
-        return;
-      for (Value r : op->getResults())
-        deps.insert(r);
-      // A loop started from a dependent value carries it; its induction
-      // variable depends on it only through the bounds.
       if (auto loop = dyn_cast<scf::ForOp>(op)) {
-        for (auto [init, arg] :
-             llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs()))
-          if (deps.contains(init))
-            deps.insert(arg);
-        if (llvm::any_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
-                                    loop.getStep()},
-                         [&](Value v) { return deps.contains(v); }))
+        for (Value arg : loop.getRegionIterArgs())
+          deps.insert(arg);
+        for (Value r : loop.getResults())
+          deps.insert(r);
+        if (dependent(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
+                                 loop.getStep()}))
           deps.insert(loop.getInductionVar());
         return;
       }
+      if (!dependent(op->getOperands()))
+        return;
+      for (Value r : op->getResults())
+        deps.insert(r);
       for (Region &region : op->getRegions())
         for (Block &block : region)
           for (BlockArgument arg : block.getArguments())
