@@ -409,6 +409,141 @@ struct FP8InsertScalesPass
     return {q, scale};
   }
 
+  /// Whether `op` becomes an FP8 product, with which recipe and format, and
+  /// why: its structure first (which no rule can override), then the
+  /// policy (keep-first-last, include-attention, the first matching rule).
+  Decision decide(linalg::LinalgOp op, StringRef name, StringRef module,
+                  Operation *firstLinear, Operation *lastLinear,
+                  MutableArrayRef<Rule> rules) {
+    const bool batched = isa<linalg::BatchMatmulOp>(op);
+    Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+    Value init = op.getDpsInits()[0];
+    const bool rhsIsWeight = isWeight(rhs);
+    Decision d;
+    d.recipe = recipe;
+    d.format = format;
+    // Structural requirements first: they cannot be overridden.
+    auto named = dyn_cast<linalg::MatmulOp>(op.getOperation());
+    auto namedBatch = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
+    bool defaultMaps = (named && !named.hasUserDefinedMaps()) ||
+                       (namedBatch && !namedBatch.hasUserDefinedMaps());
+    auto elt = getElementTypeOrSelf(lhs.getType());
+    if (!defaultMaps)
+      d.reason = "transposed/broadcast indexing maps";
+    else if (!isa<Float32Type, Float16Type, BFloat16Type>(elt) ||
+             getElementTypeOrSelf(rhs.getType()) != elt ||
+             (getElementTypeOrSelf(init.getType()) != elt &&
+              !getElementTypeOrSelf(init.getType()).isF32()))
+      d.reason = "not an f32/f16/bf16 product";
+    else if (!isZeroFill(init))
+      d.reason = "accumulates into a non-zero tensor";
+    else if (!cast<ShapedType>(lhs.getType()).hasStaticShape() ||
+             !cast<ShapedType>(rhs.getType()).hasStaticShape())
+      d.reason = "dynamic shape";
+    else {
+      d.fp8 = true;
+      if (batched && !includeAttention && !rhsIsWeight) {
+        d.fp8 = false;
+        d.reason = "activation x activation product (include-attention "
+                   "is off)";
+      } else if (keepFirstLast && (op == firstLinear || op == lastLinear)) {
+        d.fp8 = false;
+        d.reason = op == lastLinear ? "last linear layer kept in high "
+                                      "precision (keep-first-last)"
+                                    : "first linear layer kept in high "
+                                      "precision (keep-first-last)";
+      }
+      for (Rule &rule : rules) {
+        // Against the ONNX node name and the torch module path.
+        auto matches = [&](StringRef key) {
+          return rule.glob ? rule.glob->match(key) : rule.regex.match(key);
+        };
+        if (!matches(name) && (module.empty() || !matches(module)))
+          continue;
+        ++rule.uses;
+        if (rule.glob) {
+          d.fp8 = false;
+          d.reason = "policy exclude '" + rule.pattern + "'";
+        } else if (rule.skip.value_or(false)) {
+          d.fp8 = false;
+          d.reason = "policy rule '" + rule.pattern + "'";
+        } else {
+          d.fp8 = true;
+          d.reason = "policy rule '" + rule.pattern + "'";
+          if (rule.recipe)
+            d.recipe = *rule.recipe;
+          if (rule.format)
+            d.format = *rule.format;
+        }
+        break;
+      }
+    }
+    return d;
+  }
+
+  /// Replaces `op` by its FP8 product under plan `p` (with `analyze`, keeps
+  /// it as the FP32 twin that feeds the statistics), noting what it did in
+  /// the report `entry`.
+  void rewriteProduct(linalg::LinalgOp op, const Plan &p, StringRef name,
+                      const llvm::StringMap<float> &calibration,
+                      SymbolTable &symbols, unsigned &statsIndex,
+                      llvm::json::Object &entry) {
+    Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    std::optional<float> calibrated;
+    if (auto it = calibration.find(name); it != calibration.end()) {
+      calibrated = it->second;
+      entry["calibrated_amax"] = double(*calibrated);
+    }
+    auto [qa, sa] = quantize(b, loc, lhs, p, p.lhsLayout, calibrated);
+    auto [qb, sb] = quantize(b, loc, rhs, p, p.rhsLayout);
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    // An FP16/BF16 product accumulated in FP32 and rounded once: the
+    // scaled product rounds its FP32 accumulators to the narrow type
+    // itself (the same single rounding).
+    linalg::GenericOp rounding =
+        analyze ? linalg::GenericOp() : roundingOf(op->getResult(0));
+    if (rounding)
+      resultType = cast<RankedTensorType>(rounding.getResult(0).getType());
+    auto product = ScaledMatmulOp::create(
+        b, loc, resultType, qa, sa, qb, sb, /*bias=*/Value(), p.lhsLayout,
+        p.rhsLayout, /*transpose_rhs=*/false, Epilogue::None,
+        /*lhs_scale_m_major=*/IntegerAttr());
+    Value fp32 = op->getResult(0);
+    if (rounding) {
+      rounding.getResult(0).replaceAllUsesWith(product.getResult());
+      rounding.erase();
+    }
+    fp32.replaceAllUsesWith(product.getResult());
+    if (analyze) {
+      // The FP32 twin stays, feeding only the statistics (and stays FP32:
+      // fp8-high-precision-products leaves it alone).
+      op->setAttr(kFP32ReferenceAttrName, b.getUnitAttr());
+      b.setInsertionPointAfter(op);
+      auto deq = [&](Value q, Value s, ScaleLayoutAttr l, Value like) {
+        return DequantizeOp::create(b, loc, like.getType(), q, s, l)
+            .getResult();
+      };
+      Value lhsAmax = AmaxOp::create(
+          b, loc, RankedTensorType::get({}, b.getF32Type()), lhs,
+          ScaleLayoutAttr::get(&getContext(), Granularity::Tensor));
+      SmallVector<Value> stats{
+          energy(b, loc, lhs),
+          energy(b, loc, lhs, deq(qa, sa, p.lhsLayout, lhs)),
+          energy(b, loc, rhs),
+          energy(b, loc, rhs, deq(qb, sb, p.rhsLayout, rhs)),
+          energy(b, loc, fp32),
+          energy(b, loc, product.getResult(), fp32),
+          lhsAmax};
+      std::string stateName = "fp8_state_stats_" + std::to_string(statsIndex++);
+      accumulateStats(b, loc, symbols, stateName, stats);
+      entry["stats"] = stateName;
+    } else {
+      op->erase();
+    }
+  }
+
   void runOnOperation() override {
     if (failed(checkOptions()))
       return signalPassFailure();
@@ -440,70 +575,9 @@ struct FP8InsertScalesPass
     for (linalg::LinalgOp op : products) {
       std::string name = getNodeName(op.getLoc());
       std::string module = getTorchModuleName(op);
-      const bool batched = isa<linalg::BatchMatmulOp>(op);
       Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
-      Value init = op.getDpsInits()[0];
       const bool rhsIsWeight = isWeight(rhs);
-      Decision d;
-      d.recipe = recipe;
-      d.format = format;
-      // Structural requirements first: they cannot be overridden.
-      auto named = dyn_cast<linalg::MatmulOp>(op.getOperation());
-      auto namedBatch = dyn_cast<linalg::BatchMatmulOp>(op.getOperation());
-      bool defaultMaps = (named && !named.hasUserDefinedMaps()) ||
-                         (namedBatch && !namedBatch.hasUserDefinedMaps());
-      auto elt = getElementTypeOrSelf(lhs.getType());
-      if (!defaultMaps)
-        d.reason = "transposed/broadcast indexing maps";
-      else if (!isa<Float32Type, Float16Type, BFloat16Type>(elt) ||
-               getElementTypeOrSelf(rhs.getType()) != elt ||
-               (getElementTypeOrSelf(init.getType()) != elt &&
-                !getElementTypeOrSelf(init.getType()).isF32()))
-        d.reason = "not an f32/f16/bf16 product";
-      else if (!isZeroFill(init))
-        d.reason = "accumulates into a non-zero tensor";
-      else if (!cast<ShapedType>(lhs.getType()).hasStaticShape() ||
-               !cast<ShapedType>(rhs.getType()).hasStaticShape())
-        d.reason = "dynamic shape";
-      else {
-        d.fp8 = true;
-        if (batched && !includeAttention && !rhsIsWeight) {
-          d.fp8 = false;
-          d.reason = "activation x activation product (include-attention "
-                     "is off)";
-        } else if (keepFirstLast && (op == firstLinear || op == lastLinear)) {
-          d.fp8 = false;
-          d.reason = op == lastLinear ? "last linear layer kept in high "
-                                        "precision (keep-first-last)"
-                                      : "first linear layer kept in high "
-                                        "precision (keep-first-last)";
-        }
-        for (Rule &rule : rules) {
-          // Against the ONNX node name and the torch module path.
-          auto matches = [&](StringRef key) {
-            return rule.glob ? rule.glob->match(key) : rule.regex.match(key);
-          };
-          if (!matches(name) && (module.empty() || !matches(module)))
-            continue;
-          ++rule.uses;
-          if (rule.glob) {
-            d.fp8 = false;
-            d.reason = "policy exclude '" + rule.pattern + "'";
-          } else if (rule.skip.value_or(false)) {
-            d.fp8 = false;
-            d.reason = "policy rule '" + rule.pattern + "'";
-          } else {
-            d.fp8 = true;
-            d.reason = "policy rule '" + rule.pattern + "'";
-            if (rule.recipe)
-              d.recipe = *rule.recipe;
-            if (rule.format)
-              d.format = *rule.format;
-          }
-          break;
-        }
-      }
-
+      Decision d = decide(op, name, module, firstLinear, lastLinear, rules);
       llvm::json::Object entry{
           {"node", name},
           {"op", op->getName().getStringRef()},
@@ -523,60 +597,7 @@ struct FP8InsertScalesPass
         continue;
       }
       Plan p = plan(d.recipe, d.format, rhsIsWeight);
-      OpBuilder b(op);
-      Location loc = op.getLoc();
-      std::optional<float> calibrated;
-      if (auto it = calibration.find(name); it != calibration.end()) {
-        calibrated = it->second;
-        entry["calibrated_amax"] = double(*calibrated);
-      }
-      auto [qa, sa] = quantize(b, loc, lhs, p, p.lhsLayout, calibrated);
-      auto [qb, sb] = quantize(b, loc, rhs, p, p.rhsLayout);
-      auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-      // An FP16/BF16 product accumulated in FP32 and rounded once: the
-      // scaled product rounds its FP32 accumulators to the narrow type
-      // itself (the same single rounding).
-      linalg::GenericOp rounding =
-          analyze ? linalg::GenericOp() : roundingOf(op->getResult(0));
-      if (rounding)
-        resultType = cast<RankedTensorType>(rounding.getResult(0).getType());
-      auto product = ScaledMatmulOp::create(
-          b, loc, resultType, qa, sa, qb, sb, /*bias=*/Value(), p.lhsLayout,
-          p.rhsLayout, /*transpose_rhs=*/false, Epilogue::None,
-          /*lhs_scale_m_major=*/IntegerAttr());
-      Value fp32 = op->getResult(0);
-      if (rounding) {
-        rounding.getResult(0).replaceAllUsesWith(product.getResult());
-        rounding.erase();
-      }
-      fp32.replaceAllUsesWith(product.getResult());
-      if (analyze) {
-        // The FP32 twin stays, feeding only the statistics (and stays FP32:
-        // fp8-high-precision-products leaves it alone).
-        op->setAttr(kFP32ReferenceAttrName, b.getUnitAttr());
-        b.setInsertionPointAfter(op);
-        auto deq = [&](Value q, Value s, ScaleLayoutAttr l, Value like) {
-          return DequantizeOp::create(b, loc, like.getType(), q, s, l)
-              .getResult();
-        };
-        Value lhsAmax = AmaxOp::create(
-            b, loc, RankedTensorType::get({}, b.getF32Type()), lhs,
-            ScaleLayoutAttr::get(&getContext(), Granularity::Tensor));
-        SmallVector<Value> stats{
-            energy(b, loc, lhs),
-            energy(b, loc, lhs, deq(qa, sa, p.lhsLayout, lhs)),
-            energy(b, loc, rhs),
-            energy(b, loc, rhs, deq(qb, sb, p.rhsLayout, rhs)),
-            energy(b, loc, fp32),
-            energy(b, loc, product.getResult(), fp32),
-            lhsAmax};
-        std::string stateName = "fp8_state_stats_" + std::to_string(statsIndex++);
-        accumulateStats(b, loc, symbols, stateName, stats);
-        entry["stats"] = stateName;
-      } else {
-        op->erase();
-      }
-
+      rewriteProduct(op, p, name, calibration, symbols, statsIndex, entry);
       std::string la, lb;
       llvm::raw_string_ostream(la) << p.lhsLayout;
       llvm::raw_string_ostream(lb) << p.rhsLayout;
