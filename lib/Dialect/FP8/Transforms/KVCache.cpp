@@ -80,6 +80,13 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
     bool hasCachePiece = false;  // (outputs) its Concat holds a cache input
   };
 
+  /// What fp8-kv-cache decided for a function (decide), and rewrites
+  /// (rewrite).
+  struct CachePlan {
+    SmallVector<Entry> ins, outs;
+    SmallVector<float> inScale, outScale;
+  };
+
   LogicalResult readScales(func::FuncOp func, Format fmt,
                            llvm::StringMap<float> &scales) {
     if (scalesFile.empty())
@@ -136,7 +143,6 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
     auto func = module.lookupSymbol<func::FuncOp>(entry);
     if (!func || func.isExternal()) {
       module.emitError() << "fp8-kv-cache: no function @" << entry;
@@ -149,18 +155,29 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
       func.emitError() << "fp8-kv-cache: format 'hybrid' is not e4m3 or e5m2";
       return signalPassFailure();
     }
+    CachePlan plan;
+    if (failed(decide(func, fmt, plan)))
+      return signalPassFailure();
+    rewrite(func, fmt, plan);
+  }
+
+  /// The cache tensors of `func` (graph inputs and outputs whose names the
+  /// expressions select), each output paired with the cache input its
+  /// Concat starts from (or by name), and every scale (the file's, else the
+  /// default; a pair shares one), checked; an error names what is wrong.
+  LogicalResult decide(func::FuncOp func, Format fmt, CachePlan &plan) {
     llvm::Regex inRe(inputs), outRe(outputs);
     std::string reError;
     if (!inRe.isValid(reError) || !outRe.isValid(reError)) {
       func.emitError() << "fp8-kv-cache: bad regular expression: " << reError;
-      return signalPassFailure();
+      return failure();
     }
     llvm::StringMap<float> fileScales;
     if (failed(readScales(func, fmt, fileScales)))
-      return signalPassFailure();
+      return failure();
 
     auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
-    SmallVector<Entry> ins, outs;
+    SmallVector<Entry> &ins = plan.ins, &outs = plan.outs;
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       std::string name = nameOf(func.getArgAttrDict(i), "");
       if (!name.empty() && inRe.match(name))
@@ -177,7 +194,7 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
                        << "'; name the cache tensors with the inputs= and "
                           "outputs= options (fp8-compile --kv-cache-inputs, "
                           "--kv-cache-outputs)";
-      return signalPassFailure();
+      return failure();
     }
     auto checkType = [&](Type t, StringRef kind,
                          StringRef name) -> LogicalResult {
@@ -192,11 +209,11 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
     for (Entry &e : ins)
       if (failed(checkType(func.getArgument(e.index).getType(), "input",
                            e.name)))
-        return signalPassFailure();
+        return failure();
     for (Entry &e : outs)
       if (failed(checkType(ret.getOperand(e.index).getType(), "output",
                            e.name)))
-        return signalPassFailure();
+        return failure();
 
     // Pair each output with the cache input its Concat starts from.
     for (auto [oi, o] : llvm::enumerate(outs)) {
@@ -241,7 +258,9 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
         return std::nullopt;
       return it->second;
     };
-    SmallVector<float> inScale(ins.size()), outScale(outs.size());
+    SmallVector<float> &inScale = plan.inScale, &outScale = plan.outScale;
+    inScale.assign(ins.size(), 0.0f);
+    outScale.assign(outs.size(), 0.0f);
     for (auto [ii, in] : llvm::enumerate(ins)) {
       std::optional<float> s = lookup(in.name);
       if (in.pair >= 0) {
@@ -255,7 +274,7 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
                            << ") but the scales file gives them scales "
                            << text(*s) << " and "
                            << text(*t) << "; give one of them";
-          return signalPassFailure();
+          return failure();
         }
         if (!s)
           s = t;
@@ -272,11 +291,11 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
     for (auto [ii, in] : llvm::enumerate(ins))
       if (failed(checkScale(func, in.name, inScale[ii], fmt,
                             func.getArgument(in.index).getType())))
-        return signalPassFailure();
+        return failure();
     for (auto [oi, o] : llvm::enumerate(outs))
       if (failed(checkScale(func, o.name, outScale[oi], fmt,
                             ret.getOperand(o.index).getType())))
-        return signalPassFailure();
+        return failure();
     auto named = [](ArrayRef<Entry> entries, StringRef name) {
       return llvm::any_of(entries,
                           [&](const Entry &e) { return e.name == name; });
@@ -286,10 +305,20 @@ struct FP8KVCachePass : fp8::impl::FP8KVCacheBase<FP8KVCachePass> {
         func.emitError() << "fp8-kv-cache: scales file " << scalesFile
                          << " names '" << kv.first()
                          << "', which is not a cache input or output";
-        return signalPassFailure();
+        return failure();
       }
     }
+    return success();
+  }
 
+  /// Rewrites `func` as `plan` says: FP8 cache inputs read through a
+  /// dequantize, FP8 cache outputs quantized once (the cached part of a
+  /// Concat passed through verbatim), the function type updated.
+  void rewrite(func::FuncOp func, Format fmt, const CachePlan &plan) {
+    MLIRContext *ctx = &getContext();
+    auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    ArrayRef<Entry> ins = plan.ins, outs = plan.outs;
+    ArrayRef<float> inScale = plan.inScale, outScale = plan.outScale;
     // One scale constant per distinct value, at the top of the function:
     // equal scales are then the same SSA value, which the verbatim rule
     // below relies on.
