@@ -26,7 +26,6 @@
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 #include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
@@ -295,9 +294,6 @@ private:
   Value base;
 };
 
-} // namespace
-
-namespace {
 /// Whether `op` (or an op nested in it) uses `memref`.
 bool usesMemRef(Operation *op, Value memref) {
   return op
