@@ -103,6 +103,15 @@ static __thread char weights_error[10240]; /* two paths and a message */
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 #endif
 
+#ifdef FP8RT_TARGET_CUDA
+#define FP8RT_GRAPHS 4 /* captured runs kept per handle */
+enum {
+  WHERE_HOST = 0,          /* host memory, staged through m->staging */
+  WHERE_DEVICE = 1,        /* device memory the kernels use in place */
+  WHERE_DEVICE_STAGED = 2, /* device memory not 16-byte aligned: staged */
+};
+#endif
+
 typedef struct tensor_sig {
   char *name;
   int32_t dtype;
@@ -133,10 +142,24 @@ struct fp8rt_model {
   tensor_sig *tensors; /* inputs then outputs */
   void **args;
   char error[512];
+  fp8rt_copy_stats copies; /* of the last successful run */
 #ifdef FP8RT_TARGET_CUDA
   void **staging;  /* device buffers for inputs then outputs */
   size_t *bytes;   /* their sizes */
-  void *graph;     /* captured run (FP8RT_CUDA_GRAPH=1), or NULL */
+  /* This run's tensors: the caller's data and where it is (WHERE_*). */
+  void **user;
+  unsigned char *where;
+  /* Copy lists (inputs + outputs + status at most). */
+  void **copy_dst;
+  const void **copy_src;
+  size_t *copy_bytes;
+  int32_t *copy_of; /* the tensor each copy is for (n: the status) */
+  /* Captured runs (FP8RT_CUDA_GRAPH=1), each for the device addresses it
+   * was captured with (device tensors are read in place, so another
+   * address needs another graph); least recently used replaced. */
+  void *graphs[FP8RT_GRAPHS];
+  void **graph_args[FP8RT_GRAPHS];
+  unsigned long long graph_used[FP8RT_GRAPHS];
   int use_graph;
   long long runs;
   void **backup; /* load_state's copies of the state (NULL outside it) */
@@ -200,7 +223,16 @@ static void free_model(fp8rt_model *m) {
       fp8rt_cuda_free(m->staging[i]);
   free(m->staging);
   free(m->bytes);
-  fp8rt_cuda_graph_destroy(m->graph);
+  free(m->user);
+  free(m->where);
+  free(m->copy_dst);
+  free(m->copy_src);
+  free(m->copy_bytes);
+  free(m->copy_of);
+  for (int k = 0; k < FP8RT_GRAPHS; ++k) {
+    fp8rt_cuda_graph_destroy(m->graphs[k]);
+    free(m->graph_args[k]);
+  }
 #endif
   free(m);
 }
@@ -276,7 +308,14 @@ static int cuda_prepare(fp8rt_model *m, const char **error) {
   /* inputs, outputs, then the check status (when the model has checks) */
   m->staging = calloc((size_t)n + 2, sizeof(void *));
   m->bytes = calloc((size_t)n + 2, sizeof(size_t));
-  if (!m->staging || !m->bytes) {
+  m->user = calloc((size_t)n + 2, sizeof(void *));
+  m->where = calloc((size_t)n + 2, 1);
+  m->copy_dst = calloc((size_t)n + 2, sizeof(void *));
+  m->copy_src = calloc((size_t)n + 2, sizeof(void *));
+  m->copy_bytes = calloc((size_t)n + 2, sizeof(size_t));
+  m->copy_of = calloc((size_t)n + 2, sizeof(int32_t));
+  if (!m->staging || !m->bytes || !m->user || !m->where || !m->copy_dst ||
+      !m->copy_src || !m->copy_bytes || !m->copy_of) {
     *error = "fp8rt: out of memory";
     return 0;
   }
@@ -722,8 +761,18 @@ static const tensor_sig *sig_at(const fp8rt_model *m, int32_t index,
 ACCESSORS(input, 0)
 ACCESSORS(output, 1)
 
+/* Tensor `i` of a run given in either ABI form (exactly one of v1/ex). */
+static fp8rt_tensor_ex tensor_at(const fp8rt_tensor *v1,
+                                 const fp8rt_tensor_ex *ex, int32_t i) {
+  if (ex)
+    return ex[i];
+  fp8rt_tensor_ex t = {v1[i].data,  v1[i].dtype,       v1[i].rank,
+                       v1[i].shape, FP8RT_MEMORY_HOST, 0};
+  return t;
+}
+
 static int check_tensor(fp8rt_model *m, const char *kind, int32_t index,
-                        const tensor_sig *want, const fp8rt_tensor *got) {
+                        const tensor_sig *want, const fp8rt_tensor_ex *got) {
   if (!got->data && want->bytes != 0) { /* an empty tensor needs no data */
     set_error(m, "%s %d ('%s'): data is NULL", kind, index, want->name);
     return 0;
@@ -748,32 +797,203 @@ static int check_tensor(fp8rt_model *m, const char *kind, int32_t index,
       return 0;
     }
   }
+  if (got->reserved != 0 || (got->memory != FP8RT_MEMORY_HOST &&
+                             got->memory != FP8RT_MEMORY_DEVICE)) {
+    set_error(
+        m,
+        "%s %d ('%s'): memory kind %d (reserved %d) is not one of "
+        "FP8RT_MEMORY_HOST (0) or FP8RT_MEMORY_DEVICE (1) with reserved 0",
+        kind, index, want->name, got->memory, got->reserved);
+    return 0;
+  }
+#ifndef FP8RT_TARGET_CUDA
+  if (got->memory == FP8RT_MEMORY_DEVICE) {
+    set_error(m,
+              "%s %d ('%s') is device memory, but this library runs on "
+              "the CPU (compile with --target=sm_90a for device tensors)",
+              kind, index, want->name);
+    return 0;
+  }
+#endif
   return 1;
 }
 
-FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
-                                          const fp8rt_tensor *inputs,
-                                          int32_t num_inputs,
-                                          const fp8rt_tensor *outputs,
-                                          int32_t num_outputs) {
+/* The stream in `o` (NULL: none), or -1 with the error set. */
+static int run_options(fp8rt_model *m, const fp8rt_run_options *o,
+                       void **stream) {
+  *stream = NULL;
+  if (!o)
+    return 1;
+  if (o->size < 2 * sizeof(uint32_t)) {
+    set_error(m,
+              "run options: size %u is smaller than its own header (set "
+              "it to sizeof(fp8rt_run_options))",
+              o->size);
+    return 0;
+  }
+  if (o->flags != 0) {
+    set_error(m, "run options: unknown flags 0x%x", o->flags);
+    return 0;
+  }
+  if (o->size >= offsetof(fp8rt_run_options, stream) + sizeof(void *))
+    *stream = o->stream;
+#ifndef FP8RT_TARGET_CUDA
+  if (*stream) {
+    set_error(m, "run options: a CUDA stream was given, but this library "
+                 "runs on the CPU");
+    return 0;
+  }
+#endif
+  return 1;
+}
+
+#ifdef FP8RT_TARGET_CUDA
+/* Device tensors used in place: each must be device memory of the model's
+ * device inside one allocation, and no output may overlap another tensor
+ * (the kernels would read what they write). */
+static int check_device_tensors(fp8rt_model *m) {
+  const int32_t n = m->num_inputs + m->num_outputs;
+  char why[512];
+  for (int32_t i = 0; i < n; ++i) {
+    if (m->where[i] == WHERE_HOST || m->tensors[i].bytes == 0)
+      continue;
+    if (fp8rt_cuda_check_device_tensor(m->user[i], m->tensors[i].bytes, why,
+                                       sizeof(why)) != 0) {
+      int out = i >= m->num_inputs;
+      set_error(m, "%s %d ('%s') is given as device memory: %s",
+                out ? "output" : "input", out ? i - m->num_inputs : i,
+                m->tensors[i].name, why);
+      return 0;
+    }
+  }
+  for (int32_t i = m->num_inputs; i < n; ++i) {
+    if (m->where[i] == WHERE_HOST || m->tensors[i].bytes == 0)
+      continue;
+    uintptr_t a = (uintptr_t)m->user[i], a_end = a + m->tensors[i].bytes;
+    for (int32_t j = 0; j < n; ++j) {
+      if (j == i || m->where[j] == WHERE_HOST || m->tensors[j].bytes == 0)
+        continue;
+      uintptr_t b = (uintptr_t)m->user[j], b_end = b + m->tensors[j].bytes;
+      if (a < b_end && b < a_end) {
+        int out = j >= m->num_inputs;
+        set_error(m,
+                  "output %d ('%s') overlaps %s %d ('%s') in device "
+                  "memory: give each output its own buffer",
+                  i - m->num_inputs, m->tensors[i].name,
+                  out ? "output" : "input", out ? j - m->num_inputs : j,
+                  m->tensors[j].name);
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+/* Appends the copy dst <- src of tensor i's bytes (i == inputs + outputs:
+ * the status) to the lists (n: their length). */
+static void add_copy(fp8rt_model *m, int32_t *n, int32_t i, void *dst,
+                     const void *src, size_t bytes) {
+  m->copy_of[*n] = i;
+  m->copy_dst[*n] = dst;
+  m->copy_src[*n] = src;
+  m->copy_bytes[*n] = bytes;
+  ++*n;
+}
+
+/* The captured run for this run's addresses (m->args), or -1. */
+static int find_graph(fp8rt_model *m, int32_t nargs) {
+  for (int k = 0; k < FP8RT_GRAPHS; ++k)
+    if (m->graphs[k] &&
+        memcmp(m->graph_args[k], m->args, (size_t)nargs * sizeof(void *)) == 0)
+      return k;
+  return -1;
+}
+
+/* Runs the compiled code on m->args: plainly, or (FP8RT_CUDA_GRAPH=1)
+ * through the graph captured for these addresses, capturing one after the
+ * first run (which warmed the buffer pool, so a captured run allocates
+ * nothing new). Holds cuda_lock. */
+static int32_t cuda_execute(fp8rt_model *m, int32_t nargs) {
+  static unsigned long long graph_clock; /* under cuda_lock */
+  int k = m->use_graph ? find_graph(m, nargs) : -1;
+  if (k >= 0) {
+    m->graph_used[k] = ++graph_clock;
+    return fp8rt_cuda_graph_launch(m->graphs[k]);
+  }
+  if (m->use_graph && m->runs > 0) {
+    int slot = 0;
+    for (int j = 1; j < FP8RT_GRAPHS; ++j)
+      if (m->graph_used[j] < m->graph_used[slot])
+        slot = j;
+    void **key = m->graph_args[slot];
+    if (!key)
+      key = m->graph_args[slot] = malloc((size_t)nargs * sizeof(void *));
+    if (key) {
+      void *graph = NULL;
+      int32_t status = fp8rt_cuda_run_begin(1);
+      if (status == 0) {
+        __fp8_model_entry(m->args);
+        status = fp8rt_cuda_run_end(&graph);
+      }
+      if (status != 0)
+        return status;
+      fp8rt_cuda_graph_destroy(m->graphs[slot]);
+      m->graphs[slot] = graph;
+      memcpy(key, m->args, (size_t)nargs * sizeof(void *));
+      m->graph_used[slot] = ++graph_clock;
+      return fp8rt_cuda_graph_launch(graph);
+    }
+  }
+  int32_t status = fp8rt_cuda_run_begin(0);
+  if (status == 0) {
+    __fp8_model_entry(m->args);
+    status = fp8rt_cuda_run_end(NULL);
+  }
+  return status;
+}
+#endif
+
+/* fp8rt_model_run and fp8rt_model_run_ex: the tensors in one form or the
+ * other (v1: all host memory). */
+static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
+                              const fp8rt_tensor_ex *in_ex, int32_t num_inputs,
+                              const fp8rt_tensor *out_v1,
+                              const fp8rt_tensor_ex *out_ex,
+                              int32_t num_outputs,
+                              const fp8rt_run_options *options) {
   if (!m)
     return FP8RT_INVALID_ARGUMENT;
   m->error[0] = '\0';
   if (num_inputs != m->num_inputs || num_outputs != m->num_outputs ||
-      (num_inputs && !inputs) || (num_outputs && !outputs)) {
+      (num_inputs && !in_v1 && !in_ex) || (num_outputs && !out_v1 && !out_ex)) {
     set_error(m, "run: %d inputs and %d outputs given, the model has %d and %d",
               num_inputs, num_outputs, m->num_inputs, m->num_outputs);
     return FP8RT_INVALID_ARGUMENT;
   }
-  for (int32_t i = 0; i < num_inputs; ++i) {
-    if (!check_tensor(m, "input", i, &m->tensors[i], &inputs[i]))
+  void *stream = NULL;
+  if (!run_options(m, options, &stream))
+    return FP8RT_INVALID_ARGUMENT;
+  for (int32_t i = 0; i < num_inputs + num_outputs; ++i) {
+    const int out = i >= num_inputs;
+    const int32_t k = out ? i - num_inputs : i;
+    fp8rt_tensor_ex t =
+        out ? tensor_at(out_v1, out_ex, k) : tensor_at(in_v1, in_ex, k);
+    if (!check_tensor(m, out ? "output" : "input", k, &m->tensors[i], &t))
       return FP8RT_INVALID_ARGUMENT;
-    m->args[i] = inputs[i].data;
-  }
-  for (int32_t i = 0; i < num_outputs; ++i) {
-    if (!check_tensor(m, "output", i, &m->tensors[num_inputs + i], &outputs[i]))
-      return FP8RT_INVALID_ARGUMENT;
-    m->args[num_inputs + i] = outputs[i].data;
+#ifdef FP8RT_TARGET_CUDA
+    m->user[i] = t.data;
+    m->where[i] = t.memory == FP8RT_MEMORY_HOST
+                      ? WHERE_HOST
+                      /* The kernels' vector accesses assume 16-byte alignment
+                       * (every buffer the runtime allocates has it). */
+                      : ((uintptr_t)t.data % 16 == 0 ? WHERE_DEVICE
+                                                     : WHERE_DEVICE_STAGED);
+    m->args[i] = m->where[i] == WHERE_DEVICE && m->tensors[i].bytes
+                     ? t.data
+                     : m->staging[i];
+#else
+    m->args[i] = t.data;
+#endif
   }
   /* The compiled code writes the whole status (it is an output). */
   const int checked = m->num_checks > 0;
@@ -781,46 +1001,58 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
    * are one critical section: no other handle's run may update the shared
    * state in between (a restore would undo it, a snapshot could be torn). */
   const int guard_state = m->undo != NULL;
+  fp8rt_copy_stats copies = {0, 0, 0, 0};
 #ifdef FP8RT_TARGET_CUDA
-  /* All inputs, then one synchronize (m->args holds their host data). */
-  int32_t failed = 0;
-  if (fp8rt_cuda_copy_many(m->staging, (const void *const *)m->args, m->bytes,
-                           num_inputs, &failed) != 0) {
+  const int32_t n = num_inputs + num_outputs;
+  if (!check_device_tensors(m))
+    return FP8RT_INVALID_ARGUMENT;
+  /* Host inputs, then one synchronize. */
+  int32_t ncopy = 0, failed = 0;
+  for (int32_t i = 0; i < num_inputs; ++i)
+    if (m->where[i] == WHERE_HOST && m->bytes[i]) {
+      add_copy(m, &ncopy, i, m->staging[i], m->user[i], m->bytes[i]);
+      copies.host_to_device += m->bytes[i];
+    }
+  if (fp8rt_cuda_copy_many(m->copy_dst, m->copy_src, m->copy_bytes, ncopy,
+                           &failed) != 0) {
     set_error(m, "copying input '%s' to the GPU: %s",
-              failed < num_inputs ? m->tensors[failed].name : "(all)",
+              failed < ncopy ? m->tensors[m->copy_of[failed]].name : "(all)",
               fp8rt_cuda_last_error());
     return FP8RT_INTERNAL;
   }
+  copies.copies += (uint64_t)ncopy;
   pthread_mutex_lock(&cuda_lock);
-  int32_t status = copy_undo(m, 0) ? 0 : -1;
+  /* The model stream waits for the caller's stream, then stages the
+   * unaligned device inputs on the model stream (ordered after that wait). */
+  if (stream && fp8rt_cuda_run_after(stream) != 0) {
+    pthread_mutex_unlock(&cuda_lock);
+    set_error(m, "run options: %s", fp8rt_cuda_last_error());
+    return FP8RT_INVALID_ARGUMENT;
+  }
+  ncopy = 0;
+  for (int32_t i = 0; i < num_inputs; ++i)
+    if (m->where[i] == WHERE_DEVICE_STAGED && m->bytes[i]) {
+      add_copy(m, &ncopy, i, m->staging[i], m->user[i], m->bytes[i]);
+      copies.device_to_device += m->bytes[i];
+    }
+  copies.copies += (uint64_t)ncopy;
+  int32_t status = fp8rt_cuda_copy_on_run_stream(m->copy_dst, m->copy_src,
+                                                 m->copy_bytes, ncopy, &failed);
+  if (status != 0) {
+    pthread_mutex_unlock(&cuda_lock);
+    set_error(m, "staging device input '%s': %s",
+              m->tensors[m->copy_of[failed]].name, fp8rt_cuda_last_error());
+    return FP8RT_INTERNAL;
+  }
+  status = copy_undo(m, 0) ? 0 : -1;
   if (status != 0) {
     pthread_mutex_unlock(&cuda_lock);
     set_error(m, "saving the model's state before the run: %s",
               fp8rt_cuda_last_error());
     return FP8RT_INTERNAL;
   }
-  if (m->graph) {
-    status = fp8rt_cuda_graph_launch(m->graph);
-  } else if (m->use_graph && m->runs > 0) {
-    /* The first run warmed the buffer pool, so this one allocates nothing
-     * new and its launches can be recorded once and replayed. */
-    void *graph = NULL;
-    status = fp8rt_cuda_run_begin(1);
-    if (status == 0) {
-      __fp8_model_entry(m->staging);
-      status = fp8rt_cuda_run_end(&graph);
-    }
-    if (status == 0) {
-      m->graph = graph;
-      status = fp8rt_cuda_graph_launch(graph);
-    }
-  } else {
-    status = fp8rt_cuda_run_begin(0);
-    if (status == 0) {
-      __fp8_model_entry(m->staging);
-      status = fp8rt_cuda_run_end(NULL);
-    }
-  }
+  m->args[n] = m->staging[n]; /* the status (when the model has checks) */
+  status = cuda_execute(m, n + checked);
   if (!guard_state || status != 0)
     pthread_mutex_unlock(&cuda_lock);
   if (status != 0) {
@@ -828,21 +1060,36 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
     return FP8RT_INTERNAL;
   }
   ++m->runs;
-  /* Outputs and the status (staged right after them), one synchronize. */
-  m->args[num_inputs + num_outputs] = m->status;
-  if (fp8rt_cuda_copy_many(
-          m->args + num_inputs, (const void *const *)(m->staging + num_inputs),
-          m->bytes + num_inputs, num_outputs + checked, &failed) != 0) {
+  /* Host and staged device outputs and the status, one synchronize. */
+  ncopy = 0;
+  for (int32_t i = num_inputs; i < n; ++i) {
+    if (m->where[i] == WHERE_DEVICE || !m->bytes[i])
+      continue;
+    add_copy(m, &ncopy, i, m->user[i], m->staging[i], m->bytes[i]);
+    if (m->where[i] == WHERE_HOST)
+      copies.device_to_host += m->bytes[i];
+    else
+      copies.device_to_device += m->bytes[i];
+  }
+  if (checked) {
+    add_copy(m, &ncopy, n, m->status, m->staging[n], sizeof(m->status));
+    copies.device_to_host += sizeof(m->status);
+  }
+  copies.copies += (uint64_t)ncopy;
+  if (fp8rt_cuda_copy_many(m->copy_dst, m->copy_src, m->copy_bytes, ncopy,
+                           &failed) != 0) {
     if (guard_state)
       pthread_mutex_unlock(&cuda_lock);
     set_error(m, "copying output '%s' from the GPU: %s",
-              failed < num_outputs ? m->tensors[num_inputs + failed].name
-                                   : "(status)",
+              failed >= ncopy           ? "(all)"
+              : m->copy_of[failed] == n ? "(status)"
+                                        : m->tensors[m->copy_of[failed]].name,
               fp8rt_cuda_last_error());
     return FP8RT_INTERNAL;
   }
   pthread_mutex_t *held = guard_state ? &cuda_lock : NULL;
 #else
+  (void)stream;
   pthread_mutex_t *held = guard_state ? &state_lock : NULL;
   if (held)
     pthread_mutex_lock(held);
@@ -864,7 +1111,36 @@ FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
   }
   if (held)
     pthread_mutex_unlock(held);
+  if (result == FP8RT_OK)
+    m->copies = copies;
   return result;
+}
+
+FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,
+                                          const fp8rt_tensor *inputs,
+                                          int32_t num_inputs,
+                                          const fp8rt_tensor *outputs,
+                                          int32_t num_outputs) {
+  return run_model(m, inputs, NULL, num_inputs, outputs, NULL, num_outputs,
+                   NULL);
+}
+
+FP8RT_EXPORT fp8rt_status fp8rt_model_run_ex(fp8rt_model *m,
+                                             const fp8rt_tensor_ex *inputs,
+                                             int32_t num_inputs,
+                                             const fp8rt_tensor_ex *outputs,
+                                             int32_t num_outputs,
+                                             const fp8rt_run_options *options) {
+  return run_model(m, NULL, inputs, num_inputs, NULL, outputs, num_outputs,
+                   options);
+}
+
+FP8RT_EXPORT fp8rt_status fp8rt_model_last_run_copies(const fp8rt_model *m,
+                                                      fp8rt_copy_stats *stats) {
+  if (!m || !stats)
+    return FP8RT_INVALID_ARGUMENT;
+  *stats = m->copies;
+  return FP8RT_OK;
 }
 
 FP8RT_EXPORT const char *fp8rt_model_last_error(const fp8rt_model *m) {

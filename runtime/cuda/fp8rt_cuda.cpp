@@ -55,6 +55,8 @@ struct RunState {
   // Events around a non-captured run, on its stream (created once per
   // thread): the GPU time of the last run (fp8rt_cuda_last_run_ms).
   CUevent begin = nullptr, end = nullptr;
+  // fp8rt_cuda_run_after's event (created once per thread).
+  CUevent join = nullptr;
   bool timed = false;
   float lastMs = -1;
 };
@@ -1750,4 +1752,114 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_copy(void *dst, const void *src,
   if (bytes == 0)
     return 0;
   return fp8rt_cuda_copy_many(&dst, &src, &bytes, 1, nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// Device-resident tensors (fp8rt_model_run_ex)
+//===----------------------------------------------------------------------===//
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_check_device_tensor(const void *ptr,
+                                                         size_t bytes,
+                                                         char *why,
+                                                         size_t why_size) {
+  auto refuse = [&](const std::string &message) {
+    if (why && why_size)
+      std::snprintf(why, why_size, "%s", message.c_str());
+    return int32_t(1);
+  };
+  ScopedContext ctx("checking a device tensor");
+  if (!ctx.ok())
+    return refuse(fp8rt_cuda_last_error());
+  CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
+  // Zero-filled 8-byte slots: every attribute below is at most 8 bytes.
+  auto get = [&](CUpointer_attribute a, unsigned long long &v) {
+    v = 0;
+    return cuPointerGetAttribute(&v, a, p);
+  };
+  unsigned long long type = 0, managed = 0, ordinal = 0, start = 0, size = 0;
+  if (get(CU_POINTER_ATTRIBUTE_MEMORY_TYPE, type) != CUDA_SUCCESS)
+    return refuse("it is not CUDA memory (a host pointer CUDA does not "
+                  "know: pass it as host memory)");
+  get(CU_POINTER_ATTRIBUTE_IS_MANAGED, managed);
+  if (type == CU_MEMORYTYPE_HOST && !managed)
+    return refuse("it is pinned host memory, not device memory (pass it "
+                  "as host memory)");
+  if (!managed) {
+    if (get(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ordinal) == CUDA_SUCCESS &&
+        static_cast<CUdevice>(ordinal) != ctx.dev->device)
+      return refuse("it is memory of CUDA device " + std::to_string(ordinal) +
+                    "; the model runs on device " +
+                    std::to_string(ctx.dev->device));
+  }
+  if (get(CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, start) == CUDA_SUCCESS &&
+      get(CU_POINTER_ATTRIBUTE_RANGE_SIZE, size) == CUDA_SUCCESS && size) {
+    unsigned long long end = start + size, need = p + bytes;
+    if (need < p || need > end)
+      return refuse("it needs " + std::to_string(bytes) +
+                    " bytes but its allocation ends " +
+                    std::to_string(end - p) + " bytes after its start");
+  }
+  return 0;
+}
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_after(void *stream) {
+  fp8rt_cuda_clear_error();
+  ScopedContext ctx("ordering a run after the caller's stream");
+  if (!ctx.ok() || !ensureRunStream())
+    return fp8rt_cuda_status();
+  CUstream s = static_cast<CUstream>(stream);
+  if (s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD && s != nullptr) {
+    CUcontext owner = nullptr;
+    CUresult r = cuStreamGetCtx(s, &owner);
+    if (r != CUDA_SUCCESS) {
+      fail(r, "the given stream %p is not a usable CUDA stream", stream);
+      return fp8rt_cuda_status();
+    }
+    if (owner != ctx.dev->context) {
+      failMsg(CUDA_ERROR_INVALID_CONTEXT,
+              "the given stream %p belongs to another CUDA context than the "
+              "model's (the primary context of device %d)",
+              stream, int(ctx.dev->device));
+      return fp8rt_cuda_status();
+    }
+  }
+  if (!run.join) {
+    CUresult r = cuEventCreate(&run.join, CU_EVENT_DISABLE_TIMING);
+    if (r != CUDA_SUCCESS) {
+      run.join = nullptr;
+      fail(r, "cuEventCreate (joining the caller's stream)");
+      return fp8rt_cuda_status();
+    }
+  }
+  CUresult r = cuEventRecord(run.join, s);
+  if (r == CUDA_SUCCESS)
+    r = cuStreamWaitEvent(run.stream, run.join, 0);
+  if (r != CUDA_SUCCESS)
+    fail(r, "making the model stream wait for the given stream %p", stream);
+  return fp8rt_cuda_status();
+}
+
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_copy_on_run_stream(void *const *dst,
+                                                        const void *const *src,
+                                                        const size_t *bytes,
+                                                        int32_t n,
+                                                        int32_t *failed) {
+  ScopedContext ctx("copying memory on the model stream");
+  if (!ctx.ok() || !ensureRunStream())
+    return fp8rt_cuda_status();
+  for (int32_t i = 0; i < n; ++i) {
+    if (bytes[i] == 0)
+      continue;
+    CUresult r = cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst[i]),
+                               reinterpret_cast<CUdeviceptr>(src[i]), bytes[i],
+                               run.stream);
+    if (r != CUDA_SUCCESS) {
+      if (failed)
+        *failed = i;
+      fail(r, "cuMemcpyAsync(%p <- %p, %llu bytes)", dst[i], src[i],
+           (unsigned long long)bytes[i]);
+      return fp8rt_cuda_status();
+    }
+  }
+  return fp8rt_cuda_status();
 }

@@ -664,9 +664,10 @@ int run(int argc, char **argv) {
     fail(o.model + " is not an fp8-compile model library");
     return 1;
   }
-  if (fp8rt_abi_version() != FP8RT_ABI_VERSION) {
-    fail(o.model + " has ABI version " + std::to_string(fp8rt_abi_version()) +
-         ", expected " + std::to_string(FP8RT_ABI_VERSION));
+  // fp8-run calls only version-1 functions, which every later version keeps.
+  if (int32_t v = fp8rt_abi_version(); v < 1 || v > FP8RT_ABI_VERSION) {
+    fail(o.model + " has ABI version " + std::to_string(v) +
+         ", expected 1 to " + std::to_string(FP8RT_ABI_VERSION));
     return 1;
   }
   const char *createError = nullptr;

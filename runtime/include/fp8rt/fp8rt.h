@@ -1,10 +1,11 @@
 /*===- fp8rt.h - The C ABI of a model compiled by fp8-compile --------------===*
  *
- * Part of fp8-opt. Every model compiled by `fp8-compile` (for the CPU now,
- * for CUDA later) is a shared library exporting exactly these functions.
- * Tensors are dense, row-major, in host memory, described by the caller;
- * outputs are written into buffers the caller owns. Nothing here exits or
- * aborts: every failure is a status plus a message.
+ * Part of fp8-opt. Every model compiled by `fp8-compile` (for the CPU or for
+ * CUDA) is a shared library exporting exactly these functions.
+ * Tensors are dense, row-major, described by the caller, in host memory
+ * (fp8rt_model_run) or, for CUDA libraries, device memory too
+ * (fp8rt_model_run_ex); outputs are written into buffers the caller owns.
+ * Nothing here exits or aborts: every failure is a status plus a message.
  *
  * A model handle is not thread-safe: use one handle per thread (handles
  * share nothing but the immutable weights of the library).
@@ -21,7 +22,10 @@
 extern "C" {
 #endif
 
-#define FP8RT_ABI_VERSION 1
+/* 2: fp8rt_model_run_ex (tensors in device memory, a CUDA stream) and
+ * fp8rt_model_last_run_copies; every version-1 function is unchanged, so a
+ * host written for version 1 runs a version-2 library as before. */
+#define FP8RT_ABI_VERSION 2
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
 typedef enum fp8rt_dtype {
@@ -61,6 +65,44 @@ typedef struct fp8rt_tensor {
 
 typedef struct fp8rt_model fp8rt_model;
 
+/* Where a tensor of fp8rt_model_run_ex lives. */
+typedef enum fp8rt_memory {
+  FP8RT_MEMORY_HOST = 0,  /* host memory (pageable or pinned) */
+  FP8RT_MEMORY_DEVICE = 1 /* CUDA device (or managed) memory of the device
+                             and context the library runs on */
+} fp8rt_memory;
+
+/* fp8rt_tensor plus where its data lives. */
+typedef struct fp8rt_tensor_ex {
+  void *data;
+  int32_t dtype; /* fp8rt_dtype */
+  int32_t rank;
+  const int64_t *shape;
+  int32_t memory;   /* fp8rt_memory */
+  int32_t reserved; /* must be 0 */
+} fp8rt_tensor_ex;
+
+/* Options of fp8rt_model_run_ex; a zero-filled struct with `size` set (or a
+ * NULL pointer) asks for the defaults. */
+typedef struct fp8rt_run_options {
+  uint32_t size;  /* sizeof(fp8rt_run_options), so the struct can grow */
+  uint32_t flags; /* must be 0 */
+  /* CUDA libraries: a CUstream whose queued work the run waits for before
+   * it reads its inputs (e.g. the stream that produced them: torch's
+   * current stream); NULL orders nothing beyond host order. CPU libraries
+   * take NULL only. */
+  void *stream;
+} fp8rt_run_options;
+
+/* Bytes that the last successful run on a handle copied around the model's
+ * own work (staging of inputs and outputs, the run-time checks' status). */
+typedef struct fp8rt_copy_stats {
+  uint64_t host_to_device;
+  uint64_t device_to_host;
+  uint64_t device_to_device; /* device tensors that had to be staged */
+  uint64_t copies;           /* how many copies */
+} fp8rt_copy_stats;
+
 /* FP8RT_ABI_VERSION of the library. */
 int32_t fp8rt_abi_version(void);
 /* Where the library runs: "cpu", or "cuda" (fp8-compile --target=sm_90a or
@@ -97,11 +139,33 @@ const int64_t *fp8rt_model_input_shape(const fp8rt_model *model, int32_t index);
 const int64_t *fp8rt_model_output_shape(const fp8rt_model *model, int32_t index);
 
 /* Runs the model: `inputs` and `outputs` must match the signature exactly
- * (count, dtype, rank, shape; non-NULL data). Output buffers may not alias
- * inputs. */
+ * (count, dtype, rank, shape; non-NULL data), all in host memory. Output
+ * buffers may not alias inputs. */
 fp8rt_status fp8rt_model_run(fp8rt_model *model, const fp8rt_tensor *inputs,
                              int32_t num_inputs, const fp8rt_tensor *outputs,
                              int32_t num_outputs);
+
+/* ABI 2. Runs the model on tensors that say where they live. A CUDA
+ * library reads FP8RT_MEMORY_DEVICE inputs and writes FP8RT_MEMORY_DEVICE
+ * outputs in place, without staging copies, when their data is 16-byte
+ * aligned (else through a device-to-device copy); host tensors are copied as
+ * fp8rt_model_run copies them. Device data must lie wholly inside one
+ * allocation of the library's device and context; a host pointer given as
+ * device memory, a tensor that runs past its allocation, memory of another
+ * device, device outputs that overlap an input or another output, or a
+ * stream of another context is FP8RT_INVALID_ARGUMENT with a message naming
+ * the tensor, and the model stays usable. The call returns when the outputs
+ * are complete (the run synchronizes its own stream). CPU libraries take host
+ * tensors only. */
+fp8rt_status
+fp8rt_model_run_ex(fp8rt_model *model, const fp8rt_tensor_ex *inputs,
+                   int32_t num_inputs, const fp8rt_tensor_ex *outputs,
+                   int32_t num_outputs, const fp8rt_run_options *options);
+
+/* ABI 2. The copies of the last successful run on this handle (all zero
+ * before the first, and always zero on the CPU). */
+fp8rt_status fp8rt_model_last_run_copies(const fp8rt_model *model,
+                                         fp8rt_copy_stats *stats);
 
 /* Persistent state: what a model keeps across runs (the amax histories and
  * scales of delayed scaling). It belongs to the loaded library, so every

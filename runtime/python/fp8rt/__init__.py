@@ -1,9 +1,8 @@
-"""fp8rt: call an fp8-compile model library from Python with numpy arrays.
+"""fp8rt: call an fp8-compile model library from Python.
 
 A thin ctypes wrapper over the C ABI of runtime/include/fp8rt/fp8rt.h; the
 same for CPU libraries (fp8-compile --target=cpu) and CUDA libraries
-(--target=sm_90a: inputs and outputs are host arrays, the library copies
-them to and from the GPU). Needs only numpy.
+(--target=sm_90a). Needs only numpy.
 
     import fp8rt
     model = fp8rt.Model("gpt2.so")
@@ -11,6 +10,18 @@ them to and from the GPU). Needs only numpy.
     (logits,) = model.run(input_ids)           # or model(input_ids)
     outs = model.run_named(input_ids=ids)      # {"logits": array}
     model.save_state("state.bin"); model.load_state("state.bin")
+
+Arrays: numpy arrays (host memory, copied to the GPU by a CUDA library),
+and any object with `__cuda_array_interface__` or `__dlpack__` (torch
+tensors, CuPy arrays): a CUDA library reads device arrays in place and,
+when inputs are torch or CuPy device arrays, returns its outputs as new
+device arrays of the same library (no copy through the host). `out=`
+names the output buffers (host or device); `stream=` (a torch/CuPy stream
+or a CUstream handle) is the stream whose queued work the run waits for,
+by default the stream the inputs' producer names. Device arrays are used
+as they are: dtype and shape must match exactly (no conversion on the
+device), and they must be C-contiguous. `model.last_run_copies()` counts
+the bytes a run copied between host and device.
 
 Errors from the library raise fp8rt.Error with its message (which names
 the tensor, the CUDA error and the kernel where one is involved).
@@ -23,6 +34,7 @@ and .npy files without onnx).
 """
 import ctypes
 import os
+import sys
 
 import numpy as np
 
@@ -52,6 +64,164 @@ class _Tensor(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32),
                 ("rank", ctypes.c_int32),
                 ("shape", ctypes.POINTER(ctypes.c_int64))]
+
+
+class _TensorEx(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32),
+                ("rank", ctypes.c_int32),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("memory", ctypes.c_int32), ("reserved", ctypes.c_int32)]
+
+
+class _RunOptions(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("stream", ctypes.c_void_p)]
+
+
+class _CopyStats(ctypes.Structure):
+    _fields_ = [("host_to_device", ctypes.c_uint64),
+                ("device_to_host", ctypes.c_uint64),
+                ("device_to_device", ctypes.c_uint64),
+                ("copies", ctypes.c_uint64)]
+
+
+_HOST, _DEVICE = 0, 1  # fp8rt_memory
+
+# DLPack (dlpack.h): the legacy "dltensor" capsule's DLManagedTensor.
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice),
+                ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+# (type code, bits) -> ONNX dtype codes such an array may feed.
+_DL_DTYPES = {(0, 8): (3,), (0, 16): (5,), (0, 32): (6,), (0, 64): (7,),
+              (1, 8): (2, 17, 19), (1, 16): (4, 16), (1, 32): (12,),
+              (1, 64): (13,), (2, 16): (10,), (2, 32): (1,), (2, 64): (11,),
+              (4, 16): (16,), (6, 8): (9,)}
+
+
+def _capsule_tensor(capsule):
+    """The DLTensor inside a legacy DLPack capsule (borrowed: the capsule
+    stays unconsumed and its own destructor releases the tensor)."""
+    api = ctypes.pythonapi
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    api.PyCapsule_IsValid.restype = ctypes.c_int
+    api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    if not api.PyCapsule_IsValid(capsule, b"dltensor"):
+        raise Error("__dlpack__ returned something other than an unconsumed "
+                    "'dltensor' capsule")
+    return _DLTensor.from_address(api.PyCapsule_GetPointer(capsule, b"dltensor"))
+
+
+def _c_contiguous(shape, strides, itemsize):
+    """Whether element strides (or byte strides when itemsize > 1 is given
+    as 1) describe a dense row-major layout (size-1 dims ignored)."""
+    want = itemsize
+    for dim, stride in reversed(list(zip(shape, strides))):
+        if dim != 1 and stride != want:
+            return False
+        want *= dim
+    return True
+
+
+def _stream_handle(stream):
+    """A CUstream handle (int) from None, an int, or a torch/CuPy stream."""
+    if stream is None or isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "ptr", "handle"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    raise Error(f"stream: {type(stream).__name__} is not a CUDA stream (give "
+                "a torch.cuda.Stream, a cupy Stream or a CUstream handle)")
+
+
+class _View:
+    """Where an argument's data is: pointer, memory kind, shape, and the
+    objects that must stay alive during the run."""
+
+    def __init__(self, ptr, memory, shape, keep=(), stream=None):
+        self.ptr, self.memory, self.shape = ptr, memory, tuple(shape)
+        self.keep, self.stream = keep, stream
+
+
+def _torch_fp8_as_bytes(a):
+    """torch float8 tensors as uint8 views (the ABI's FP8 encoding)."""
+    if type(a).__module__.split(".")[0] == "torch" and "float8" in str(
+            getattr(a, "dtype", "")):
+        # (torch is loaded: `a` is one of its tensors.)
+        return a.view(sys.modules["torch"].uint8)
+    return a
+
+
+def _cuda_array_view(a, cai, info, what, writable):
+    shape = tuple(int(d) for d in cai["shape"])
+    dt = np.dtype(cai["typestr"])
+    if dt != info.numpy_dtype:
+        raise Error(f"{what}: device array of {dt} given, the model takes "
+                    f"{_NAMES[info.dtype]} (device arrays are not converted)")
+    strides = cai.get("strides")
+    if strides is not None and not _c_contiguous(shape, strides, dt.itemsize):
+        raise Error(f"{what}: the device array is not C-contiguous")
+    ptr, readonly = cai["data"]
+    if writable and readonly:
+        raise Error(f"{what}: the device array is read-only")
+    return _View(ptr, _DEVICE, shape, keep=(a,), stream=cai.get("stream"))
+
+
+def _dlpack_view(a, info, what, stream):
+    dev_type, dev_id = a.__dlpack_device__()
+    on_device = dev_type in (_DL_CUDA, _DL_CUDA_MANAGED)
+    if dev_type not in (_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED):
+        raise Error(f"{what}: DLPack device type {dev_type} is neither the "
+                    "host nor CUDA")
+    # For CUDA data the producer makes `stream` wait for its own work (1:
+    # the legacy default stream, what the run then waits for).
+    capsule = a.__dlpack__(stream=(stream or 1)) if on_device else a.__dlpack__()
+    t = _capsule_tensor(capsule)
+    shape = tuple(t.shape[d] for d in range(t.ndim))
+    code = (t.dtype.code, t.dtype.bits)
+    if t.dtype.lanes != 1 or info.dtype not in _DL_DTYPES.get(code, ()):
+        raise Error(f"{what}: DLPack dtype (code {code[0]}, {code[1]} bits, "
+                    f"{t.dtype.lanes} lanes) given, the model takes "
+                    f"{_NAMES[info.dtype]} (such arrays are not converted)")
+    if t.strides and not _c_contiguous(
+            shape, [t.strides[d] for d in range(t.ndim)], 1):
+        raise Error(f"{what}: the array is not C-contiguous")
+    ptr = (t.data or 0) + t.byte_offset
+    return _View(ptr, _DEVICE if on_device else _HOST, shape,
+                 keep=(a, capsule), stream=(stream or 1) if on_device else None)
+
+
+def _empty_like_library(proto, info):
+    """A new device array for output `info` from the library of the device
+    array `proto` (torch or CuPy), or None."""
+    lib = type(proto).__module__.split(".")[0]
+    # (The library is loaded: `proto` is one of its arrays.)
+    if lib == "torch":
+        torch = sys.modules["torch"]
+        names = {17: "uint8", 19: "uint8", 4: "uint16", 12: "uint32",
+                 13: "uint64", 9: "bool", 16: "bfloat16"}
+        dtype = getattr(torch, names.get(info.dtype, str(info.numpy_dtype)))
+        return torch.empty(info.shape, dtype=dtype, device=proto.device)
+    if lib == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(proto.device.id):
+            return cupy.empty(info.shape, dtype=info.numpy_dtype)
+    return None
 
 
 class TensorInfo:
@@ -108,6 +278,21 @@ class Model:
                 raise Error(f"{path} is not an fp8-compile model library "
                             f"(no {name})") from None
             fn.restype, fn.argtypes = res, args
+        self.abi_version = lib.fp8rt_abi_version()
+        self._run_ex = None
+        if self.abi_version >= 2:
+            if not hasattr(lib, "fp8rt_model_run_ex"):
+                raise Error(f"{path} says ABI version {self.abi_version} but "
+                            "has no fp8rt_model_run_ex: not an fp8-compile "
+                            "model library")
+            self._run_ex = lib.fp8rt_model_run_ex
+            self._run_ex.restype = i32
+            self._run_ex.argtypes = [vp, ctypes.POINTER(_TensorEx), i32,
+                                     ctypes.POINTER(_TensorEx), i32,
+                                     ctypes.POINTER(_RunOptions)]
+            lib.fp8rt_model_last_run_copies.restype = i32
+            lib.fp8rt_model_last_run_copies.argtypes = [
+                vp, ctypes.POINTER(_CopyStats)]
         self.device = "cpu"
         if hasattr(lib, "fp8rt_model_device"):
             lib.fp8rt_model_device.restype = cp
@@ -158,44 +343,122 @@ class Model:
             # The library's state messages already say which call failed.
             raise Error(msg if msg.startswith(f"{what}:") else f"{what}: {msg}")
 
-    @staticmethod
-    def _describe(array, info, keep):
-        shape = (ctypes.c_int64 * max(1, array.ndim))(*array.shape)
-        keep.append(shape)
-        return _Tensor(array.ctypes.data, info.dtype, array.ndim, shape)
+    def _view(self, a, info, what, stream, writable):
+        """A _View of argument `a` for tensor `info`: numpy (and anything
+        np.asarray takes) as host memory, converted only when lossless for
+        inputs; device or DLPack arrays as they are."""
+        a = _torch_fp8_as_bytes(a)
+        if not isinstance(a, np.ndarray):
+            cai = None
+            try:
+                cai = a.__cuda_array_interface__
+            except (AttributeError, TypeError, RuntimeError):
+                pass  # none, or not for this dtype (torch's bf16): DLPack
+            if cai is not None:
+                return _cuda_array_view(a, cai, info, what, writable)
+            if hasattr(a, "__dlpack__") and hasattr(a, "__dlpack_device__"):
+                return _dlpack_view(a, info, what, stream)
+        if writable:
+            if (not isinstance(a, np.ndarray) or a.dtype != info.numpy_dtype
+                    or not a.flags.c_contiguous or not a.flags.writeable):
+                raise Error(f"{what}: give a writable C-contiguous numpy "
+                            f"array of {info.numpy_dtype} (or a device array)")
+        else:
+            a = np.asarray(a)
+            if a.dtype != info.numpy_dtype:
+                if not np.can_cast(a.dtype, info.numpy_dtype, casting="safe"):
+                    raise Error(f"{what}: {a.dtype} given, the model takes "
+                                f"{_NAMES[info.dtype]}")
+                a = a.astype(info.numpy_dtype)
+            # Contiguous, and still rank 0 for scalars (unlike
+            # np.ascontiguousarray, which makes them 1-D).
+            a = np.require(a, requirements="C")
+        return _View(a.ctypes.data, _HOST, a.shape, keep=(a,))
 
-    def run(self, *arrays):
+    def run(self, *arrays, out=None, stream=None):
         """Runs the model on one array per input (in order); returns a list
-        of new arrays, one per output. Inputs must have the compiled shape;
-        they are converted to the input's dtype only if that is lossless."""
+        with one array per output: the `out` buffers when given (a sequence,
+        or a dict by output name), new device arrays when inputs are torch or
+        CuPy device arrays, else new numpy arrays. Inputs must have the
+        compiled shape; numpy inputs are converted to the input's dtype only
+        if that is lossless. `stream`: see the module's docstring."""
         if self._m is None:
             raise Error("the model is closed")
         if len(arrays) != len(self.inputs):
             raise Error(f"{len(arrays)} inputs given, the model takes "
                         f"{len(self.inputs)} ({[i.name for i in self.inputs]})")
-        keep, ins = [], []
-        for a, info in zip(arrays, self.inputs):
-            a = np.asarray(a)
-            if a.dtype != info.numpy_dtype:
-                if not np.can_cast(a.dtype, info.numpy_dtype, casting="safe"):
-                    raise Error(f"input '{info.name}': {a.dtype} given, the "
-                                f"model takes {_NAMES[info.dtype]}")
-                a = a.astype(info.numpy_dtype)
-            if a.shape != info.shape:
-                raise Error(f"input '{info.name}': shape {a.shape} given, the "
+        stream = _stream_handle(stream)
+        ins = [self._view(a, info, f"input '{info.name}'", stream, False)
+               for a, info in zip(arrays, self.inputs)]
+        for v, info in zip(ins, self.inputs):
+            if v.shape != info.shape:
+                raise Error(f"input '{info.name}': shape {v.shape} given, the "
                             f"model was compiled for {info.shape}")
-            # Contiguous, and still rank 0 for scalars (unlike
-            # np.ascontiguousarray, which makes them 1-D).
-            a = np.require(a, requirements="C")
-            keep.append(a)
-            ins.append(self._describe(a, info, keep))
-        outs = [np.empty(o.shape, o.numpy_dtype) for o in self.outputs]
-        outd = [self._describe(o, info, keep) for o, info in zip(outs, self.outputs)]
-        in_arr = (_Tensor * max(1, len(ins)))(*ins)
-        out_arr = (_Tensor * max(1, len(outd)))(*outd)
-        self._check(self._lib.fp8rt_model_run(self._m, in_arr, len(ins),
-                                                out_arr, len(outd)), "run")
-        return outs
+        device_in = [a for a, v in zip(arrays, ins) if v.memory == _DEVICE]
+        if stream is None:  # the producer's stream, if it names one
+            stream = next((v.stream for v in ins if v.stream is not None), None)
+        if isinstance(out, dict):
+            unknown = set(out) - {o.name for o in self.outputs}
+            if unknown:
+                raise Error(f"out: unknown outputs {sorted(unknown)}")
+            out = [out.get(o.name) for o in self.outputs]
+        elif out is not None and len(out) != len(self.outputs):
+            raise Error(f"out: {len(out)} buffers given, the model has "
+                        f"{len(self.outputs)} outputs")
+        results = []
+        for k, info in enumerate(self.outputs):
+            buf = out[k] if out is not None else None
+            if buf is None and device_in:
+                buf = _empty_like_library(device_in[0], info)
+                if buf is None:
+                    raise Error(f"inputs are device arrays of "
+                                f"{type(device_in[0]).__name__}: give the "
+                                f"outputs' buffers with out=")
+            if buf is None:
+                buf = np.empty(info.shape, info.numpy_dtype)
+            results.append(buf)
+        outs = [self._view(b, info, f"output '{info.name}'", stream, True)
+                for b, info in zip(results, self.outputs)]
+        for v, info in zip(outs, self.outputs):
+            if v.shape != info.shape:
+                raise Error(f"output '{info.name}': buffer of shape {v.shape} "
+                            f"given, the output has {info.shape}")
+        uses_device = any(v.memory == _DEVICE for v in ins + outs)
+        if self._run_ex is None and (uses_device or stream is not None):
+            raise Error(f"this library has ABI version {self.abi_version}: it "
+                        "takes host (numpy) arrays only")
+        shapes = [(ctypes.c_int64 * max(1, len(v.shape)))(*v.shape)
+                  for v in ins + outs]
+        if self._run_ex is None:
+            t = [_Tensor(v.ptr, info.dtype, len(v.shape), shp)
+                 for v, info, shp in zip(ins + outs, self.inputs + self.outputs,
+                                         shapes)]
+            in_arr = (_Tensor * max(1, len(ins)))(*t[:len(ins)])
+            out_arr = (_Tensor * max(1, len(outs)))(*t[len(ins):])
+            status = self._lib.fp8rt_model_run(self._m, in_arr, len(ins),
+                                               out_arr, len(outs))
+        else:
+            t = [_TensorEx(v.ptr, info.dtype, len(v.shape), shp, v.memory, 0)
+                 for v, info, shp in zip(ins + outs, self.inputs + self.outputs,
+                                         shapes)]
+            in_arr = (_TensorEx * max(1, len(ins)))(*t[:len(ins)])
+            out_arr = (_TensorEx * max(1, len(outs)))(*t[len(ins):])
+            opts = _RunOptions(ctypes.sizeof(_RunOptions), 0, stream or None)
+            status = self._run_ex(self._m, in_arr, len(ins), out_arr,
+                                  len(outs), ctypes.byref(opts))
+        self._check(status, "run")
+        return results
+
+    def last_run_copies(self):
+        """Bytes the last successful run copied around the model's own work:
+        {"host_to_device", "device_to_host", "device_to_device", "copies"}
+        (all 0 on the CPU, and for a library older than ABI 2: None)."""
+        if self._run_ex is None:
+            return None
+        stats = _CopyStats()
+        self._check(self._lib.fp8rt_model_last_run_copies(
+            self._m, ctypes.byref(stats)), "last_run_copies")
+        return {name: getattr(stats, name) for name, _ in _CopyStats._fields_}
 
     __call__ = run
 

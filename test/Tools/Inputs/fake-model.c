@@ -7,6 +7,8 @@
  *   FAKE_OUT_SHAPE      their dims, comma-separated (default 2,3; may be
  *                       negative or overflow), or "null" for a NULL shape
  *   FAKE_OUT_NAME       their name (default "y"), or "null" for NULL
+ *   FAKE_ABI            what fp8rt_abi_version returns (default 1: it
+ *                       exports version 1's functions only)
  * It has no inputs; a run sets every byte of every output to 1. */
 #include "fp8rt/fp8rt.h"
 
@@ -17,7 +19,10 @@ static int64_t shape[16];
 static int rank = 2, null_shape, num_outputs = 1, dtype = FP8RT_FLOAT;
 static const char *name = "y";
 
-int32_t fp8rt_abi_version(void) { return FP8RT_ABI_VERSION; }
+int32_t fp8rt_abi_version(void) {
+  const char *v = getenv("FAKE_ABI");
+  return v ? atoi(v) : 1;
+}
 const char *fp8rt_model_device(void) { return "cpu"; }
 
 fp8rt_model *fp8rt_model_create(const char **error) {

@@ -127,6 +127,21 @@ int32_t fp8rt_cuda_upload(void *const *dst, const void *const *src,
  * the copy that failed (or n if the final synchronize did). */
 int32_t fp8rt_cuda_copy_many(void *const *dst, const void *const *src,
                              const size_t *bytes, int32_t n, int32_t *failed);
+/* Device-resident tensors (fp8rt_model_run_ex). check_device_tensor: 0
+ * when [ptr, ptr + bytes) lies inside one allocation of device (or managed)
+ * memory of the runtime's device; else 1 and `why` says what is wrong
+ * ("it is pinned host memory, ..."), to follow the tensor's name. */
+int32_t fp8rt_cuda_check_device_tensor(const void *ptr, size_t bytes, char *why,
+                                       size_t why_size);
+/* This thread's model stream waits (an event, no host synchronization) for
+ * the work queued on `stream` so far; a stream of another context, or one
+ * CUDA refuses, is an error. */
+int32_t fp8rt_cuda_run_after(void *stream);
+/* n asynchronous copies on this thread's model stream (stream-ordered
+ * before the next run or graph launch on it); *failed as copy_many. */
+int32_t fp8rt_cuda_copy_on_run_stream(void *const *dst, const void *const *src,
+                                      const size_t *bytes, int32_t n,
+                                      int32_t *failed);
 /* Bytes the pool holds, hands out now, and the most it handed out. */
 void fp8rt_cuda_pool_stats(uint64_t *cached, uint64_t *in_use,
                            uint64_t *peak);
