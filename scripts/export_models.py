@@ -75,6 +75,10 @@ def configs():
         tf.LlamaConfig(num_key_value_heads=2, **common)), "lm_mask", True, "dynamic"
     yield "llama_kv_dynamo", lambda: tf.LlamaForCausalLM(
         tf.LlamaConfig(num_key_value_heads=2, **common)), "lm_cache", True, "dynamic"
+    # A decoder step with explicit position ids, for decode loops over a
+    # fixed-capacity cache (examples/decode).
+    yield "llama_decode_dynamo", lambda: tf.LlamaForCausalLM(
+        tf.LlamaConfig(num_key_value_heads=2, **common)), "lm_decode", True, "dynamic"
     # Older exports: TorchScript at opset 12 (eager attention: the exporter's
     # SDPA symbolic needs opset 14). The importer upgrades them with ONNX's
     # version converter.
@@ -174,9 +178,135 @@ def export_cached(name, make, outdir, prefill=12, new=4):
           f"ops {sorted({n.op_type for n in m.graph.node})}", flush=True)
 
 
+class PositionedLM(CachedLM):
+    """CachedLM with explicit position ids (RoPE positions): what a decode
+    loop over a preallocated, fixed-capacity cache needs, since the graph's
+    own past length is then the capacity, not the tokens cached."""
+
+    def forward(self, input_ids, attention_mask, position_ids, *past):
+        from transformers.cache_utils import DynamicCache
+        cache = DynamicCache()
+        for i in range(self.layers):
+            cache.update(past[2 * i], past[2 * i + 1], i)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                         position_ids=position_ids, past_key_values=cache,
+                         use_cache=True)
+        return (out.logits, *flatten_cache(out.past_key_values, self.layers))
+
+
+def ort_greedy(sess, names, layers, kv_shape, prompt, steps):
+    """onnxruntime's greedy loop for one prompt, the cache growing by one
+    token per step (the reference a decode loop must reproduce)."""
+    past = [np.zeros((1, *kv_shape[:1], 0, kv_shape[1]), np.float32)] * (2 * layers)
+    ids, tokens, pos = np.array([prompt], np.int64), [], 0
+    for _ in range(steps):
+        t = ids.shape[1]
+        feeds = [ids, np.ones((1, pos + t), np.int64),
+                 np.arange(pos, pos + t, dtype=np.int64)[None]] + past
+        out = sess.run(None, dict(zip(names, feeds)))
+        tok = int(np.argmax(out[0][0, -1]))
+        tokens.append(tok)
+        past, pos, ids = out[1:], pos + t, np.array([[tok]], np.int64)
+    return tokens
+
+
+def fixed_capacity_greedy(sess, names, layers, kv_shape, prompts, steps, capacity,
+                          width):
+    """The decode loop of examples/decode with onnxruntime: a cache of
+    `capacity` slots per sequence, prompts right-padded to `width`, slots past
+    each sequence's length masked; each step's new K/V (the last rows of the
+    present outputs) written into the cache at the sequence's position."""
+    b = len(prompts)
+    cache = [np.zeros((b, kv_shape[0], capacity, kv_shape[1]), np.float32)
+             for _ in range(2 * layers)]
+    lengths = np.zeros(b, np.int64)
+    ids = np.zeros((b, width), np.int64)
+    valid = np.zeros((b, width), np.int64)
+    for r, p in enumerate(prompts):
+        ids[r, :len(p)], valid[r, :len(p)] = p, 1
+    tokens = [[] for _ in prompts]
+    for step in range(steps):
+        t = ids.shape[1]
+        mask = np.concatenate([(np.arange(capacity)[None] < lengths[:, None]).astype(np.int64),
+                               valid], axis=1)
+        pos = lengths[:, None] + np.arange(t)[None]
+        out = sess.run(None, dict(zip(names, [ids, mask, pos] + cache)))
+        last = valid.sum(1) - 1
+        nxt = np.argmax(out[0][np.arange(b), last], axis=-1)
+        for r in range(b):
+            n = int(valid[r].sum())
+            for c, pres in zip(cache, out[1:]):
+                c[r, :, lengths[r]:lengths[r] + n] = pres[r, :, capacity:capacity + n]
+            lengths[r] += n
+            tokens[r].append(int(nxt[r]))
+        ids, valid = nxt[:, None].astype(np.int64), np.ones((b, 1), np.int64)
+    return tokens
+
+
+def export_decoder(name, make, outdir, steps=32):
+    """PositionedLM with dynamic batch/sequence/past axes, one test step
+    (batch 2, past 12, 4 new tokens), and greedy.json: prompts, onnxruntime's
+    greedy tokens per prompt (growing cache), and the same loop over a
+    fixed-capacity cache checked against them."""
+    torch.manual_seed(0)
+    hf = make().eval()
+    model = PositionedLM(hf)
+    layers = model.layers
+    cfg = hf.config
+    kv_shape = (cfg.num_key_value_heads, cfg.hidden_size // cfg.num_attention_heads)
+    gen = torch.Generator().manual_seed(1)
+    past = [torch.randn(2, kv_shape[0], 12, kv_shape[1], generator=gen)
+            for _ in range(2 * layers)]
+    step0 = (torch.randint(0, VOCAB, (2, 4), generator=gen),
+             torch.ones(2, 16, dtype=torch.int64),
+             torch.arange(12, 16).repeat(2, 1), *past)
+    names = ["input_ids", "attention_mask", "position_ids"] + [
+        f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    outs_names = ["logits"] + [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    path = os.path.join(outdir, name)
+    onnx_path = os.path.join(path, "model.onnx")
+    os.makedirs(os.path.join(path, "test_data_set_0"), exist_ok=True)
+    dyn = torch.export.Dim.DYNAMIC
+    shapes = ({0: dyn, 1: dyn}, {0: dyn, 1: dyn}, {0: dyn, 1: dyn},
+              tuple({0: dyn, 2: dyn} for _ in past))
+    torch.onnx.export(model, step0, onnx_path, dynamo=True, external_data=False,
+                      input_names=names, output_names=outs_names, dynamic_shapes=shapes)
+    sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    out0 = sess.run(None, {n: t.numpy() for n, t in zip(names, step0)})
+    with torch.no_grad():
+        ref0 = model(*step0)
+    d = os.path.join(path, "test_data_set_0")
+    for i, (n, a) in enumerate(zip(names, step0)):
+        open(os.path.join(d, f"input_{i}.pb"), "wb").write(
+            numpy_helper.from_array(a.numpy(), n).SerializeToString())
+    for i, (n, o) in enumerate(zip(outs_names, out0)):
+        open(os.path.join(d, f"output_{i}.pb"), "wb").write(
+            numpy_helper.from_array(o, n).SerializeToString())
+    rng = np.random.default_rng(2)
+    prompts = [rng.integers(0, VOCAB, n).tolist() for n in (7, 12, 1, 9, 12, 3, 10, 5)]
+    tokens = [ort_greedy(sess, names, layers, kv_shape, p, steps) for p in prompts]
+    capacity, width = 48, 12
+    fixed = fixed_capacity_greedy(sess, names, layers, kv_shape, prompts, steps,
+                                  capacity, width)
+    agree = fixed == tokens
+    import json
+    json.dump({"steps": steps, "prompts": prompts, "tokens": tokens,
+               "fixed_capacity": {"capacity": capacity, "width": width,
+                                  "same_tokens": agree}},
+              open(os.path.join(path, "greedy.json"), "w"), indent=1)
+    m = onnx.load(onnx_path)
+    rel = float(np.linalg.norm(out0[0] - ref0[0].numpy()) / np.linalg.norm(ref0[0].numpy()))
+    print(f"{name}: opset {[o.version for o in m.opset_import if o.domain in ('', 'ai.onnx')]} "
+          f"inputs {[(i.name, [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]) for i in m.graph.input][:3]}, "
+          f"ort vs torch logits rel L2 {rel:.2e}; greedy {steps} tokens x {len(prompts)} prompts; "
+          f"fixed-capacity loop = growing-cache loop: {agree}; first: {tokens[0][:10]}", flush=True)
+
+
 def export(name, make, kind, dynamo, dynamic, outdir):
     if kind == "lm_cache":
         return export_cached(name, make, outdir)
+    if kind == "lm_decode":
+        return export_decoder(name, make, outdir)
     torch.manual_seed(0)
     model = LogitsOnly(make().eval(), kind)
     gen = torch.Generator().manual_seed(1)

@@ -4,6 +4,7 @@ numpy arrays. Needs only numpy.
 
     name, array, dtype = read_tensor("out/output_0.pb")   # dtype: ONNX code
     name, array, dtype = read_tensor("out/logits.npy")    # name from the file
+    graph_inputs("model.onnx")   # [(name, dtype, dims)]: what --input-shape fills
 
 bfloat16 (16) arrays hold the uint16 encodings and FLOAT8 E4M3FN (17) /
 E5M2 (19) arrays the bytes, as ONNX stores them and as fp8rt exchanges them.
@@ -14,7 +15,7 @@ import os
 import numpy as np
 
 __all__ = ["read_tensor", "read_tensor_proto", "read_npy", "tensor_files",
-           "NUMPY_DTYPES"]
+           "graph_inputs", "NUMPY_DTYPES"]
 
 # ONNX TensorProto.DataType -> numpy dtype (encodings for bf16 and FP8).
 NUMPY_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16,
@@ -185,3 +186,45 @@ def tensor_files(folder):
                         if f.endswith(".npy"))
     return files
 
+
+
+def graph_inputs(path):
+    """[(name, ONNX data type, dims)] of an ONNX model's graph inputs
+    (initializers listed as inputs left out), in order; a dim is an int
+    when static, else its dim_param (or "?"). Reads the ModelProto's graph
+    without onnx (weights in external data are never read)."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    graph = [v for k, w, v in _fields(buf, path) if k == 7 and w == 2]
+    if not graph:
+        raise ValueError(f"{path}: not an ONNX model (no graph)")
+    inputs, initializers = [], set()
+    for k, w, v in _fields(graph[-1], path):
+        if k == 5 and w == 2:  # initializer: TensorProto, name = 8
+            initializers.update(bytes(n).decode() for f, fw, n in _fields(v, path)
+                                if f == 8 and fw == 2)
+        elif k == 11 and w == 2:  # input: ValueInfoProto
+            name, dtype, dims = "", 0, []
+            for f, fw, x in _fields(v, path):
+                if f == 1 and fw == 2:
+                    name = bytes(x).decode()
+                elif f == 2 and fw == 2:  # TypeProto.tensor_type = 1
+                    for tf_, tw, t in _fields(x, path):
+                        if tf_ != 1 or tw != 2:
+                            continue
+                        for ef, ew, e in _fields(t, path):
+                            if ef == 1 and ew == 0:
+                                dtype = e
+                            elif ef == 2 and ew == 2:  # shape: dim = 1
+                                for df, dw, d in _fields(e, path):
+                                    if df != 1 or dw != 2:
+                                        continue
+                                    dim = "?"
+                                    for vf, vw, val in _fields(d, path):
+                                        if vf == 1 and vw == 0:
+                                            dim = _signed64(val)
+                                        elif vf == 2 and vw == 2:
+                                            dim = bytes(val).decode()
+                                    dims.append(dim)
+            inputs.append((name, dtype, dims))
+    return [i for i in inputs if i[0] not in initializers]
