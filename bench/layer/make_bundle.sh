@@ -14,6 +14,10 @@
 # rowwise-all, block-all) adds --keep-first-last=false: every linear layer
 # in FP8, as in a layer in the middle of a model (the 1-layer export's
 # first linear layer is the attention's q projection, its last the head).
+# A suffix "-fast" (current-all-fast) adds --fast-accumulation: the whole K
+# in the tensor cores' accumulator, as the torch FP8 peer's
+# _scaled_mm(use_fast_accum=True) does (docs/Numerics.md: less accurate);
+# "-epi" (current-all-epi, before any "-fast") adds --gemm-epilogues.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export_dir=$1 tag=$2 out=$3; shift 3
@@ -24,8 +28,12 @@ mkdir -p "$out"
 cp "${FP8_BUILD_DIR:-$root/build}/bin/fp8-pack" "$out/"
 md5sum "$export_dir/model.onnx" | awk '{print $1}' > "$out/model-$tag.md5"
 for r in "${recipes[@]}"; do
-  flags=(--recipe="$r")
-  case $r in *-all) flags=(--recipe="${r%-all}" --keep-first-last=false) ;; esac
+  base=${r%-fast}
+  plain=${base%-epi}
+  flags=(--recipe="$plain")
+  case $plain in *-all) flags=(--recipe="${plain%-all}" --keep-first-last=false) ;; esac
+  [ "$base" != "$r" ] && flags+=(--fast-accumulation)
+  [ "$plain" != "$base" ] && flags+=(--gemm-epilogues)
   [ "$r" = bf16 ] && flags=(--recipe=none --high-precision=bf16)
   [ "$r" = bf16-unfused ] && flags=(--recipe=none --high-precision=bf16 --fuse-attention=false)
   [ "$r" = fp32 ] && flags=(--recipe=none)

@@ -71,6 +71,39 @@ def FP8OutlineScaledMatmuls : Pass<"fp8-outline-scaled-matmuls",
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def FP8FuseGemmEpilogues : Pass<"fp8-fuse-gemm-epilogues",
+                                 "::mlir::ModuleOp"> {
+  let summary = "Move each product's element-wise consumer into its GEMM "
+                "function, where the kernel's epilogue computes it";
+  let description = [{
+    After `fp8-outline-scaled-matmuls` and element-wise fusion: a call to an
+    `@__fp8_gemm_<i>` function whose one result is used only by an
+    element-wise `linalg.generic` (directly or through single-use
+    `tensor.expand_shape` / `collapse_shape`) becomes a call to a new
+    function that computes the product and then that consumer -- the
+    generic cloned, marked `fp8.gemm_epilogue`, its other inputs appended as
+    arguments (`fp8.gemm`'s `epilogue_inputs` counts them) -- and returns
+    the consumer's result. `convert-fp8-gemm-to-gpu` then applies the
+    consumer's body to each output element in the kernel's epilogue (after
+    the product is rounded to its own type, as the unfused graph does), so
+    the product never goes to memory: SiLU(gate) * up, a bias + GELU, a
+    residual add are one kernel with their GEMM. Bit-identical to the
+    unfused graph by construction (the same scalar operations in the same
+    order).
+
+    A consumer qualifies when every loop is parallel, it has one result of
+    f32/f16/bf16 whose indexing map is the identity, reads the product once
+    through the identity map, ignores its init, reads every other input
+    through the identity (a tensor of the output's shape), through its last
+    dimension alone when that is the product's N (a bias row), or as a
+    rank-0 tensor, and its body holds only arith and math operations on
+    scalars (constants from outside allowed). Otherwise the call stays.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FP8OutlineAttention : Pass<"fp8-outline-attention", "::mlir::ModuleOp"> {
   let summary = "Move each fp8.attention into a private function that a "
                 "fused GPU kernel can replace";

@@ -359,6 +359,7 @@ private:
       options.toolkit = cudaToolkit(o);
       options.tensorCores = o.tensorCores;
       options.gemmFastAccumulation = o.fastAccumulation;
+      options.gemmEpilogues = o.gemmEpilogues;
       buildFP8GPULoweringPipeline(pm, options);
       if (failed(pm.run(*module)))
         return error("lowering for " + stringifyCompileTarget(o.target) +

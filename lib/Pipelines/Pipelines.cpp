@@ -168,6 +168,10 @@ void fp8::buildFP8GPULoweringPipeline(
   fuse.duplicateCheap = true;
   fuse.throughReshapes = true;
   pm.addNestedPass<func::FuncOp>(createFP8FuseElementwise(fuse));
+  // Then, on request, a product's (fused) element-wise consumer joins its
+  // GEMM function: the kernel's epilogue computes it.
+  if (options.tensorCores && options.gemmEpilogues)
+    pm.addPass(createFP8FuseGemmEpilogues());
 
   // Buffers. Results always become out-parameters: the outlined products
   // must be destination-passing for the kernels.

@@ -66,6 +66,14 @@ static cl::opt<bool> fastAccumulation(
              "same-sign products lose up to ~7% at K = 4096 "
              "(docs/Numerics.md); default: FP32 promotion every 128 K"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> gemmEpilogues(
+    "gemm-epilogues",
+    cl::desc("GPU: a product's element-wise consumer (SiLU(gate) * up, bias "
+             "+ GELU, a residual add) computed in its GEMM kernel's epilogue "
+             "(fp8-fuse-gemm-epilogues); off by default: on the H200 the "
+             "epilogue is not overlapped with the next tile's products, so it "
+             "is slower than the consumer's own kernel (docs/PERFORMANCE.md)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string>
     recipe("recipe",
            cl::desc("FP8 scaling recipe: none (FP32 throughout), delayed, "
@@ -314,6 +322,7 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.packWeights = packWeights;
   o.tensorCores = tensorCores;
   o.fastAccumulation = fastAccumulation;
+  o.gemmEpilogues = gemmEpilogues;
   o.cpu = cpu;
   o.cudaRoot = cudaRoot;
   o.runtimeLib = runtimeLib;

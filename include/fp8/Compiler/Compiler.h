@@ -89,6 +89,9 @@ struct CompileOptions {
   /// GPU: FP8 products on tensor cores; false: loops (a debugging reference).
   bool tensorCores = true;
   bool fastAccumulation = false;
+  /// GPU: products' element-wise consumers in the GEMM epilogues
+  /// (fp8-fuse-gemm-epilogues; off: measured slower, docs/PERFORMANCE.md).
+  bool gemmEpilogues = false;
   /// Host CPU for code generation: native, generic or an LLVM CPU name.
   std::string cpu = "native";
   /// The CUDA toolkit (ptxas, driver stub); empty: $CUDA_ROOT, then the

@@ -40,6 +40,12 @@ Value buildEpilogue(OpBuilder &b, Location loc, Value x, Epilogue epilogue);
 inline constexpr llvm::StringLiteral kGemmAttrName = "fp8.gemm";
 /// Prefix of those functions' names.
 inline constexpr llvm::StringLiteral kGemmFuncPrefix = "__fp8_gemm_";
+/// Marks the element-wise consumer that fp8-fuse-gemm-epilogues moved into
+/// a GEMM function (the kernel's epilogue computes it); `fp8.gemm`'s
+/// `epilogue_inputs` counts its inputs besides the product.
+inline constexpr llvm::StringLiteral kGemmEpilogueAttrName =
+    "fp8.gemm_epilogue";
+inline constexpr llvm::StringLiteral kGemmEpilogueInputsKey = "epilogue_inputs";
 
 /// The attribute that marks an outlined attention function (q, k, v,
 /// [mask], out): {scale = f32, causal = bool, has_mask = bool}; the

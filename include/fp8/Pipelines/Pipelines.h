@@ -64,6 +64,14 @@ struct GPULoweringPipelineOptions
       llvm::cl::desc("FP8 products on tensor cores (convert-fp8-gemm-to-gpu); "
                      "false keeps the reference loops"),
       llvm::cl::init(true)};
+  Option<bool> gemmEpilogues{
+      *this, "gemm-epilogues",
+      llvm::cl::desc("A product's element-wise consumer computed in its GEMM "
+                     "kernel's epilogue (fp8-fuse-gemm-epilogues); off by "
+                     "default: the register epilogue is not overlapped with "
+                     "the next tile's products, and measured slower than the "
+                     "consumer's own kernel on the H200"),
+      llvm::cl::init(false)};
   Option<bool> fusedAttention{
       *this, "fused-attention",
       llvm::cl::desc("fp8.attention as one fused kernel (fp8-outline-"

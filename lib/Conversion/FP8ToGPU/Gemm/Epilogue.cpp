@@ -12,6 +12,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -65,6 +66,26 @@ Value finishRegister(KernelBuilder &kb, const KernelValues &kv,
   else if (p.bias == GemmProblem::Bias::Full)
     x = arith::AddFOp::create(b, loc, x, kb.toF32(kb.load(kv.bias, outLin)));
   x = buildEpilogue(b, loc, x, p.epilogue);
+  if (kv.fused) {
+    // The product as the graph stored it, then its consumer.
+    if (!p.productType.isF32())
+      x = arith::TruncFOp::create(b, loc, p.productType, x);
+    SmallVector<Value> inputs;
+    unsigned next = 0;
+    for (const GemmProblem::EpilogueInput &in : p.epilogueInputs) {
+      using Kind = GemmProblem::EpilogueInput::Kind;
+      if (in.kind == Kind::Product) {
+        inputs.push_back(x);
+        continue;
+      }
+      Value mem = kv.epilogueArgs[next++];
+      if (in.kind == Kind::Scalar)
+        inputs.push_back(memref::LoadOp::create(b, loc, mem, ValueRange{}));
+      else
+        inputs.push_back(kb.load(mem, in.kind == Kind::Row ? col : outLin));
+    }
+    return kv.fused->apply(b, inputs);
+  }
   if (!p.outType.isF32())
     x = arith::TruncFOp::create(b, loc, p.outType, x);
   return x;
@@ -121,6 +142,38 @@ void storePair(KernelBuilder &kb, const KernelValues &kv,
 }
 
 } // namespace
+
+FusedEpilogue::FusedEpilogue(Operation *op) : holder(new Block) {
+  // (A detached block has no region to take the context from.)
+  OpBuilder b(op->getContext());
+  b.setInsertionPointToStart(holder.get());
+  IRMapping map;
+  for (Value v : op->getOperands())
+    map.map(v, holder->addArgument(v.getType(), op->getLoc()));
+  // Constants the body captures (GemmPlan checked that they are).
+  op->getRegion(0).walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (!op->getRegion(0).isAncestor(v.getParentRegion()) && !map.contains(v))
+        map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+  });
+  generic = b.clone(*op, map);
+}
+
+Value FusedEpilogue::apply(OpBuilder &b, ValueRange inputs) const {
+  Block &body = generic->getRegion(0).front();
+  IRMapping map;
+  for (auto [arg, v] : llvm::zip(body.getArguments(), inputs))
+    map.map(arg, v);
+  for (Operation &op : body) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      return map.lookup(op.getOperand(0));
+    for (Value v : op.getOperands())
+      if (!map.contains(v) && v.getParentBlock() == holder.get())
+        map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+    b.clone(op, map);
+  }
+  llvm_unreachable("a linalg.generic body ends with its yield");
+}
 
 void gemm::buildRegisterEpilogue(KernelBuilder &kb, const GemmPlan &plan,
                                  const KernelValues &kv,

@@ -5,7 +5,8 @@
 // The epilogue applies what does not vary along K to the FP32 total --
 // per-tensor / per-row scales and block scales covering all of K, the bias,
 // the activation (fp8::buildEpilogue, shared with the CPU reference) -- and
-// rounds once to the output type.
+// rounds once to the output type; or, with a fused consumer, rounds to the
+// product's type and applies the consumer's body, which gives the output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,22 @@
 #include "KernelBuilder.h"
 
 namespace mlir::fp8::gemm {
+
+/// A fused consumer's body (GemmProblem::fusedEpilogue), copied out of the
+/// function before the kernel replaces its body: the generic and the
+/// constants its body captures live in a detached block.
+class FusedEpilogue {
+public:
+  explicit FusedEpilogue(Operation *generic);
+  /// Clones the body at `b`'s insertion point with its inputs bound to
+  /// `inputs` (one per input of the generic; the init is never read) and
+  /// returns the value it yields.
+  Value apply(OpBuilder &b, ValueRange inputs) const;
+
+private:
+  std::unique_ptr<Block> holder;
+  Operation *generic = nullptr;
+};
 
 /// EpilogueKind::Registers: bounds-checked stores straight from the
 /// accumulator fragment `acc`.

@@ -76,6 +76,7 @@ SmallVector<Value> kernelParams(const KernelValues &host) {
                                host.rhsScale};
   if (host.bias)
     params.push_back(host.bias);
+  params.append(host.epilogueArgs.begin(), host.epilogueArgs.end());
   params.push_back(host.out);
   if (host.tensorMapA)
     params.append({host.tensorMapA, host.tensorMapB});
@@ -93,6 +94,8 @@ KernelValues bindParams(const KernelValues &host, Block &kernelEntry) {
   kv.rhsScale = args[i++];
   if (host.bias)
     kv.bias = args[i++];
+  for (size_t e = 0; e < host.epilogueArgs.size(); ++e)
+    kv.epilogueArgs.push_back(args[i++]);
   kv.out = args[i++];
   if (host.tensorMapA) {
     kv.tensorMapA = args[i++];
@@ -221,6 +224,10 @@ void buildSingleWarpgroupBody(KernelBuilder &kb, const GemmPlan &plan,
 void gemm::buildGemmKernel(func::FuncOp func, const GemmPlan &plan,
                            SymbolTable &symbols) {
   Block &entry = func.getBody().front();
+  // A fused consumer's body outlives the reference body it is part of.
+  std::optional<FusedEpilogue> fused;
+  if (plan.problem.fusedEpilogue)
+    fused.emplace(plan.problem.fusedEpilogue);
   OpBuilder b = resetBody(func);
   KernelBuilder kb(b, func.getLoc(), plan.problem);
   SmallVector<Value> flat = flattenOperands(kb, entry);
@@ -231,6 +238,9 @@ void gemm::buildGemmKernel(func::FuncOp func, const GemmPlan &plan,
   host.rhsScale = flat[3];
   host.bias = plan.problem.bias != GemmProblem::Bias::None ? flat[4] : Value();
   host.out = flat.back();
+  for (const GemmProblem::EpilogueInput &in : plan.problem.epilogueInputs)
+    if (in.kind != GemmProblem::EpilogueInput::Kind::Product)
+      host.epilogueArgs.push_back(flat[in.arg]);
   SmemLayout layout = SmemLayout::get(plan.config);
   std::unique_ptr<TileLoader> loader = createTileLoader(plan, layout);
   loader->prepareHost(kb, host);
@@ -241,6 +251,7 @@ void gemm::buildGemmKernel(func::FuncOp func, const GemmPlan &plan,
 
   b.setInsertionPointToStart(&kernel.front());
   KernelValues kv = bindParams(host, kernel.front());
+  kv.fused = fused ? &*fused : nullptr;
   setupKernelValues(kb, plan, layout, kv);
   loader->prepare(kb, kv);
   if (plan.config.kind == KernelKind::WarpSpecialized)

@@ -9,7 +9,11 @@
 
 #include "fp8/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -42,6 +46,10 @@ struct GemmAttrs {
   EpilogueAttr epilogue;
   BoolAttr transposeRhs, hasBias;
   IntegerAttr lhsMMajor;
+  /// A fused consumer (`epilogue_inputs` present) and its inputs besides
+  /// the product.
+  bool fused = false;
+  int64_t epilogueInputs = 0;
 };
 
 /// Fills `s` for one operand: `data` [batch..., rows, k] scaled by `scale`
@@ -111,9 +119,14 @@ LogicalResult checkSignature(func::FuncOp func, GemmAttrs &attrs,
   attrs.transposeRhs = info.getAs<BoolAttr>("transpose_rhs");
   attrs.lhsMMajor = info.getAs<IntegerAttr>("lhs_scale_m_major");
   attrs.hasBias = info.getAs<BoolAttr>("has_bias");
+  if (auto n = info.getAs<IntegerAttr>(kGemmEpilogueInputsKey)) {
+    attrs.fused = true;
+    attrs.epilogueInputs = n.getInt();
+  }
   if (!attrs.lhsLayout || !attrs.rhsLayout || !attrs.epilogue ||
       !attrs.transposeRhs || !attrs.hasBias ||
-      (attrs.lhsMMajor && attrs.lhsMMajor.getInt() < 1))
+      (attrs.lhsMMajor && attrs.lhsMMajor.getInt() < 1) ||
+      attrs.epilogueInputs < 0 || attrs.epilogueInputs > 16)
     return fail("malformed fp8.gemm attribute");
   if (func.isExternal())
     return fail("function has no body");
@@ -122,10 +135,11 @@ LogicalResult checkSignature(func::FuncOp func, GemmAttrs &attrs,
                 "needs a K-major B operand");
 
   FunctionType type = func.getFunctionType();
-  const unsigned expected = attrs.hasBias.getValue() ? 6 : 5;
+  const unsigned expected =
+      (attrs.hasBias.getValue() ? 6 : 5) + attrs.epilogueInputs;
   if (type.getNumInputs() != expected || type.getNumResults() != 0)
     return fail("signature is not (lhs, lhs_scale, rhs, rhs_scale, [bias], "
-                "out) memrefs; run bufferization with "
+                "[epilogue inputs], out) memrefs; run bufferization with "
                 "buffer-results-to-out-params first");
   for (Type t : type.getInputs()) {
     auto mt = dyn_cast<MemRefType>(t);
@@ -220,6 +234,98 @@ LogicalResult analyzeBias(MemRefType bias, MemRefType out, GemmProblem &p,
   return success();
 }
 
+/// The memref a fused consumer's product input reads, back through
+/// reshapes to the buffer the reference product writes.
+Value productBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// The fused consumer (fp8-fuse-gemm-epilogues) of `func`, checked again
+/// here (a hand-written function may claim one): each input is the product
+/// or an argument the kernel can index, the output is `out`, the body
+/// scalar arith/math code. Sets the epilogue fields of `p`; `productOut` is
+/// the type the product itself has (what the shape analysis reads).
+LogicalResult analyzeFusedEpilogue(func::FuncOp func, unsigned firstExtra,
+                                   unsigned numExtras, GemmProblem &p,
+                                   MemRefType &productOut, std::string &why) {
+  auto fail = [&](const Twine &reason) {
+    why = ("fused epilogue: " + reason).str();
+    return failure();
+  };
+  linalg::GenericOp g;
+  func.walk([&](linalg::GenericOp op) {
+    if (op->hasAttr(kGemmEpilogueAttrName))
+      g = op;
+  });
+  Block &entry = func.getBody().front();
+  // It writes the output argument, or a buffer that is then copied whole
+  // into it (what bufferization makes where it does not write in place).
+  auto writesOutput = [&](Value init) {
+    Value outArg = entry.getArguments().back();
+    return init == outArg || llvm::any_of(init.getUsers(), [&](Operation *u) {
+             auto copy = dyn_cast<memref::CopyOp>(u);
+             return copy && copy.getSource() == init &&
+                    copy.getTarget() == outArg;
+           });
+  };
+  if (!g || g->getBlock() != &entry || g.getNumDpsInits() != 1 ||
+      !writesOutput(g.getDpsInitOperand(0)->get()) ||
+      g.getNumParallelLoops() != g.getNumLoops())
+    return fail("no element-wise consumer writing the output");
+  auto out = cast<MemRefType>(entry.getArguments().back().getType());
+  for (OpOperand *input : g.getDpsInputOperands()) {
+    GemmProblem::EpilogueInput in;
+    AffineMap map = g.getMatchingIndexingMap(input);
+    auto type = cast<MemRefType>(input->get().getType());
+    auto arg = dyn_cast<BlockArgument>(input->get());
+    if (!arg || arg.getOwner() != &entry) {
+      if (productOut || !map.isIdentity())
+        return fail("reads the product twice or not elementwise");
+      productOut = cast<MemRefType>(productBuffer(input->get()).getType());
+      if (productOut.getNumElements() != out.getNumElements())
+        return fail("the product and the output differ in size");
+    } else if (arg.getArgNumber() < firstExtra ||
+               arg.getArgNumber() >= firstExtra + numExtras) {
+      return fail("reads an argument that is not one of its inputs");
+    } else {
+      in.arg = arg.getArgNumber();
+      if (map.isIdentity() && type.getShape() == out.getShape())
+        in.kind = GemmProblem::EpilogueInput::Kind::Full;
+      else if (type.getRank() == 0 && map.getNumResults() == 0)
+        in.kind = GemmProblem::EpilogueInput::Kind::Scalar;
+      else if (type.getRank() == 1 && map.getNumResults() == 1 &&
+               map.getResult(0) ==
+                   getAffineDimExpr(out.getRank() - 1, func.getContext()))
+        in.kind = GemmProblem::EpilogueInput::Kind::Row;
+      else
+        return fail("an input is neither the output's shape, a row nor a "
+                    "scalar");
+    }
+    p.epilogueInputs.push_back(in);
+  }
+  if (!productOut)
+    return fail("does not read the product");
+  for (Operation &op : g.getRegion().getOps()) {
+    if (isa<linalg::YieldOp>(op))
+      continue;
+    if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
+        op.getNumRegions())
+      return fail("its body is not scalar arith/math code");
+    for (Value v : op.getOperands())
+      if (!g.getRegion().isAncestor(v.getParentRegion()) &&
+          !matchPattern(v, m_Constant()))
+        return fail("its body captures a value that is not a constant");
+  }
+  p.fusedEpilogue = g;
+  p.productType = productOut.getElementType();
+  return success();
+}
+
 /// Folds lhs batch dims into M when the rows stay contiguous for every
 /// operand: rank-2 rhs, and lhs scale blocks that never straddle batches.
 void foldBatch(GemmProblem &p, int64_t batch) {
@@ -249,8 +355,36 @@ FailureOr<GemmProblem> gemm::analyzeGemm(func::FuncOp func, std::string &why) {
   GemmProblem p;
   p.epilogue = attrs.epilogue.getValue();
   int64_t batch = 1;
+  if (attrs.fused) {
+    // A fused consumer: the shapes are the product's, the output type the
+    // consumer's.
+    if (p.epilogue != Epilogue::None) {
+      why = "a fused consumer and an activation epilogue";
+      return failure();
+    }
+    MemRefType productOut;
+    if (failed(analyzeFusedEpilogue(func, attrs.hasBias.getValue() ? 5 : 4,
+                                    attrs.epilogueInputs, p, productOut, why)))
+      return failure();
+    args.back() = productOut;
+  }
   if (failed(analyzeShapes(args, p, batch, why)))
     return failure();
+  if (p.fusedEpilogue) {
+    p.outType =
+        cast<MemRefType>(func.getArguments().back().getType()).getElementType();
+    if (!p.outType.isF32() && !p.outType.isF16() && !p.outType.isBF16()) {
+      why = "fused epilogue: output must be f32, f16 or bf16";
+      return failure();
+    }
+    for (const GemmProblem::EpilogueInput &in : p.epilogueInputs)
+      if (in.kind == GemmProblem::EpilogueInput::Kind::Row &&
+          cast<MemRefType>(func.getArgument(in.arg).getType()).getDimSize(0) !=
+              p.n) {
+        why = "fused epilogue: a row input is not [N]";
+        return failure();
+      }
+  }
   MemRefType lhs = args[0], lhsS = args[1], rhs = args[2], rhsS = args[3];
   if (failed(analyzeSide(attrs.lhsLayout, lhs, lhsS, p.m, p.k, attrs.lhsMMajor,
                          "lhs", p.lhsScale, why)) ||
@@ -528,5 +662,8 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
        << "x" << p.batch;
   if (c.loader == LoaderKind::TMA)
     os << ", TMA into " << c.stages << " 128B-swizzled stages";
+  if (p.fusedEpilogue)
+    os << ", fused element-wise epilogue (" << p.epilogueInputs.size() - 1
+       << " more inputs)";
   return s;
 }

@@ -65,6 +65,23 @@ struct GemmProblem {
   SideScale lhsScale, rhsScale;
   enum class Bias { None, Row, Full } bias = Bias::None;
   Epilogue epilogue = Epilogue::None;
+  /// An element-wise consumer fused by fp8-fuse-gemm-epilogues: its
+  /// `linalg.generic` in the function's reference body (valid until the
+  /// body is replaced), which the epilogue applies to each output element
+  /// after rounding the product to `productType`; `outType` is then the
+  /// consumer's. For each of its inputs, what the kernel reads there.
+  struct EpilogueInput {
+    enum class Kind {
+      Product, ///< the product's element
+      Full,    ///< argument `arg` at the output element's linear index
+      Row,     ///< argument `arg` ([N]) at the output element's column
+      Scalar,  ///< argument `arg`, rank 0
+    } kind = Kind::Product;
+    unsigned arg = 0;
+  };
+  Operation *fusedEpilogue = nullptr;
+  SmallVector<EpilogueInput> epilogueInputs;
+  Type productType;
   /// K bytes per FP32 promotion unit: the gcd of 128 and the K-blocks of
   /// the scales that vary along K (a multiple of kMmaK).
   int64_t promo = 128;

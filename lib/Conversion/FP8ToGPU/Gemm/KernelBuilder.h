@@ -58,6 +58,10 @@ struct KernelValues {
   Value tileA, tileB;
   /// Element offsets of this CTA's batch in lhs, rhs and out.
   Value lhsBase, rhsBase, outBase;
+  /// A fused consumer's inputs besides the product (flat memrefs, in
+  /// GemmProblem::epilogueInputs order) and its body (null without one).
+  SmallVector<Value> epilogueArgs;
+  const class FusedEpilogue *fused = nullptr;
 };
 
 /// Points `kv` at one CTA tile: N tile `nb`, M tile `mb` and batch `bz`

@@ -1,0 +1,276 @@
+//===- FuseGemmEpilogues.cpp - Consumers into the GEMM functions ----------===//
+//
+// Part of fp8-opt. A product's element-wise consumer moves into the
+// product's outlined GEMM function, whose kernel then computes it in its
+// epilogue (Gemm/Epilogue.cpp): the product never goes to memory. The
+// consumer is cloned as it is (marked fp8.gemm_epilogue), so the reference
+// body of the new function -- the product, then the consumer -- is what the
+// graph computed, and the kernel applies the same scalar operations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8FUSEGEMMEPILOGUES
+#include "fp8/Conversion/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+
+/// A GEMM call whose result reaches an element-wise consumer.
+struct Candidate {
+  func::CallOp call;
+  func::FuncOp callee;
+  /// Single-use reshapes from the call's result to the consumer, in order.
+  SmallVector<Operation *> reshapes;
+  linalg::GenericOp consumer;
+  /// The consumer's input that reads the product.
+  unsigned productInput = 0;
+};
+
+bool isReshape(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op);
+}
+
+/// Whether the consumer's other input `k` is one the kernel can read per
+/// output element: the output's shape through the identity map, a row of
+/// the product's N through the last dimension, or a rank-0 tensor.
+bool readableInput(linalg::GenericOp g, OpOperand &input, int64_t productN) {
+  auto type = dyn_cast<RankedTensorType>(input.get().getType());
+  auto outType = cast<RankedTensorType>(g.getResult(0).getType());
+  if (!type || !type.hasStaticShape())
+    return false;
+  AffineMap map = g.getMatchingIndexingMap(&input);
+  if (map.isIdentity())
+    return type.getShape() == outType.getShape();
+  if (type.getRank() == 0)
+    return map.getNumResults() == 0;
+  const unsigned last = outType.getRank() - 1;
+  return type.getRank() == 1 && map.getNumResults() == 1 &&
+         map.getResult(0) == getAffineDimExpr(last, g.getContext()) &&
+         type.getDimSize(0) == outType.getDimSize(last) &&
+         outType.getDimSize(last) == productN;
+}
+
+/// Whether the consumer's body is scalar arith/math code the kernel can
+/// clone, capturing nothing from outside but constants.
+bool scalarBody(linalg::GenericOp g) {
+  Region &body = g.getRegion();
+  for (Operation &op : body.getOps()) {
+    if (isa<linalg::YieldOp>(op))
+      continue;
+    Dialect *d = op.getDialect();
+    if (!d || !isa<arith::ArithDialect, math::MathDialect>(d) ||
+        op.getNumRegions() != 0)
+      return false;
+    for (Type t : op.getResultTypes())
+      if (!t.isIntOrIndexOrFloat())
+        return false;
+    for (Value v : op.getOperands())
+      if (!body.isAncestor(v.getParentRegion()) &&
+          !matchPattern(v, m_Constant()))
+        return false;
+  }
+  return true;
+}
+
+/// The consumer of `call`'s result if it qualifies (the pass's rules).
+std::optional<Candidate> findCandidate(func::CallOp call,
+                                       SymbolTable &symbols) {
+  auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+  if (!callee || !callee->hasAttr(kGemmAttrName) || call.getNumResults() != 1)
+    return std::nullopt;
+  auto info = callee->getAttrOfType<DictionaryAttr>(kGemmAttrName);
+  if (!info || info.get(kGemmEpilogueInputsKey))
+    return std::nullopt; // already fused
+  Candidate c;
+  c.call = call;
+  c.callee = callee;
+  auto productType = dyn_cast<RankedTensorType>(call.getResult(0).getType());
+  if (!productType || !productType.hasStaticShape() ||
+      productType.getRank() < 2)
+    return std::nullopt;
+  Value v = call.getResult(0);
+  while (v.hasOneUse() && isReshape(*v.getUsers().begin())) {
+    c.reshapes.push_back(*v.getUsers().begin());
+    v = c.reshapes.back()->getResult(0);
+  }
+  if (!v.hasOneUse())
+    return std::nullopt;
+  OpOperand &use = *v.getUses().begin();
+  auto g = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!g || !g.isDpsInput(&use) || g.getNumDpsInits() != 1 ||
+      g.getNumResults() != 1 || g.getNumParallelLoops() != g.getNumLoops())
+    return std::nullopt;
+  c.consumer = g;
+  c.productInput = use.getOperandNumber();
+  auto outType = cast<RankedTensorType>(g.getResult(0).getType());
+  Type outElem = outType.getElementType();
+  if (!outType.hasStaticShape() ||
+      !(outElem.isF32() || outElem.isF16() || outElem.isBF16()))
+    return std::nullopt;
+  OpOperand *init = g.getDpsInitOperand(0);
+  if (!g.getMatchingIndexingMap(init).isIdentity() ||
+      !g.getMatchingBlockArgument(init).use_empty() ||
+      !g.getMatchingIndexingMap(&use).isIdentity() ||
+      cast<RankedTensorType>(v.getType()).getShape() != outType.getShape())
+    return std::nullopt;
+  const int64_t productN = productType.getShape().back();
+  for (OpOperand *input : g.getDpsInputOperands())
+    if (input != &use &&
+        (input->get() == v || !readableInput(g, *input, productN)))
+      return std::nullopt;
+  if (!scalarBody(g))
+    return std::nullopt;
+  return c;
+}
+
+/// Text that identifies what a fused function computes: the function
+/// printed (numbering is local to it) with its name left out, so that
+/// identical fusions share one function.
+std::string fusionKey(func::FuncOp fused) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  fused.print(os);
+  std::string name = ("@" + fused.getSymName()).str();
+  size_t at = text.find(name);
+  if (at != std::string::npos)
+    text.erase(at, name.size());
+  return text;
+}
+
+/// The function that computes the product and then the consumer: the GEMM
+/// function's body, the reshapes, the consumer's captured constants and the
+/// consumer (marked), returning its result; arguments: the GEMM function's,
+/// then the consumer's other inputs.
+func::FuncOp buildFusedFunction(Candidate &c, SymbolTable &symbols,
+                                unsigned &counter) {
+  MLIRContext *ctx = c.call.getContext();
+  linalg::GenericOp g = c.consumer;
+  SmallVector<Type> inputs(c.callee.getArgumentTypes());
+  SmallVector<Value> extras;
+  for (OpOperand *input : g.getDpsInputOperands())
+    if (input->getOperandNumber() != c.productInput)
+      extras.push_back(input->get());
+  for (Value e : extras)
+    inputs.push_back(e.getType());
+  auto type = FunctionType::get(ctx, inputs, g.getResult(0).getType());
+
+  std::string name;
+  do
+    name = (kGemmFuncPrefix + Twine(counter++)).str();
+  while (symbols.lookup(name));
+  OpBuilder mb(c.callee);
+  mb.setInsertionPointAfter(c.callee);
+  auto fused = func::FuncOp::create(mb, c.callee.getLoc(), name, type);
+  fused.setPrivate();
+  auto info = c.callee->getAttrOfType<DictionaryAttr>(kGemmAttrName);
+  NamedAttrList entries(info);
+  entries.set(kGemmEpilogueInputsKey,
+              mb.getI64IntegerAttr(static_cast<int64_t>(extras.size())));
+  fused->setAttr(kGemmAttrName, entries.getDictionary(ctx));
+  symbols.insert(fused);
+
+  Block *entry = fused.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
+  IRMapping map;
+  map.map(c.callee.getArguments(),
+          entry->getArguments().take_front(c.callee.getNumArguments()));
+  Value product;
+  for (Operation &op : c.callee.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      product = map.lookup(ret.getOperand(0));
+      break;
+    }
+    b.clone(op, map);
+  }
+  map.map(c.call.getResult(0), product);
+  for (Operation *r : c.reshapes)
+    b.clone(*r, map);
+  // The consumer's inputs: the product, then the new arguments; its init a
+  // fresh empty tensor (the body never reads it); its captured constants
+  // cloned beside it.
+  unsigned next = c.callee.getNumArguments();
+  for (OpOperand *input : g.getDpsInputOperands())
+    if (input->getOperandNumber() != c.productInput)
+      map.map(input->get(), entry->getArgument(next++));
+  auto outType = cast<RankedTensorType>(g.getResult(0).getType());
+  map.map(g.getDpsInitOperand(0)->get(),
+          tensor::EmptyOp::create(b, g.getLoc(), outType.getShape(),
+                                  outType.getElementType())
+              .getResult());
+  g.getRegion().walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!g.getRegion().isAncestor(v.getParentRegion()) && !map.contains(v))
+        map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+  });
+  Operation *clone = b.clone(*g, map);
+  clone->setAttr(kGemmEpilogueAttrName, UnitAttr::get(ctx));
+  func::ReturnOp::create(b, g.getLoc(), clone->getResult(0));
+  return fused;
+}
+
+struct FuseGemmEpiloguesPass
+    : fp8::impl::FP8FuseGemmEpiloguesBase<FuseGemmEpiloguesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<Candidate> candidates;
+    module.walk([&](func::CallOp call) {
+      if (std::optional<Candidate> c = findCandidate(call, symbols))
+        candidates.push_back(*c);
+    });
+    // Two products read by one consumer (SiLU(gate) * up): it fuses once,
+    // into the first of them found.
+    llvm::SmallPtrSet<Operation *, 16> taken;
+    llvm::StringMap<func::FuncOp> made;
+    unsigned counter = 0;
+    llvm::SetVector<Operation *> oldCallees;
+    for (Candidate &c : candidates) {
+      if (!taken.insert(c.consumer).second)
+        continue;
+      func::FuncOp fused = buildFusedFunction(c, symbols, counter);
+      func::FuncOp &same = made[fusionKey(fused)];
+      if (same)
+        symbols.erase(fused);
+      else
+        same = fused;
+      fused = same;
+      SmallVector<Value> operands(c.call.getOperands());
+      for (OpOperand *input : c.consumer.getDpsInputOperands())
+        if (input->getOperandNumber() != c.productInput)
+          operands.push_back(input->get());
+      OpBuilder b(c.consumer);
+      auto call = func::CallOp::create(b, c.call.getLoc(), fused, operands);
+      c.consumer->replaceAllUsesWith(call);
+      c.consumer->erase();
+      for (Operation *r : llvm::reverse(c.reshapes))
+        r->erase();
+      c.call->erase();
+      oldCallees.insert(c.callee);
+    }
+    // GEMM functions no call uses any more would still become kernels.
+    for (Operation *f : oldCallees)
+      if (SymbolTable::symbolKnownUseEmpty(f, module))
+        symbols.erase(f);
+  }
+};
+
+} // namespace
