@@ -818,7 +818,8 @@ static int check_tensor(fp8rt_model *m, const char *kind, int32_t index,
   return 1;
 }
 
-/* The stream in `o` (NULL: none), or -1 with the error set. */
+/* 1 with the stream of `o` in *stream (NULL: none), or 0 with the error
+ * set. */
 static int run_options(fp8rt_model *m, const fp8rt_run_options *o,
                        void **stream) {
   *stream = NULL;

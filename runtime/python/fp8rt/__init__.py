@@ -128,8 +128,10 @@ def _capsule_tensor(capsule):
 
 
 def _c_contiguous(shape, strides, itemsize):
-    """Whether element strides (or byte strides when itemsize > 1 is given
-    as 1) describe a dense row-major layout (size-1 dims ignored)."""
+    """Whether `strides` describe a dense row-major layout (size-1 dims
+    ignored), in units where one element is `itemsize`: byte strides with
+    the element size (__cuda_array_interface__), element strides with 1
+    (DLPack)."""
     want = itemsize
     for dim, stride in reversed(list(zip(shape, strides))):
         if dim != 1 and stride != want:
