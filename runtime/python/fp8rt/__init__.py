@@ -365,6 +365,9 @@ class Model:
                     or not a.flags.c_contiguous or not a.flags.writeable):
                 raise Error(f"{what}: give a writable C-contiguous numpy "
                             f"array of {info.numpy_dtype} (or a device array)")
+        elif (type(a) is np.ndarray and a.dtype == info.numpy_dtype
+              and a.flags.c_contiguous):
+            pass  # the common case, as it is
         else:
             a = np.asarray(a)
             if a.dtype != info.numpy_dtype:
@@ -429,27 +432,45 @@ class Model:
         if self._run_ex is None and (uses_device or stream is not None):
             raise Error(f"this library has ABI version {self.abi_version}: it "
                         "takes host (numpy) arrays only")
-        shapes = [(ctypes.c_int64 * max(1, len(v.shape)))(*v.shape)
-                  for v in ins + outs]
+        # The tensor descriptions are built once per handle (shapes are the
+        # signature's, checked above); a run only sets data and memory kind.
+        in_arr, out_arr = self._descriptors()
+        for arr, views in ((in_arr, ins), (out_arr, outs)):
+            for k, v in enumerate(views):
+                arr[k].data = v.ptr
+                if self._run_ex is not None:
+                    arr[k].memory = v.memory
         if self._run_ex is None:
-            t = [_Tensor(v.ptr, info.dtype, len(v.shape), shp)
-                 for v, info, shp in zip(ins + outs, self.inputs + self.outputs,
-                                         shapes)]
-            in_arr = (_Tensor * max(1, len(ins)))(*t[:len(ins)])
-            out_arr = (_Tensor * max(1, len(outs)))(*t[len(ins):])
             status = self._lib.fp8rt_model_run(self._m, in_arr, len(ins),
                                                out_arr, len(outs))
         else:
-            t = [_TensorEx(v.ptr, info.dtype, len(v.shape), shp, v.memory, 0)
-                 for v, info, shp in zip(ins + outs, self.inputs + self.outputs,
-                                         shapes)]
-            in_arr = (_TensorEx * max(1, len(ins)))(*t[:len(ins)])
-            out_arr = (_TensorEx * max(1, len(outs)))(*t[len(ins):])
-            opts = _RunOptions(ctypes.sizeof(_RunOptions), 0, stream or None)
+            self._options.stream = stream or None
             status = self._run_ex(self._m, in_arr, len(ins), out_arr,
-                                  len(outs), ctypes.byref(opts))
+                                  len(outs), ctypes.byref(self._options))
+        # (The arrays whose data the descriptions point to stay alive in
+        # `ins`/`outs` until here.)
+        del ins, outs
         self._check(status, "run")
         return results
+
+    def _descriptors(self):
+        """The handle's input and output tensor arrays (fp8rt_tensor or
+        fp8rt_tensor_ex), with dtype, rank and shape from the signature."""
+        if getattr(self, "_arrays", None) is None:
+            kind = _Tensor if self._run_ex is None else _TensorEx
+            self._shapes = [(ctypes.c_int64 * max(1, len(i.shape)))(*i.shape)
+                            for i in self.inputs + self.outputs]
+            arrays = []
+            for infos, shapes in ((self.inputs, self._shapes[:len(self.inputs)]),
+                                  (self.outputs, self._shapes[len(self.inputs):])):
+                arr = (kind * max(1, len(infos)))()
+                for k, (info, shape) in enumerate(zip(infos, shapes)):
+                    arr[k].dtype, arr[k].rank = info.dtype, len(info.shape)
+                    arr[k].shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+                arrays.append(arr)
+            self._arrays = tuple(arrays)
+            self._options = _RunOptions(ctypes.sizeof(_RunOptions), 0, None)
+        return self._arrays
 
     def last_run_copies(self):
         """Bytes the last successful run copied around the model's own work:
