@@ -11,13 +11,12 @@
 
 #include "fp8/Conversion/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "Gemm/GemmPlan.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -47,48 +46,6 @@ struct Candidate {
 
 bool isReshape(Operation *op) {
   return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op);
-}
-
-/// Whether the consumer's other input `k` is one the kernel can read per
-/// output element: the output's shape through the identity map, a row of
-/// the product's N through the last dimension, or a rank-0 tensor.
-bool readableInput(linalg::GenericOp g, OpOperand &input, int64_t productN) {
-  auto type = dyn_cast<RankedTensorType>(input.get().getType());
-  auto outType = cast<RankedTensorType>(g.getResult(0).getType());
-  if (!type || !type.hasStaticShape())
-    return false;
-  AffineMap map = g.getMatchingIndexingMap(&input);
-  if (map.isIdentity())
-    return type.getShape() == outType.getShape();
-  if (type.getRank() == 0)
-    return map.getNumResults() == 0;
-  const unsigned last = outType.getRank() - 1;
-  return type.getRank() == 1 && map.getNumResults() == 1 &&
-         map.getResult(0) == getAffineDimExpr(last, g.getContext()) &&
-         type.getDimSize(0) == outType.getDimSize(last) &&
-         outType.getDimSize(last) == productN;
-}
-
-/// Whether the consumer's body is scalar arith/math code the kernel can
-/// clone, capturing nothing from outside but constants.
-bool scalarBody(linalg::GenericOp g) {
-  Region &body = g.getRegion();
-  for (Operation &op : body.getOps()) {
-    if (isa<linalg::YieldOp>(op))
-      continue;
-    Dialect *d = op.getDialect();
-    if (!d || !isa<arith::ArithDialect, math::MathDialect>(d) ||
-        op.getNumRegions() != 0)
-      return false;
-    for (Type t : op.getResultTypes())
-      if (!t.isIntOrIndexOrFloat())
-        return false;
-    for (Value v : op.getOperands())
-      if (!body.isAncestor(v.getParentRegion()) &&
-          !matchPattern(v, m_Constant()))
-        return false;
-  }
-  return true;
 }
 
 /// The consumer of `call`'s result if it qualifies (the pass's rules).
@@ -135,9 +92,9 @@ std::optional<Candidate> findCandidate(func::CallOp call,
   const int64_t productN = productType.getShape().back();
   for (OpOperand *input : g.getDpsInputOperands())
     if (input != &use &&
-        (input->get() == v || !readableInput(g, *input, productN)))
+        (input->get() == v || !gemm::epilogueInputKind(g, *input, productN)))
       return std::nullopt;
-  if (!scalarBody(g))
+  if (!gemm::isScalarEpilogueBody(g))
     return std::nullopt;
   return c;
 }
@@ -216,11 +173,7 @@ func::FuncOp buildFusedFunction(Candidate &c, SymbolTable &symbols,
           tensor::EmptyOp::create(b, g.getLoc(), outType.getShape(),
                                   outType.getElementType())
               .getResult());
-  g.getRegion().walk([&](Operation *op) {
-    for (Value v : op->getOperands())
-      if (!g.getRegion().isAncestor(v.getParentRegion()) && !map.contains(v))
-        map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
-  });
+  gemm::cloneCapturedValues(g.getRegion(), b, map);
   Operation *clone = b.clone(*g, map);
   clone->setAttr(kGemmEpilogueAttrName, UnitAttr::get(ctx));
   func::ReturnOp::create(b, g.getLoc(), clone->getResult(0));

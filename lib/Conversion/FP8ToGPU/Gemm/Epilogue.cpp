@@ -151,11 +151,7 @@ FusedEpilogue::FusedEpilogue(Operation *op) : holder(new Block) {
   for (Value v : op->getOperands())
     map.map(v, holder->addArgument(v.getType(), op->getLoc()));
   // Constants the body captures (GemmPlan checked that they are).
-  op->getRegion(0).walk([&](Operation *inner) {
-    for (Value v : inner->getOperands())
-      if (!op->getRegion(0).isAncestor(v.getParentRegion()) && !map.contains(v))
-        map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
-  });
+  cloneCapturedValues(op->getRegion(0), b, map);
   generic = b.clone(*op, map);
 }
 

@@ -278,49 +278,39 @@ LogicalResult analyzeFusedEpilogue(func::FuncOp func, unsigned firstExtra,
       g.getNumParallelLoops() != g.getNumLoops())
     return fail("no element-wise consumer writing the output");
   auto out = cast<MemRefType>(entry.getArguments().back().getType());
+  // The product: the one input that is not an argument.
   for (OpOperand *input : g.getDpsInputOperands()) {
-    GemmProblem::EpilogueInput in;
-    AffineMap map = g.getMatchingIndexingMap(input);
-    auto type = cast<MemRefType>(input->get().getType());
     auto arg = dyn_cast<BlockArgument>(input->get());
-    if (!arg || arg.getOwner() != &entry) {
-      if (productOut || !map.isIdentity())
-        return fail("reads the product twice or not elementwise");
-      productOut = cast<MemRefType>(productBuffer(input->get()).getType());
-      if (productOut.getNumElements() != out.getNumElements())
-        return fail("the product and the output differ in size");
-    } else if (arg.getArgNumber() < firstExtra ||
-               arg.getArgNumber() >= firstExtra + numExtras) {
-      return fail("reads an argument that is not one of its inputs");
-    } else {
-      in.arg = arg.getArgNumber();
-      if (map.isIdentity() && type.getShape() == out.getShape())
-        in.kind = GemmProblem::EpilogueInput::Kind::Full;
-      else if (type.getRank() == 0 && map.getNumResults() == 0)
-        in.kind = GemmProblem::EpilogueInput::Kind::Scalar;
-      else if (type.getRank() == 1 && map.getNumResults() == 1 &&
-               map.getResult(0) ==
-                   getAffineDimExpr(out.getRank() - 1, func.getContext()))
-        in.kind = GemmProblem::EpilogueInput::Kind::Row;
-      else
-        return fail("an input is neither the output's shape, a row nor a "
-                    "scalar");
-    }
-    p.epilogueInputs.push_back(in);
+    if (arg && arg.getOwner() == &entry)
+      continue;
+    if (productOut || !g.getMatchingIndexingMap(input).isIdentity())
+      return fail("reads the product twice or not elementwise");
+    productOut = cast<MemRefType>(productBuffer(input->get()).getType());
+    if (productOut.getNumElements() != out.getNumElements())
+      return fail("the product and the output differ in size");
   }
   if (!productOut)
     return fail("does not read the product");
-  for (Operation &op : g.getRegion().getOps()) {
-    if (isa<linalg::YieldOp>(op))
-      continue;
-    if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
-        op.getNumRegions())
-      return fail("its body is not scalar arith/math code");
-    for (Value v : op.getOperands())
-      if (!g.getRegion().isAncestor(v.getParentRegion()) &&
-          !matchPattern(v, m_Constant()))
-        return fail("its body captures a value that is not a constant");
+  const int64_t n = productOut.getShape().back();
+  for (OpOperand *input : g.getDpsInputOperands()) {
+    GemmProblem::EpilogueInput in;
+    auto arg = dyn_cast<BlockArgument>(input->get());
+    if (arg && arg.getOwner() == &entry) {
+      if (arg.getArgNumber() < firstExtra ||
+          arg.getArgNumber() >= firstExtra + numExtras)
+        return fail("reads an argument that is not one of its inputs");
+      std::optional<GemmProblem::EpilogueInput::Kind> kind =
+          epilogueInputKind(g, *input, n);
+      if (!kind)
+        return fail("an input is neither the output's shape, a row nor a "
+                    "scalar");
+      in.kind = *kind;
+      in.arg = arg.getArgNumber();
+    }
+    p.epilogueInputs.push_back(in);
   }
+  if (!isScalarEpilogueBody(g))
+    return fail("its body is not scalar arith/math code with constants");
   p.fusedEpilogue = g;
   p.productType = productOut.getElementType();
   return success();
@@ -377,13 +367,6 @@ FailureOr<GemmProblem> gemm::analyzeGemm(func::FuncOp func, std::string &why) {
       why = "fused epilogue: output must be f32, f16 or bf16";
       return failure();
     }
-    for (const GemmProblem::EpilogueInput &in : p.epilogueInputs)
-      if (in.kind == GemmProblem::EpilogueInput::Kind::Row &&
-          cast<MemRefType>(func.getArgument(in.arg).getType()).getDimSize(0) !=
-              p.n) {
-        why = "fused epilogue: a row input is not [N]";
-        return failure();
-      }
   }
   MemRefType lhs = args[0], lhsS = args[1], rhs = args[2], rhsS = args[3];
   if (failed(analyzeSide(attrs.lhsLayout, lhs, lhsS, p.m, p.k, attrs.lhsMMajor,
@@ -666,4 +649,52 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
     os << ", fused element-wise epilogue (" << p.epilogueInputs.size() - 1
        << " more inputs)";
   return s;
+}
+
+bool gemm::isScalarEpilogueBody(linalg::GenericOp g) {
+  Region &body = g.getRegion();
+  for (Operation &op : body.getOps()) {
+    if (isa<linalg::YieldOp>(op))
+      continue;
+    Dialect *d = op.getDialect();
+    if (!d || !isa<arith::ArithDialect, math::MathDialect>(d) ||
+        op.getNumRegions() != 0)
+      return false;
+    for (Type t : op.getResultTypes())
+      if (!t.isIntOrIndexOrFloat())
+        return false;
+    for (Value v : op.getOperands())
+      if (!body.isAncestor(v.getParentRegion()) &&
+          !matchPattern(v, m_Constant()))
+        return false;
+  }
+  return true;
+}
+
+std::optional<GemmProblem::EpilogueInput::Kind>
+gemm::epilogueInputKind(linalg::GenericOp g, OpOperand &input, int64_t n) {
+  using Kind = GemmProblem::EpilogueInput::Kind;
+  auto type = dyn_cast<ShapedType>(input.get().getType());
+  auto outType = cast<ShapedType>(g.getDpsInitOperand(0)->get().getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  AffineMap map = g.getMatchingIndexingMap(&input);
+  if (map.isIdentity() && type.getShape() == outType.getShape())
+    return Kind::Full;
+  if (type.getRank() == 0 && map.getNumResults() == 0)
+    return Kind::Scalar;
+  const unsigned last = outType.getRank() - 1;
+  if (type.getRank() == 1 && map.getNumResults() == 1 &&
+      map.getResult(0) == getAffineDimExpr(last, g.getContext()) &&
+      type.getDimSize(0) == n && outType.getDimSize(last) == n)
+    return Kind::Row;
+  return std::nullopt;
+}
+
+void gemm::cloneCapturedValues(Region &region, OpBuilder &b, IRMapping &map) {
+  region.walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!region.isAncestor(v.getParentRegion()) && !map.contains(v))
+        map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+  });
 }

@@ -18,6 +18,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <optional>
 #include <string>
@@ -223,6 +225,25 @@ FailureOr<GemmPlan> planGemm(func::FuncOp func, const GemmOptions &options,
 
 /// The remark text that names the kernel a plan gives.
 std::string describeGemmPlan(const GemmPlan &plan);
+
+// What a fused consumer (fp8-fuse-gemm-epilogues) must be for the kernel's
+// epilogue: one set of rules for the pass that fuses (on tensors) and for
+// analyzeGemm, which checks a function again (on memrefs).
+
+/// Whether the consumer's body is scalar arith/math code that captures
+/// nothing from outside but constants.
+bool isScalarEpilogueBody(linalg::GenericOp g);
+
+/// How the epilogue reads `input` (one of `g`'s inputs other than the
+/// product) per output element, the product having `n` columns: Full (the
+/// output's shape, identity map), Row ([n] through the output's last
+/// dimension, which is the product's N), Scalar (rank 0); none otherwise.
+std::optional<GemmProblem::EpilogueInput::Kind>
+epilogueInputKind(linalg::GenericOp g, OpOperand &input, int64_t n);
+
+/// Clones at `b` the defining op of every value `region` uses from outside
+/// that `map` does not map yet (a fused consumer's constants), and maps it.
+void cloneCapturedValues(Region &region, OpBuilder &b, IRMapping &map);
 
 /// The wgmma operand type of an FP8 or BF16 element type.
 std::optional<NVVM::WGMMATypes> wgmmaType(Type t);
