@@ -112,6 +112,12 @@ class Arrays:
         a = np.arange(n)
         return self.torch.from_numpy(a).cuda() if self.torch else a
 
+    def array(self, a):
+        """A numpy array as the loop's array (uploaded for torch)."""
+        if self.torch:
+            return self.torch.from_numpy(np.ascontiguousarray(a)).cuda()
+        return a
+
     def host(self, a):
         return a.cpu().numpy() if self.torch else a
 
@@ -154,15 +160,15 @@ def generate(prefill, decode, prompts, steps, capacity, xp, times=None):
         t = ids_in.shape[1]
         slots = np.arange(capacity)[None] < lengths[:, None]
         if step == 0:
-            ids_in[...] = xp_array(xp, ids)
-            mask_in[...] = xp_array(xp, np.concatenate([slots, valid], 1).astype(np.int64))
+            ids_in[...] = xp.array(ids)
+            mask_in[...] = xp.array(np.concatenate([slots, valid], 1).astype(np.int64))
         else:  # the token chosen last step, already in ids_in on the device
-            mask_in[...] = xp_array(xp, np.concatenate([slots, np.ones((batch, 1), bool)], 1)
+            mask_in[...] = xp.array(np.concatenate([slots, np.ones((batch, 1), bool)], 1)
                                     .astype(np.int64))
-        pos_in[...] = xp_array(xp, lengths[:, None] + np.arange(t)[None])
+        pos_in[...] = xp.array(lengths[:, None] + np.arange(t)[None])
         lib(ids_in, mask_in, pos_in, *cache, out=outs)
         logits, presents = outs[0], outs[1:]
-        nxt = logits[rows, xp_array(xp, new - 1)].argmax(-1)
+        nxt = logits[rows, xp.array(new - 1)].argmax(-1)
         tokens[:, step] = nxt
         for c, p in zip(cache, presents):  # append the new tokens' K/V
             if step == 0:
@@ -170,7 +176,7 @@ def generate(prefill, decode, prompts, steps, capacity, xp, times=None):
                     at, n = int(lengths[r]), int(new[r])
                     c[r, :, at:at + n] = p[r, :, capacity:capacity + n]
             else:
-                c[rows, :, xp_array(xp, lengths)] = p[:, :, capacity]
+                c[rows, :, xp.array(lengths)] = p[:, :, capacity]
         lengths += new
         lib, new = decode, np.ones(batch, np.int64)
         bufs[decode][0][0][:, 0] = nxt
@@ -178,10 +184,6 @@ def generate(prefill, decode, prompts, steps, capacity, xp, times=None):
             xp.synchronize()
             times.append(time.perf_counter() - start)
     return xp.host(tokens).tolist()
-
-
-def xp_array(xp, a):
-    return xp.torch.from_numpy(np.ascontiguousarray(a)).cuda() if xp.torch else a
 
 
 def main():

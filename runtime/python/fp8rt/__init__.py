@@ -447,9 +447,6 @@ class Model:
             self._options.stream = stream or None
             status = self._run_ex(self._m, in_arr, len(ins), out_arr,
                                   len(outs), ctypes.byref(self._options))
-        # (The arrays whose data the descriptions point to stay alive in
-        # `ins`/`outs` until here.)
-        del ins, outs
         self._check(status, "run")
         return results
 

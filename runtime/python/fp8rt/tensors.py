@@ -188,43 +188,51 @@ def tensor_files(folder):
 
 
 
+def _messages(buf, path, field):
+    """The length-delimited values of `field` in one protobuf message."""
+    return [bytes(v) for k, w, v in _fields(buf, path) if k == field and w == 2]
+
+
+def _dim(dim, path):
+    """A TensorShapeProto.Dimension: dim_value (1), dim_param (2) or "?"."""
+    value = "?"
+    for f, w, v in _fields(dim, path):
+        if f == 1 and w == 0:
+            value = _signed64(v)
+        elif f == 2 and w == 2:
+            value = bytes(v).decode()
+    return value
+
+
+def _value_info(vi, path):
+    """(name, ONNX data type, dims) of a ValueInfoProto (name = 1, type = 2;
+    TypeProto.tensor_type = 1: elem_type = 1, shape = 2 with dims = 1)."""
+    names = _messages(vi, path, 1)
+    name = names[-1].decode() if names else ""
+    dtype, dims = 0, []
+    for tensor in (t for ty in _messages(vi, path, 2)
+                   for t in _messages(ty, path, 1)):
+        for f, w, v in _fields(tensor, path):
+            if f == 1 and w == 0:
+                dtype = v
+        dims = [_dim(d, path) for shape in _messages(tensor, path, 2)
+                for d in _messages(shape, path, 1)]
+    return name, dtype, dims
+
+
 def graph_inputs(path):
     """[(name, ONNX data type, dims)] of an ONNX model's graph inputs
     (initializers listed as inputs left out), in order; a dim is an int
     when static, else its dim_param (or "?"). Reads the ModelProto's graph
-    without onnx (weights in external data are never read)."""
+    (field 7; inputs 11, initializers 5 named by field 8) without onnx
+    (weights in external data are never read)."""
     with open(path, "rb") as f:
         buf = f.read()
-    graph = [v for k, w, v in _fields(buf, path) if k == 7 and w == 2]
-    if not graph:
+    graphs = _messages(buf, path, 7)
+    if not graphs:
         raise ValueError(f"{path}: not an ONNX model (no graph)")
-    inputs, initializers = [], set()
-    for k, w, v in _fields(graph[-1], path):
-        if k == 5 and w == 2:  # initializer: TensorProto, name = 8
-            initializers.update(bytes(n).decode() for f, fw, n in _fields(v, path)
-                                if f == 8 and fw == 2)
-        elif k == 11 and w == 2:  # input: ValueInfoProto
-            name, dtype, dims = "", 0, []
-            for f, fw, x in _fields(v, path):
-                if f == 1 and fw == 2:
-                    name = bytes(x).decode()
-                elif f == 2 and fw == 2:  # TypeProto.tensor_type = 1
-                    for tf_, tw, t in _fields(x, path):
-                        if tf_ != 1 or tw != 2:
-                            continue
-                        for ef, ew, e in _fields(t, path):
-                            if ef == 1 and ew == 0:
-                                dtype = e
-                            elif ef == 2 and ew == 2:  # shape: dim = 1
-                                for df, dw, d in _fields(e, path):
-                                    if df != 1 or dw != 2:
-                                        continue
-                                    dim = "?"
-                                    for vf, vw, val in _fields(d, path):
-                                        if vf == 1 and vw == 0:
-                                            dim = _signed64(val)
-                                        elif vf == 2 and vw == 2:
-                                            dim = bytes(val).decode()
-                                    dims.append(dim)
-            inputs.append((name, dtype, dims))
+    graph = graphs[-1]
+    initializers = {n.decode() for t in _messages(graph, path, 5)
+                    for n in _messages(t, path, 8)}
+    inputs = [_value_info(vi, path) for vi in _messages(graph, path, 11)]
     return [i for i in inputs if i[0] not in initializers]
