@@ -11,6 +11,7 @@
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -120,6 +121,16 @@ void fp8::buildFP8CPULoweringPipeline(
   // Element-wise arith/math on whole tensors (as importers and users write
   // them) become linalg.generic, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // BF16 arithmetic (a BF16 graph's Relu, Add, ...) in f32 between casts,
+  // which fp8-expand-arith-casts then turns into integer code: LLVM's x86
+  // backend promotes bf16 operations the same way but rounds back through
+  // __truncsfbf2, which Debian 12's libgcc does not have. Bit-identical:
+  // f32 holds every bf16 sum, product and quotient to within the one
+  // rounding to bf16.
+  arith::ArithEmulateUnsupportedFloatsOptions bf16InF32;
+  bf16InF32.sourceTypeStrs = {"bf16"};
+  bf16InF32.targetTypeStr = "f32";
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(bf16InF32));
   pm.addPass(createFP8ExpandArithCasts());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
