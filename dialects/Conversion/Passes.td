@@ -181,6 +181,11 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
     Option<"tileN", "tile-n", "unsigned", "0",
            "CTA tile N of the warp-specialized kernel (a multiple of 8 up to "
            "256; 0: the heuristic's choice)">,
+    Option<"tmaStore", "tma-store", "bool", "true",
+           "Warp-specialized kernels write each tile through a 128B-swizzled "
+           "staging tile in shared memory and TMA stores that drain while "
+           "the next tile computes, where output rows are 16-byte multiples "
+           "(false: stores from the registers)">,
     Option<"clusterM", "cluster-m", "unsigned", "1",
            "Persistent CTAs in clusters of this many (1 or 2) along M that "
            "share each B tile through TMA multicast (experimental: correct "

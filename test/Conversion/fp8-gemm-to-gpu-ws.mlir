@@ -4,25 +4,28 @@
 // RUN:   --convert-fp8-gemm-to-gpu="ws-stages=3" | FileCheck %s --check-prefix=STAGES
 // RUN: fp8-opt %s -split-input-file \
 // RUN:   --convert-fp8-gemm-to-gpu="cluster-m=2" | FileCheck %s --check-prefix=CLUSTER
+// RUN: fp8-opt %s -split-input-file \
+// RUN:   --convert-fp8-gemm-to-gpu="tma-store=0" | FileCheck %s --check-prefix=REGS
 
 // The warp-specialized kernel (TMA loads, M >= 128): 384 threads, warpgroups
 // 0 and 1 consume (64 rows each of a 128-row CTA tile), warpgroup 2
 // produces. Per stage a full mbarrier (1 arrival: the producer's
 // arrive.expect_tx; TMA completes the bytes) and an empty mbarrier (8
 // arrivals: lane 0 of each consumer warp). A tile of 128 rows x 128 bytes
-// (16 KB) + B 128 x 128 (16 KB) per stage, 7 stages (229376 bytes), 14
-// mbarriers (112 bytes) and 1008 bytes of alignment slack = 230496 bytes.
+// (16 KB) + B 128 x 128 (16 KB) per stage; the TMA-store epilogue's staging
+// tile of 128 x 128 f32 (64 KB) leaves 5 stages: 229376 bytes, 10
+// mbarriers (80 bytes) and 1008 bytes of alignment slack = 230464 bytes.
 
 // CHECK-LABEL: func.func private @__fp8_gemm_block
 // Persistent CTAs: min(132, tiles) = 4 CTAs walk the 2 x 2 tiles.
-// CHECK:         gpu.launch_func @__fp8_gemm_block_kernel::@__fp8_gemm_block_kernel blocks in (%c4{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c384{{.*}}, %c1{{.*}}, %c1{{.*}}) dynamic_shared_memory_size %c230496_i32
+// CHECK:         gpu.launch_func @__fp8_gemm_block_kernel::@__fp8_gemm_block_kernel blocks in (%c4{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c384{{.*}}, %c1{{.*}}, %c1{{.*}}) dynamic_shared_memory_size %c230464_i32
 // ptxas honours setmaxnreg only with the block size and .minnctapersm.
 // CHECK:       gpu.func @__fp8_gemm_block_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 384, 1, 1>, known_grid_size = array<i32: 4, 1, 1>, nvvm.minctasm = 1 : i32}
 // Thread 0 initializes full (1 arrival) and empty (8 arrivals) barriers.
 // CHECK:           scf.if
 // CHECK:             nvvm.mbarrier.init %{{.*}}, %c1_i32 : !llvm.ptr<3>, i32
 // CHECK:             nvvm.mbarrier.init %{{.*}}, %c8_i32 : !llvm.ptr<3>, i32
-// CHECK-COUNT-12:    nvvm.mbarrier.init
+// CHECK-COUNT-8:     nvvm.mbarrier.init
 // CHECK-NOT:         nvvm.mbarrier.init
 // CHECK:             nvvm.fence.mbarrier.init
 // CHECK:           gpu.barrier
@@ -47,32 +50,59 @@
 // CHECK:           } else {
 // CHECK-NEXT:        nvvm.setmaxregister  increase 232
 // CHECK:             scf.for %{{.*}} = %c0{{.*}} to %{{[0-9]+}} step
-// CHECK:               scf.for {{.*}} iter_args
-// The promotion unit's scales load before the wait on the full barrier.
-// CHECK:               memref.load
-// CHECK:               nvvm.mbarrier.try_wait.parity
+// The first K tile's scales (2 row scales and the column block's) load
+// before the K loop, which carries them with the total, the stage and the
+// parity.
+// CHECK-COUNT-3:       memref.load
+// CHECK:               scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<({{.*}})>, index, i32, f32, f32, f32)
+// CHECK-NOT:             memref.load
+// CHECK:                 nvvm.mbarrier.try_wait.parity
 // The warpgroup's rows: A at + wg * 8192 bytes.
-// CHECK:               nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4:       nvvm.wgmma.mma_async
-// CHECK:               nvvm.wgmma.commit.group.sync.aligned
-// CHECK:               nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK:                 nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4:         nvvm.wgmma.mma_async
+// CHECK:                 nvvm.wgmma.commit.group.sync.aligned
+// The next K tile's scales load while the tensor cores run.
+// CHECK-COUNT-3:         memref.load
+// CHECK:                 nvvm.wgmma.wait.group.sync.aligned 0
 // Lane 0 of every warp releases the stage, without a CTA barrier.
 // CHECK:               %[[LEAD:.*]] = arith.cmpi eq, %{{.*}}, %c0{{.*}} : index
 // CHECK:               scf.if %[[LEAD]] {
 // CHECK:                 nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
-// CHECK-NOT:           gpu.barrier
-// CHECK:               scf.yield
-// The register epilogue of the warpgroup's rows.
-// CHECK:             llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-NOT:             gpu.barrier
+// CHECK:                 scf.yield
+// The TMA-store epilogue: the warpgroup's previous boxes left the staging
+// tile, its own named barrier (1 + wg, 128 threads), f32 pairs into the
+// swizzled tile, the async-proxy fence, the barrier again, four boxes of 64
+// rows x 128 bytes (128 f32 columns) in one bulk group.
+// CHECK:               nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-32:    llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
+// CHECK-NEXT:        nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-4:       nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK-NEXT:          nvvm.cp.async.bulk.commit.group
+// After its last tile the warpgroup waits for its stores.
+// CHECK:             nvvm.cp.async.bulk.wait_group 0
+// CHECK-NOT:         gpu.barrier
 // CHECK:           gpu.return
-// ws-stages=3: 3 x 32 KB + 6 mbarriers + 1008 bytes.
-// STAGES:        dynamic_shared_memory_size %c99360_i32
+// With tma-store=0 the warpgroup stores from its registers (7 stages).
+// REGS-LABEL:    func.func private @__fp8_gemm_block
+// REGS:            dynamic_shared_memory_size %c230496_i32
+// REGS:          gpu.func @__fp8_gemm_block_kernel
+// REGS:              llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<1>
+// REGS-NOT:          nvvm.cp.async.bulk.tensor.global.shared.cta
+// REGS:            gpu.return
+// ws-stages=3: 3 x 32 KB + the 64 KB staging tile + 6 mbarriers + 1008
+// bytes.
+// STAGES:        dynamic_shared_memory_size %c164896_i32
 
 // cluster-m=2 (experimental): clusters of 2 CTAs along M; B's map has
 // boxes of 64 rows, each CTA multicasts its half of the B tile (mask 0b11)
 // at rank * 8192 bytes into both CTAs' stage; empty barriers count the 16
 // consumer warps of the cluster, which arrive on both CTAs' barriers
-// (mapa); cluster barriers after the initialization and before the exit.
+// (lane q of each warp on CTA q's, through mapa, with a remote arrive's
+// default release.cta semantics); cluster barriers after the
+// initialization and before the exit.
 // CLUSTER-LABEL: func.func private @__fp8_gemm_block
 // CLUSTER:         llvm.store %c64_i64
 // CLUSTER:         llvm.call @fp8rt_cuda_tensor_map_encode_tiled
@@ -85,16 +115,17 @@
 // CLUSTER:             nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg5, %{{.*}}, box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
 // CLUSTER:             %[[MASK:.*]] = arith.constant 3 : i16
 // CLUSTER:             nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %arg6, %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %[[MASK]]
-// CLUSTER:               nvvm.mapa %{{.*}}, %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CLUSTER-NEXT:          nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
-// CLUSTER:               nvvm.mapa %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CLUSTER-NEXT:          nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CLUSTER:               %[[PEER:.*]] = arith.cmpi ult, %[[LANE:.*]], %c2{{.*}} : index
+// CLUSTER:               scf.if %[[PEER]] {
+// CLUSTER:                 %[[Q:.*]] = arith.index_cast %[[LANE]] : index to i32
+// CLUSTER-NEXT:            %[[REMOTE:.*]] = nvvm.mapa %{{.*}}, %[[Q]] : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER-NEXT:            nvvm.mbarrier.arrive %[[REMOTE]] : !llvm.ptr<7>
 // CLUSTER:           nvvm.cluster.arrive {aligned}
 // CLUSTER-NEXT:      nvvm.cluster.wait {aligned}
 // CLUSTER-NEXT:      gpu.return
 func.func private @__fp8_gemm_block(%a: memref<256x2048xf8E4M3FN>, %sa: memref<256x16xf32>, %b: memref<256x2048xf8E4M3FN>, %sb: memref<2x16xf32>, %out: memref<256x256xf32>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x128x128, promotion every 128 K, grid 4 persistent CTAs over 4 tiles, TMA into 7 128B-swizzled stages}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x128x128, promotion every 128 K, grid 4 persistent CTAs over 4 tiles, TMA into 5 128B-swizzled stages, TMA-store epilogue}}
   return
 }
 
@@ -110,7 +141,7 @@ func.func private @__fp8_gemm_block(%a: memref<256x2048xf8E4M3FN>, %sa: memref<2
 // CHECK:             nvvm.mbarrier.arrive
 func.func private @__fp8_gemm_mx(%a: memref<256x1024xf8E4M3FN>, %sa: memref<256x32xf8E8M0FNU>, %b: memref<256x1024xf8E4M3FN>, %sb: memref<256x32xf8E8M0FNU>, %out: memref<256x256xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x32>, rhs_layout = #fp8.layout<block 1x32>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n64k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x64x128, promotion every 32 K, grid 8 persistent CTAs over 8 tiles, TMA into 8 128B-swizzled stages}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n64k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x64x128, promotion every 32 K, grid 8 persistent CTAs over 8 tiles, TMA into 8 128B-swizzled stages, TMA-store epilogue}}
   return
 }
 

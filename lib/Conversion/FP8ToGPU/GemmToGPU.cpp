@@ -91,6 +91,7 @@ struct ConvertFP8GemmToGPUPass
     options.clusterM = clusterM;
     options.fastAccumulation = fastAccumulation;
     options.tileN = tileN;
+    options.tmaStore = tmaStore;
     FailureOr<gemm::GemmPlan> plan = gemm::planGemm(func, options, why);
     if (succeeded(plan) && chip == "sm_89") {
       plan = failure();

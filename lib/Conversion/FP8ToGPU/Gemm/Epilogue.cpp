@@ -18,49 +18,31 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::gemm;
 
-namespace {
-
-/// The scales applied once: those that do not vary along K.
-struct OuterScales {
-  /// lhs scale of each of the thread's two rows (null if it depends on K).
-  Value sa[2];
-  /// A per-tensor rhs scale (null otherwise: read per column).
-  Value sbTensor;
-  /// Index 0, the K of the scales read here.
-  Value zeroIdx;
-};
-
-OuterScales loadOuterScales(KernelBuilder &kb, const KernelValues &kv,
-                            const AccumulatorFragment &frag) {
+OutputValues::OutputValues(KernelBuilder &kb, const KernelValues &kv,
+                           const AccumulatorFragment &frag)
+    : kv(kv) {
   const GemmProblem &p = kb.p;
-  OuterScales s;
-  Value zeroIdx = s.zeroIdx = kb.cIdx(0);
+  zeroIdx = kb.cIdx(0);
   if (!p.lhsScale.dependsOnK())
     for (int h = 0; h < 2; ++h)
-      s.sa[h] = kb.scaleAt(kv.lhsScale, p.lhsScale, kv.bz,
-                           kb.minC(frag.rows[h], p.m - 1), zeroIdx);
+      sa[h] = kb.scaleAt(kv.lhsScale, p.lhsScale, kv.bz,
+                         kb.minC(frag.rows[h], p.m - 1), zeroIdx);
   if (!p.rhsScale.dependsOnK() && p.rhsScale.perTensor)
-    s.sbTensor = kb.scaleAt(kv.rhsScale, p.rhsScale, kv.bz, zeroIdx, zeroIdx);
-  return s;
+    sbTensor = kb.scaleAt(kv.rhsScale, p.rhsScale, kv.bz, zeroIdx, zeroIdx);
 }
 
-/// Register `i` of the total, finished: the scales applied once, the bias,
-/// the activation, the rounding to the output type. `outLin` is its
-/// element in `out`.
-Value finishRegister(KernelBuilder &kb, const KernelValues &kv,
-                     const AccumulatorFragment &frag, const OuterScales &scales,
-                     Value acc, int64_t i, Value outLin) {
+Value OutputValues::finish(KernelBuilder &kb, Value acc, int64_t i, Value col,
+                           Value outLin) const {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = kb.p;
-  Value col = frag.colOf(kb, i);
   Value x = LLVM::ExtractValueOp::create(b, loc, acc, i);
   if (!p.lhsScale.dependsOnK())
-    x = kb.fmul(x, scales.sa[(i / 2) % 2]);
+    x = kb.fmul(x, sa[(i / 2) % 2]);
   if (!p.rhsScale.dependsOnK())
-    x = kb.fmul(x, scales.sbTensor ? scales.sbTensor
-                                   : kb.scaleAt(kv.rhsScale, p.rhsScale, kv.bz,
-                                                col, scales.zeroIdx));
+    x = kb.fmul(x, sbTensor ? sbTensor
+                            : kb.scaleAt(kv.rhsScale, p.rhsScale, kv.bz, col,
+                                         zeroIdx));
   if (p.bias == GemmProblem::Bias::Row)
     x = arith::AddFOp::create(b, loc, x, kb.toF32(kb.load(kv.bias, col)));
   else if (p.bias == GemmProblem::Bias::Full)
@@ -91,6 +73,8 @@ Value finishRegister(KernelBuilder &kb, const KernelValues &kv,
   return x;
 }
 
+namespace {
+
 /// Opens `if (row < M && col < N)` for register `i` and leaves the builder
 /// inside it (callers hold an InsertionGuard); returns the output's linear
 /// index of that register.
@@ -108,11 +92,11 @@ Value openInBounds(KernelBuilder &kb, const KernelValues &kv,
 
 /// Register `i` of the total, finished and stored if inside the output.
 void storeRegister(KernelBuilder &kb, const KernelValues &kv,
-                   const AccumulatorFragment &frag, const OuterScales &scales,
+                   const AccumulatorFragment &frag, const OutputValues &values,
                    Value acc, int64_t i) {
   OpBuilder::InsertionGuard g(kb.b);
   Value outLin = openInBounds(kb, kv, frag, i);
-  Value x = finishRegister(kb, kv, frag, scales, acc, i, outLin);
+  Value x = values.finish(kb, acc, i, frag.colOf(kb, i), outLin);
   memref::StoreOp::create(kb.b, kb.loc, x, kv.out, ValueRange{outLin});
 }
 
@@ -121,7 +105,7 @@ void storeRegister(KernelBuilder &kb, const KernelValues &kv,
 /// pair's first element index is even, so the store is aligned. Halves the
 /// epilogue's store instructions. `outPtr`: the output as !llvm.ptr<1>.
 void storePair(KernelBuilder &kb, const KernelValues &kv,
-               const AccumulatorFragment &frag, const OuterScales &scales,
+               const AccumulatorFragment &frag, const OutputValues &values,
                Value acc, int64_t i, Value outPtr) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
@@ -131,8 +115,8 @@ void storePair(KernelBuilder &kb, const KernelValues &kv,
   auto vecType = VectorType::get({2}, p.outType);
   Value v = LLVM::UndefOp::create(b, loc, vecType);
   for (int64_t j = 0; j < 2; ++j) {
-    Value x = finishRegister(kb, kv, frag, scales, acc, i + j,
-                             kb.addC(outLin, j));
+    Value x = values.finish(kb, acc, i + j, frag.colOf(kb, i + j),
+                            kb.addC(outLin, j));
     v = LLVM::InsertElementOp::create(b, loc, v, x, kb.cI32(j));
   }
   Value ptr = LLVM::GEPOp::create(b, loc, outPtr.getType(), p.outType, outPtr,
@@ -174,13 +158,13 @@ Value FusedEpilogue::apply(OpBuilder &b, ValueRange inputs) const {
 void gemm::buildRegisterEpilogue(KernelBuilder &kb, const GemmPlan &plan,
                                  const KernelValues &kv,
                                  const AccumulatorFragment &frag, Value acc) {
-  OuterScales scales = loadOuterScales(kb, kv, frag);
+  OutputValues values(kb, kv, frag);
   if (kb.p.n % 2 == 0) {
     Value outPtr = llvmPointer(kb, kv.out, 1, /*fromGeneric=*/true);
     for (int64_t i = 0; i < frag.numRegs; i += 2)
-      storePair(kb, kv, frag, scales, acc, i, outPtr);
+      storePair(kb, kv, frag, values, acc, i, outPtr);
     return;
   }
   for (int64_t i = 0; i < frag.numRegs; ++i)
-    storeRegister(kb, kv, frag, scales, acc, i);
+    storeRegister(kb, kv, frag, values, acc, i);
 }

@@ -33,6 +33,28 @@ private:
   Operation *generic = nullptr;
 };
 
+/// The finished output values of one warpgroup's FP32 total: the scales
+/// that do not vary along K (loaded once, at construction), the bias, the
+/// activation, the rounding to the output type -- or the rounding to the
+/// product's type and the fused consumer.
+class OutputValues {
+public:
+  OutputValues(KernelBuilder &kb, const KernelValues &kv,
+               const AccumulatorFragment &frag);
+  /// Register `i` of the total `acc`, finished; `col` is its column and
+  /// `outLin` its element of `out` (both in range: callers clamp what they
+  /// do not store).
+  Value finish(KernelBuilder &kb, Value acc, int64_t i, Value col,
+               Value outLin) const;
+
+private:
+  const KernelValues &kv;
+  /// The lhs scale of each of the thread's two rows (null when it depends
+  /// on K), a per-tensor rhs scale (null otherwise: read per column), index
+  /// 0 (the K of the scales read here).
+  Value sa[2], sbTensor, zeroIdx;
+};
+
 /// EpilogueKind::Registers: bounds-checked stores straight from the
 /// accumulator fragment `acc`.
 void buildRegisterEpilogue(KernelBuilder &kb, const GemmPlan &plan,

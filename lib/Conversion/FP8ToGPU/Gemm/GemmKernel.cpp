@@ -23,6 +23,7 @@
 
 #include "Epilogue.h"
 #include "Mainloop.h"
+#include "TmaStore.h"
 #include "WarpSpecialized.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -80,6 +81,8 @@ SmallVector<Value> kernelParams(const KernelValues &host) {
   params.push_back(host.out);
   if (host.tensorMapA)
     params.append({host.tensorMapA, host.tensorMapB});
+  if (host.tensorMapD)
+    params.push_back(host.tensorMapD);
   return params;
 }
 
@@ -101,6 +104,8 @@ KernelValues bindParams(const KernelValues &host, Block &kernelEntry) {
     kv.tensorMapA = args[i++];
     kv.tensorMapB = args[i++];
   }
+  if (host.tensorMapD)
+    kv.tensorMapD = args[i++];
   return kv;
 }
 
@@ -244,6 +249,8 @@ void gemm::buildGemmKernel(func::FuncOp func, const GemmPlan &plan,
   SmemLayout layout = SmemLayout::get(plan.config);
   std::unique_ptr<TileLoader> loader = createTileLoader(plan, layout);
   loader->prepareHost(kb, host);
+  if (plan.config.epilogue == EpilogueKind::SharedTMA)
+    host.tensorMapD = encodeOutputTensorMap(kb, plan, host.out);
   SmallVector<Value> params = kernelParams(host);
   gpu::GPUFuncOp kernel =
       createKernelFunc(func, plan, ValueRange(params).getTypes(), symbols);

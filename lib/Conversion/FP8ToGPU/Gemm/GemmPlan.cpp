@@ -415,6 +415,34 @@ int64_t maxStages(const GemmProblem &p, GemmConfig c) {
   return best;
 }
 
+/// Fewest pipeline stages the TMA-store epilogue's staging tile may leave.
+constexpr int64_t kMinStagedStages = 4;
+
+/// Bytes of one element of the product's output.
+int64_t outputBytes(const GemmProblem &p) {
+  return p.outType.getIntOrFloatBitWidth() / 8;
+}
+
+/// The epilogue through shared memory and TMA stores where its boxes fit
+/// -- output rows that are 16-byte multiples (the tensor map's row stride)
+/// and tiles of whole 128-byte box columns -- and where the staging tile
+/// still leaves the pipeline 4 stages (or every K tile): a 128 x 256 f32
+/// tile (128 KB) would leave two.
+void chooseEpilogue(const GemmProblem &p, const GemmOptions &options,
+                    GemmConfig &c) {
+  const int64_t bytes = outputBytes(p);
+  if (!options.tmaStore || (p.n * bytes) % 16 != 0 ||
+      (c.bn * bytes) % 128 != 0)
+    return;
+  GemmConfig staged = c;
+  staged.epilogue = EpilogueKind::SharedTMA;
+  staged.storeBytes = bytes;
+  const int64_t wanted =
+      std::min<int64_t>(kMinStagedStages, llvm::divideCeil(p.k, c.bk));
+  if (maxStages(p, staged) >= wanted)
+    c = staged;
+}
+
 /// DeepGEMM's FP8 kernel shape: one producer warpgroup (its first thread
 /// issues the TMA loads; setmaxnreg.dec to 40) and two consumer warpgroups
 /// (setmaxnreg.inc to 232; each owns 64 of the BM = 128 rows), as many
@@ -446,6 +474,7 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
     c.bn = 192;
   if (options.tileN)
     c.bn = options.tileN;
+  chooseEpilogue(p, options, c);
   if (options.persistent) {
     const int64_t numM = llvm::divideCeil(p.m, c.bm);
     // Clusters take adjacent M tiles (the last one may be past M: computed,
@@ -568,9 +597,18 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
                 "tiles up to 192 wide, 128 with scales that vary along K");
   if (c.bk != 128 || c.bk % p.promo != 0)
     return fail("BK must be 128 bytes and hold whole promotion units");
-  if (c.clusterN != 1 || c.clusterM < 1 || c.clusterM > 2 ||
-      c.epilogue != EpilogueKind::Registers)
+  if (c.clusterN != 1 || c.clusterM < 1 || c.clusterM > 2)
     return fail("configuration not implemented yet");
+  if (c.epilogue == EpilogueKind::SharedTMA) {
+    if (c.kind != KernelKind::WarpSpecialized)
+      return fail("the TMA-store epilogue is the warp-specialized kernel's");
+    if (c.storeBytes != outputBytes(p) || (p.n * c.storeBytes) % 16 != 0 ||
+        (c.bn * c.storeBytes) % 128 != 0)
+      return fail("the TMA-store epilogue needs output rows of 16-byte "
+                  "multiples and tiles of whole 128-byte boxes");
+  } else if (c.storeBytes != 0) {
+    return fail("a staging tile without the TMA-store epilogue");
+  }
   if (c.clusterM > 1 &&
       (!c.persistentCtas || c.persistentCtas % c.clusterM != 0 ||
        c.bn % (8 * c.clusterM) != 0))
@@ -645,6 +683,8 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
        << "x" << p.batch;
   if (c.loader == LoaderKind::TMA)
     os << ", TMA into " << c.stages << " 128B-swizzled stages";
+  if (c.epilogue == EpilogueKind::SharedTMA)
+    os << ", TMA-store epilogue";
   if (p.fusedEpilogue)
     os << ", fused element-wise epilogue (" << p.epilogueInputs.size() - 1
        << " more inputs)";

@@ -125,7 +125,12 @@ enum class KernelKind {
 enum class EpilogueKind {
   /// Bounds-checked stores from the accumulator registers.
   Registers,
-  /// Through shared memory, then a TMA store (not implemented yet).
+  /// Each consumer warpgroup writes its finished rows into a 128B-swizzled
+  /// staging tile in shared memory (stmatrix for 16-bit outputs) and one of
+  /// its threads stores it with TMA (boxes of 64 rows x 128 bytes, clipped
+  /// at M and N by the tensor map), not waited for until the warpgroup's
+  /// next tile needs the staging tile: the consumers go on to the next
+  /// tile's products while the output drains (warp-specialized kernel).
   SharedTMA,
 };
 
@@ -146,6 +151,9 @@ struct GemmConfig {
   Swizzle swizzle = Swizzle::None;
   LoaderKind loader = LoaderKind::ThreadVector;
   EpilogueKind epilogue = EpilogueKind::Registers;
+  /// SharedTMA: bytes of one output element in the staging tile (BM x BN of
+  /// them after the stages; 0 for the register epilogue).
+  int64_t storeBytes = 0;
   /// Scales independent of K only: the wgmmas accumulate the whole K into
   /// the FP32 total (no promotion units), a K tile's wgmmas stay in flight
   /// while the next tile's issue (wait_group 1). Always for BF16 operands,
@@ -193,6 +201,10 @@ struct GemmOptions {
   bool fastAccumulation = false;
   /// The warp-specialized kernel's tile N (0: chooseBn's).
   int64_t tileN = 0;
+  /// The warp-specialized kernel's epilogue through shared memory and TMA
+  /// stores (EpilogueKind::SharedTMA) where the output rows are 16-byte
+  /// multiples; false: stores from the registers.
+  bool tmaStore = true;
 };
 
 /// Most pipeline stages a kernel uses (mbarrier phases are tracked per K

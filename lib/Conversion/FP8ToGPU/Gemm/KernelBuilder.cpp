@@ -35,6 +35,14 @@ Value KernelBuilder::scaleAt(Value mem, const SideScale &s, Value batch,
   return toF32(load(mem, lin));
 }
 
+Value gemm::tilesPointer(KernelBuilder &kb, const KernelValues &kv) {
+  Value raw = llvmPointer(kb, kv.smem, 3, /*fromGeneric=*/false);
+  if (!kv.smemAlignOffset)
+    return raw;
+  return LLVM::GEPOp::create(kb.b, kb.loc, raw.getType(), kb.b.getI8Type(),
+                             raw, ArrayRef<LLVM::GEPArg>{kv.smemAlignOffset});
+}
+
 void gemm::setTile(KernelBuilder &kb, const GemmConfig &config,
                    KernelValues &kv, Value nb, Value mb, Value bz) {
   const GemmProblem &p = kb.p;

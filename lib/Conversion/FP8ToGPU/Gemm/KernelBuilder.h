@@ -52,8 +52,9 @@ struct KernelValues {
   /// needs no more than the buffer's 16-byte alignment).
   Value smemAlignOffset;
   /// TMA: the device addresses of the operands' tensor maps (host values
-  /// the launch captures; null for thread copies).
-  Value tensorMapA, tensorMapB;
+  /// the launch captures; null for thread copies), and of the output's for
+  /// the TMA-store epilogue (null otherwise).
+  Value tensorMapA, tensorMapB, tensorMapD;
   /// Typed views of the A and B tiles of stage 0 (element-wise copies).
   Value tileA, tileB;
   /// Element offsets of this CTA's batch in lhs, rhs and out.
@@ -63,6 +64,10 @@ struct KernelValues {
   SmallVector<Value> epilogueArgs;
   const class FusedEpilogue *fused = nullptr;
 };
+
+/// The tiles' base in shared memory (the dynamic buffer rounded up to
+/// SmemLayout::alignment) as !llvm.ptr<3>.
+Value tilesPointer(KernelBuilder &kb, const KernelValues &kv);
 
 /// Points `kv` at one CTA tile: N tile `nb`, M tile `mb` and batch `bz`
 /// (indices): bz, m0, n0 and the batch offsets.

@@ -24,7 +24,7 @@ namespace {
 /// `count` k32 wgmma steps from step `firstStep` of the tiles at `aBase` +
 /// `aOffset` and `bBase` + `bOffset` into `acc` (the first step overwrites
 /// it when `overwrite`), between a fence and a commit + wait_group
-/// `pending`.
+/// `pending` (none when negative).
 Value buildSteps(KernelBuilder &kb, const GemmPlan &plan,
                  const SmemLayout &layout, Value aBase, int64_t aOffset,
                  Value bBase, int64_t bOffset, Value acc, int64_t firstStep,
@@ -52,7 +52,8 @@ Value buildSteps(KernelBuilder &kb, const GemmPlan &plan,
         /*satfinite=*/nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
+  if (pending >= 0)
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
   return acc;
 }
 
@@ -66,6 +67,15 @@ Value gemm::buildUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
   return buildSteps(kb, plan, layout, aBase, aOffset, bBase, bOffset, zeroAcc,
                     unit * stepsPerUnit, stepsPerUnit, /*overwrite=*/true,
                     /*pending=*/0);
+}
+
+Value gemm::issueUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
+                           const SmemLayout &layout, Value aBase, Value bBase,
+                           int64_t bOffset, Value zeroAcc, int64_t unit) {
+  const int64_t stepsPerUnit = plan.problem.promo / kMmaK;
+  return buildSteps(kb, plan, layout, aBase, 0, bBase, bOffset, zeroAcc,
+                    unit * stepsPerUnit, stepsPerUnit, /*overwrite=*/true,
+                    /*pending=*/-1);
 }
 
 Value gemm::buildTileWgmmaInto(KernelBuilder &kb, const GemmPlan &plan,

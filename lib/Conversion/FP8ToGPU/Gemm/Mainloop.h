@@ -33,6 +33,13 @@ Value buildUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
                      Value bBase, int64_t bOffset, Value zeroAcc,
                      int64_t unit);
 
+/// The same steps committed but not waited for: the caller issues a
+/// wait_group before it reads the returned partial sum (and may compute
+/// meanwhile: load the next unit's scales, combine this unit's).
+Value issueUnitWgmma(KernelBuilder &kb, const GemmPlan &plan,
+                     const SmemLayout &layout, Value aBase, Value bBase,
+                     int64_t bOffset, Value zeroAcc, int64_t unit);
+
 /// Fast accumulation: every k32 step of a whole K tile (BK bytes) added into
 /// `acc` (fence, steps, commit), leaving this tile's group and at most
 /// `pending` - 1 earlier ones in flight (wait_group `pending`). `first`:

@@ -32,17 +32,37 @@ public:
     return apply(kb, total, partial, factors(kb, k0, unit));
   }
 
-  /// The two halves of `promote`, for kernels that load the scales before
-  /// the wgmmas they multiply (their latency then hides behind the tensor
-  /// cores): the combined factor sa * sb of every fragment register for
-  /// unit `unit` of the K tile at `k0` (null where no scale depends on K),
-  /// computed once per distinct (row half, rhs scale) pair ...
-  SmallVector<Value> factors(KernelBuilder &kb, Value k0, int64_t unit);
+  /// The K-dependent scales of one promotion unit as loaded: the lhs
+  /// scales of the thread's two rows, then the rhs scales of its distinct
+  /// column groups (one per CTA when the rhs row blocks are whole CTA
+  /// tiles, one per 8 columns when blocks are multiples of 8, else one per
+  /// column), and `inK` (i1; null when not needed): whether the unit starts
+  /// inside K (the last tile's zero padding must not read scales past the
+  /// end: such a unit's partial is zero and is scaled by 0).
+  struct UnitScales {
+    SmallVector<Value> values;
+    Value inK;
+  };
+
+  /// The three steps of `promote`, for kernels that load a unit's scales
+  /// while the tensor cores compute an earlier one: the scales of unit
+  /// `unit` of the K tile at `k0` ...
+  UnitScales load(KernelBuilder &kb, Value k0, int64_t unit);
+  /// ... the combined factor sa * sb of every fragment register (null where
+  /// no scale depends on K), computed once per distinct pair ...
+  SmallVector<Value> factors(KernelBuilder &kb, const UnitScales &scales);
+  SmallVector<Value> factors(KernelBuilder &kb, Value k0, int64_t unit) {
+    return factors(kb, load(kb, k0, unit));
+  }
   /// ... and `total` + `partial` times them.
   Value apply(KernelBuilder &kb, Value total, Value partial,
               ArrayRef<Value> factors);
 
 private:
+  /// Which of the rhs values of UnitScales register `i` takes.
+  int64_t rhsGroup(int64_t i) const;
+  bool lhsVaries() const { return plan.problem.lhsScale.dependsOnK(); }
+  bool rhsVaries() const { return plan.problem.rhsScale.dependsOnK(); }
 
   const GemmPlan &plan;
   const KernelValues &kv;

@@ -60,12 +60,18 @@ SmemLayout SmemLayout::get(const GemmConfig &config) {
     l.numBarriers =
         config.stages *
         (config.kind == KernelKind::WarpSpecialized ? 2 : 1);
-  l.barrierOffset = l.numBarriers ? l.stages * l.stageStride : 0;
+  l.storeOffset = l.stages * l.stageStride;
+  l.storeTileBytes = config.epilogue == EpilogueKind::SharedTMA
+                         ? llvm::alignTo(config.bm * config.bn *
+                                             config.storeBytes,
+                                         1024)
+                         : 0;
+  const int64_t tilesEnd = l.storeOffset + l.storeTileBytes;
+  l.barrierOffset = l.numBarriers ? tilesEnd : 0;
   // The dynamic buffer is only 16-byte aligned: the kernel rounds its base
   // up to `alignment`, which may cost alignment - 16 bytes.
   l.alignmentSlack = l.alignment > 16 ? l.alignment - 16 : 0;
-  l.totalBytes =
-      l.stages * l.stageStride + 8 * l.numBarriers + l.alignmentSlack;
+  l.totalBytes = tilesEnd + 8 * l.numBarriers + l.alignmentSlack;
   return l;
 }
 

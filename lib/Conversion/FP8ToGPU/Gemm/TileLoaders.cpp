@@ -231,11 +231,7 @@ Value TmaLoader::smemAt(KernelBuilder &kb, Value offset) {
 void TmaLoader::prepare(KernelBuilder &kb, const KernelValues &kv) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
-  Value raw = llvmPointer(kb, kv.smem, 3, /*fromGeneric=*/false);
-  base = kv.smemAlignOffset
-             ? LLVM::GEPOp::create(b, loc, raw.getType(), b.getI8Type(), raw,
-                                   ArrayRef<LLVM::GEPArg>{kv.smemAlignOffset})
-             : raw;
+  base = tilesPointer(kb, kv);
   // Thread 0 initializes every stage's mbarriers and makes the
   // initialization visible to the async proxy; the CTA barrier publishes it
   // to the other threads.
@@ -333,27 +329,33 @@ void TmaLoader::waitEmpty(KernelBuilder &kb, Value stage, Value parity) {
 }
 
 void TmaLoader::arriveEmpty(KernelBuilder &kb, Value stage, Value lane) {
-  auto leader = scf::IfOp::create(kb.b, kb.loc, kb.eqC(lane, 0),
-                                  /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard g(kb.b);
-  kb.b.setInsertionPointToStart(&leader.getThenRegion().front());
-  // Release semantics: the warp's reads of the stage (its completed
-  // wgmmas) happen before the producer's refill.
   Value bar = emptyBarrier(kb, stage);
   if (!rank) {
+    // Lane 0 of the warp; release semantics: the warp's reads of the stage
+    // (its completed wgmmas) happen before the producer's refill.
+    auto leader = scf::IfOp::create(kb.b, kb.loc, kb.eqC(lane, 0),
+                                    /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(kb.b);
+    kb.b.setInsertionPointToStart(&leader.getThenRegion().front());
     mbarrierArrive(kb, bar);
     return;
   }
-  // Every CTA's producer multicasts into this stage: release it to each
-  // (the barrier at the same offset in CTA q, through mapa).
+  // Every CTA's producer multicasts into this stage: lane q releases it to
+  // CTA q (the barrier at the same offset there, through mapa), the C
+  // arrivals in parallel, each with the default release.cta semantics of a
+  // remote arrive (what CUTLASS's cluster barriers issue; a cluster-scope
+  // release per arrival is a heavier fence).
+  auto member = scf::IfOp::create(kb.b, kb.loc,
+                                  kb.ultC(lane, plan.config.clusterM),
+                                  /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard g(kb.b);
+  kb.b.setInsertionPointToStart(&member.getThenRegion().front());
   auto clusterPtr = LLVM::LLVMPointerType::get(kb.b.getContext(), 7);
-  for (int64_t q = 0; q < plan.config.clusterM; ++q) {
-    Value remote =
-        NVVM::MapaOp::create(kb.b, kb.loc, clusterPtr, bar, kb.cI32(q));
-    NVVM::MBarrierArriveOp::create(
-        kb.b, kb.loc, /*res=*/Type(), remote, /*count=*/Value(),
-        NVVM::MemScopeKind::CLUSTER, /*relaxed=*/false);
-  }
+  Value remote = NVVM::MapaOp::create(kb.b, kb.loc, clusterPtr, bar,
+                                      kb.toI32(lane));
+  NVVM::MBarrierArriveOp::create(kb.b, kb.loc, /*res=*/Type(), remote,
+                                 /*count=*/Value(), NVVM::MemScopeKind::CTA,
+                                 /*relaxed=*/false);
 }
 
 std::unique_ptr<TileLoader> gemm::createTileLoader(const GemmPlan &plan,

@@ -96,9 +96,9 @@ public:
   /// (empty) mbarrier completed.
   void waitFull(KernelBuilder &kb, Value stage, Value parity);
   void waitEmpty(KernelBuilder &kb, Value stage, Value parity);
-  /// Lane 0 of the calling warp arrives on `stage`'s empty mbarrier
-  /// (`lane`: the thread's lane, index) -- on every CTA of the cluster: a
-  /// CTA multicasts into its peers' stages.
+  /// The calling warp arrives once on `stage`'s empty mbarrier (`lane`: the
+  /// thread's lane, index): lane 0 -- or in a cluster, lane q on CTA q's
+  /// barrier for every CTA q: a CTA multicasts into its peers' stages.
   void arriveEmpty(KernelBuilder &kb, Value stage, Value lane);
   /// The end of a clustered kernel: no CTA exits while a peer may still
   /// arrive on its barriers (a cluster barrier; nothing without clusters).

@@ -8,6 +8,7 @@
 #include "Epilogue.h"
 #include "Mainloop.h"
 #include "Promotion.h"
+#include "TmaStore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -116,6 +117,19 @@ private:
   Value cta, rank;
 };
 
+/// The stage and phase parity after `stage` (index) and `parity` (i32):
+/// the next stage, the parity flipped when the stages wrap.
+std::pair<Value, Value> nextStage(KernelBuilder &kb, Value stage, Value parity,
+                                  int64_t stages) {
+  Value next = kb.addC(stage, 1);
+  Value wrap = arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::eq,
+                                     next, kb.cIdx(stages));
+  return {arith::SelectOp::create(kb.b, kb.loc, wrap, kb.cIdx(0), next),
+          arith::SelectOp::create(
+              kb.b, kb.loc, wrap,
+              arith::XOrIOp::create(kb.b, kb.loc, parity, kb.cI32(1)), parity)};
+}
+
 /// The producer warpgroup: gives registers back; its first thread refills
 /// the stages in the walk's K order, each once the consumers released it.
 void buildProducer(KernelBuilder &kb, const GemmPlan &plan,
@@ -160,37 +174,124 @@ Value buildFastAccumulationLoop(KernelBuilder &kb, const GemmPlan &plan,
                                 Value lane, Value firstStep) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
-  const int64_t kTiles = numKTiles(plan);
-  // K tile `kt` (walk step firstStep + kt) added into `acc`.
-  auto issue = [&](Value kt, Value acc, bool first) {
-    Value step = kb.add(firstStep, kt);
-    StageUse use = stageUse(kb, step, layout.stages);
-    loader.waitFull(kb, use.stage, use.parity);
+  const int64_t kTiles = numKTiles(plan), stages = layout.stages;
+  // The K tile on `stage` (waited for with `parity`) added into `acc`.
+  auto issue = [&](Value stage, Value parity, Value acc, bool first) {
+    loader.waitFull(kb, stage, parity);
     Value stageBase = arith::AddIOp::create(
-        b, loc, tile.smemBase,
-        kb.toI64(kb.mulC(use.stage, layout.stageStride)));
+        b, loc, tile.smemBase, kb.toI64(kb.mulC(stage, layout.stageStride)));
     Value aBase = arith::AddIOp::create(b, loc, stageBase, aRows);
     return buildTileWgmmaInto(kb, plan, layout, aBase, stageBase,
                               layout.bOffset, acc, first, /*pending=*/1);
   };
-  Value first = issue(kb.cIdx(0), LLVM::UndefOp::create(b, loc, frag.type),
+  StageUse use = stageUse(kb, firstStep, stages);
+  Value first = issue(use.stage, use.parity,
+                      LLVM::UndefOp::create(b, loc, frag.type),
                       /*first=*/true);
-  auto kLoop = scf::ForOp::create(b, loc, kb.cIdx(1), kb.cIdx(kTiles),
-                                  kb.cIdx(1), ValueRange{first});
+  auto [stage1, parity1] = nextStage(kb, use.stage, use.parity, stages);
+  // Carried: the total, the next K tile's stage and parity, the stage of
+  // the tile whose wgmmas may still be in flight.
+  auto kLoop = scf::ForOp::create(
+      b, loc, kb.cIdx(1), kb.cIdx(kTiles), kb.cIdx(1),
+      ValueRange{first, stage1, parity1, use.stage});
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(kLoop.getBody());
-    Value kt = kLoop.getInductionVar();
-    Value total = issue(kt, kLoop.getRegionIterArgs()[0], /*first=*/false);
+    auto iter = kLoop.getRegionIterArgs();
+    Value stage = iter[1], parity = iter[2];
+    Value total = issue(stage, parity, iter[0], /*first=*/false);
     // The previous K tile's wgmmas completed: its stage is free.
-    Value previous = kb.add(firstStep, kb.addC(kt, -1));
-    loader.arriveEmpty(kb, kb.remC(previous, layout.stages), lane);
-    scf::YieldOp::create(b, loc, total);
+    loader.arriveEmpty(kb, iter[3], lane);
+    auto [nextS, nextP] = nextStage(kb, stage, parity, stages);
+    scf::YieldOp::create(b, loc, ValueRange{total, nextS, nextP, stage});
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  Value last = kb.addC(firstStep, kTiles - 1);
-  loader.arriveEmpty(kb, kb.remC(last, layout.stages), lane);
+  loader.arriveEmpty(kb, kLoop.getResult(3), lane);
   return kLoop.getResult(0);
+}
+
+/// Most K-dependent scale values per unit that the promoting loop carries
+/// from one unit to the next (block scales: 2 row scales + 1 column-block
+/// scale); more (MXFP8's per-column scales) would cost the registers of the
+/// accumulators, so those are loaded in the unit that uses them.
+constexpr size_t kMaxPrefetchedScales = 4;
+
+/// The K loop of a promoting consumer: per promotion unit a fresh partial
+/// (fence, k32 steps, commit), promoted into the FP32 total once its
+/// wgmmas completed (wait_group 0); the stage goes back to the producer
+/// before the last unit's promotion, which needs registers only. While the
+/// tensor cores compute a unit, the next unit's scales load (carried into
+/// the next iteration for the last unit of a tile) and this unit's factors
+/// are combined, so no scale load's latency stands between two wgmma
+/// groups. Stage and parity are carried too (no division by the stage
+/// count per K tile). Returns the total.
+Value buildPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
+                         const SmemLayout &layout, const KernelValues &tile,
+                         TmaLoader &loader, Promotion &promotion,
+                         const AccumulatorFragment &frag, Value aRows,
+                         Value lane, Value firstStep) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const int64_t bk = plan.config.bk, stages = layout.stages;
+  const int64_t unitsPerTile = bk / plan.problem.promo;
+  Value zeroAcc = LLVM::ZeroOp::create(b, loc, frag.type);
+  StageUse first = stageUse(kb, firstStep, stages);
+  Promotion::UnitScales scales0 = promotion.load(kb, kb.cIdx(0), 0);
+  const bool prefetch = scales0.values.size() <= kMaxPrefetchedScales;
+  SmallVector<Value> init = {zeroAcc, first.stage, first.parity};
+  // The carried scales (and their guard, when the first unit has one: the
+  // units that do are never first in a tile, so it is never carried).
+  if (prefetch)
+    init.append(scales0.values.begin(), scales0.values.end());
+  auto kLoop = scf::ForOp::create(b, loc, kb.cIdx(0), kb.cIdx(numKTiles(plan)),
+                                  kb.cIdx(1), init);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(kLoop.getBody());
+  Value kt = kLoop.getInductionVar();
+  auto iter = kLoop.getRegionIterArgs();
+  Value total = iter[0], stage = iter[1], parity = iter[2];
+  Promotion::UnitScales current;
+  current.values.assign(iter.begin() + 3, iter.end());
+  Value k0 = kb.mulC(kt, bk);
+  loader.waitFull(kb, stage, parity);
+  Value stageBase = arith::AddIOp::create(
+      b, loc, tile.smemBase, kb.toI64(kb.mulC(stage, layout.stageStride)));
+  Value aBase = arith::AddIOp::create(b, loc, stageBase, aRows);
+  for (int64_t u = 0; u < unitsPerTile; ++u) {
+    Value partial = issueUnitWgmma(kb, plan, layout, aBase, stageBase,
+                                   layout.bOffset, zeroAcc, u);
+    Promotion::UnitScales next;
+    if (prefetch)
+      next = u + 1 < unitsPerTile ? promotion.load(kb, k0, u + 1)
+                                  : promotion.load(kb, kb.addC(k0, bk), 0);
+    else
+      current = promotion.load(kb, k0, u);
+    SmallVector<Value> factors = promotion.factors(kb, current);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    // Every wgmma on the stage completed: hand it back before promoting.
+    if (u == unitsPerTile - 1)
+      loader.arriveEmpty(kb, stage, lane);
+    total = promotion.apply(kb, total, partial, factors);
+    if (prefetch)
+      current = next;
+  }
+  auto [stage1, parity1] = nextStage(kb, stage, parity, stages);
+  SmallVector<Value> yield = {total, stage1, parity1};
+  if (prefetch)
+    yield.append(current.values.begin(), current.values.end());
+  scf::YieldOp::create(b, loc, yield);
+  return kLoop.getResult(0);
+}
+
+/// The consumer's output of one tile: registers, or the TMA-store epilogue.
+void buildConsumerEpilogue(KernelBuilder &kb, const GemmPlan &plan,
+                           const SmemLayout &layout, const KernelValues &wkv,
+                           const AccumulatorFragment &frag, Value total,
+                           Value wg) {
+  if (plan.config.epilogue == EpilogueKind::SharedTMA)
+    buildTmaStoreEpilogue(kb, plan, layout, wkv, frag, total, wg);
+  else
+    buildRegisterEpilogue(kb, plan, wkv, frag, total);
 }
 
 /// Consumer warpgroup `wg` (index) on one tile: its 64 rows, from the
@@ -198,9 +299,6 @@ Value buildFastAccumulationLoop(KernelBuilder &kb, const GemmPlan &plan,
 void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
                        const SmemLayout &layout, const KernelValues &tile,
                        TmaLoader &loader, Value wg, Value t) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
-  const GemmProblem &p = plan.problem;
   const GemmConfig &c = plan.config;
   // The warpgroup's view: its thread index and first row.
   KernelValues wkv = tile;
@@ -212,47 +310,14 @@ void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
   // Byte offset of the warpgroup's rows in an A tile (whole 1024-byte
   // swizzle atoms: 64 rows of 128 bytes).
   Value aRows = kb.toI64(kb.mulC(wg, kWgmmaM * c.bk));
-  const int64_t unitsPerTile = c.bk / p.promo;
   Value firstStep = kb.mulC(t, numKTiles(plan));
-  if (c.fastAccumulation) {
-    Value total = buildFastAccumulationLoop(kb, plan, layout, tile, loader,
-                                            frag, aRows, lane, firstStep);
-    buildRegisterEpilogue(kb, plan, wkv, frag, total);
-    return;
-  }
-
-  Value zeroAcc = LLVM::ZeroOp::create(b, loc, frag.type);
-  auto kLoop =
-      scf::ForOp::create(b, loc, kb.cIdx(0), kb.cIdx(numKTiles(plan)),
-                         kb.cIdx(1), ValueRange{zeroAcc});
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(kLoop.getBody());
-    Value kt = kLoop.getInductionVar();
-    Value total = kLoop.getRegionIterArgs()[0];
-    Value k0 = kb.mulC(kt, c.bk);
-    StageUse use = stageUse(kb, kb.add(firstStep, kt), layout.stages);
-    // The first unit's scales load while the tiles may still be in flight.
-    SmallVector<Value> factors = promotion.factors(kb, k0, 0);
-    loader.waitFull(kb, use.stage, use.parity);
-    Value stageBase = arith::AddIOp::create(
-        b, loc, tile.smemBase,
-        kb.toI64(kb.mulC(use.stage, layout.stageStride)));
-    Value aBase = arith::AddIOp::create(b, loc, stageBase, aRows);
-    for (int64_t u = 0; u < unitsPerTile; ++u) {
-      if (u > 0)
-        factors = promotion.factors(kb, k0, u);
-      Value partial = buildUnitWgmma(kb, plan, layout, aBase, 0, stageBase,
-                                     layout.bOffset, zeroAcc, u);
-      // Every wgmma on the stage completed (wait_group 0): hand it back
-      // before promoting, which needs registers only.
-      if (u == unitsPerTile - 1)
-        loader.arriveEmpty(kb, use.stage, lane);
-      total = promotion.apply(kb, total, partial, factors);
-    }
-    scf::YieldOp::create(b, loc, total);
-  }
-  buildRegisterEpilogue(kb, plan, wkv, frag, kLoop.getResult(0));
+  Value total =
+      c.fastAccumulation
+          ? buildFastAccumulationLoop(kb, plan, layout, tile, loader, frag,
+                                      aRows, lane, firstStep)
+          : buildPromotingLoop(kb, plan, layout, tile, loader, promotion, frag,
+                               aRows, lane, firstStep);
+  buildConsumerEpilogue(kb, plan, layout, wkv, frag, total, wg);
 }
 
 } // namespace
@@ -277,6 +342,11 @@ void gemm::buildWarpSpecializedBody(KernelBuilder &kb, const GemmPlan &plan,
   walk.forEachTile(kb, kv, [&](const KernelValues &tile, Value t) {
     buildConsumerTile(kb, plan, layout, tile, loader, wg, t);
   });
+  if (c.epilogue == EpilogueKind::SharedTMA) {
+    KernelValues wkv = kv;
+    wkv.tid = kb.remC(kv.tid, kWarpgroupThreads);
+    finishTmaStores(kb, wkv);
+  }
   b.setInsertionPointAfter(role);
   loader.finish(kb);
 }

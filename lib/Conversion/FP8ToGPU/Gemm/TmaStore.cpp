@@ -1,0 +1,224 @@
+//===- TmaStore.cpp - The TMA-store epilogue of the FP8 GEMM kernels ------===//
+//
+// Part of fp8-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TmaStore.h"
+#include "Epilogue.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::fp8;
+using namespace mlir::fp8::gemm;
+
+namespace {
+
+/// A box of the staging tile: 64 rows x 128 bytes, 128B-swizzled.
+constexpr int64_t kBoxBytes = 128;
+constexpr int64_t kBoxTileBytes = kWgmmaM * kBoxBytes;
+
+/// One warpgroup's part of the staging tile.
+struct OutputGeometry {
+  int64_t boxes;    ///< boxes per warpgroup row band (BN * bytes / 128)
+  int64_t wgBytes;  ///< bytes of one warpgroup's part of the staging tile
+};
+
+OutputGeometry geometry(const GemmConfig &c) {
+  return {c.bn * c.storeBytes / kBoxBytes, kWgmmaM * c.bn * c.storeBytes};
+}
+
+/// The warpgroup barrier (named barrier 1 + wg of 128 threads; barrier 0 is
+/// the CTA's).
+void warpgroupBarrier(KernelBuilder &kb, Value wg) {
+  NVVM::BarrierOp::create(kb.b, kb.loc, /*res=*/Type(),
+                          kb.toI32(kb.addC(wg, 1)),
+                          kb.cI32(kWarpgroupThreads),
+                          /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+}
+
+/// Opens `if (tid == 0)` (the warpgroup's issuing thread); callers hold an
+/// InsertionGuard.
+void openIssuer(KernelBuilder &kb, const KernelValues &wkv) {
+  auto only = scf::IfOp::create(kb.b, kb.loc, kb.eqC(wkv.tid, 0),
+                                /*withElseRegion=*/false);
+  kb.b.setInsertionPointToStart(&only.getThenRegion().front());
+}
+
+/// Element of `out` (clamped into the output) holding register `i`'s row
+/// and column `col` (clamped too).
+Value clampedElement(KernelBuilder &kb, const KernelValues &wkv,
+                     const AccumulatorFragment &frag, int64_t i, Value col) {
+  const GemmProblem &p = kb.p;
+  Value row = kb.minC(frag.rowOf(i), p.m - 1);
+  return kb.add(wkv.outBase, kb.add(kb.mulC(row, p.n), col));
+}
+
+/// Register `i` finished, its indices clamped into the output.
+Value finishClamped(KernelBuilder &kb, const KernelValues &wkv,
+                    const AccumulatorFragment &frag,
+                    const OutputValues &values, Value acc, int64_t i) {
+  Value col = kb.minC(frag.colOf(kb, i), kb.p.n - 1);
+  return values.finish(kb, acc, i, col,
+                       clampedElement(kb, wkv, frag, i, col));
+}
+
+/// Registers `i`, `i + 1` (two adjacent columns of a row) as one i32 of two
+/// 16-bit values.
+Value packPair(KernelBuilder &kb, const KernelValues &wkv,
+               const AccumulatorFragment &frag, const OutputValues &values,
+               Value acc, int64_t i) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  auto vecType = VectorType::get({2}, kb.p.outType);
+  Value v = LLVM::UndefOp::create(b, loc, vecType);
+  for (int64_t j = 0; j < 2; ++j)
+    v = LLVM::InsertElementOp::create(
+        b, loc, v, finishClamped(kb, wkv, frag, values, acc, i + j),
+        kb.cI32(j));
+  return LLVM::BitcastOp::create(b, loc, kb.i32, v);
+}
+
+Value smemByte(KernelBuilder &kb, Value tiles, Value offset) {
+  return LLVM::GEPOp::create(kb.b, kb.loc, tiles.getType(), kb.b.getI8Type(),
+                             tiles, ArrayRef<LLVM::GEPArg>{kb.toI64(offset)});
+}
+
+/// 16-bit outputs: per pair of 8-column blocks (cb, cb + 1) one
+/// stmatrix.x4 of the matrices (rows 0-7, cb), (rows 8-15, cb), (rows 0-7,
+/// cb + 1), (rows 8-15, cb + 1) of the warp's 16 rows; lane l gives the
+/// address of row l % 8 of matrix l / 8. A block is one 16-byte chunk.
+void writeHalfTiles(KernelBuilder &kb, const KernelValues &wkv,
+                    const AccumulatorFragment &frag,
+                    const OutputValues &values, Value acc, Value tiles,
+                    Value wgBase) {
+  OpBuilder &b = kb.b;
+  MLIRContext *ctx = b.getContext();
+  Value warp = kb.divC(wkv.tid, 32), lane = kb.remC(wkv.tid, 32);
+  Value matrix = kb.divC(lane, 8), laneRow = kb.remC(lane, 8);
+  // The lane's row in the warpgroup's 64 and its byte offset; the second
+  // column block's matrices (2, 3) start one chunk later.
+  Value row = kb.add(kb.add(kb.mulC(warp, 16), kb.mulC(kb.remC(matrix, 2), 8)),
+                     laneRow);
+  Value rowBytes = kb.add(wgBase, kb.mulC(row, kBoxBytes));
+  Value chunkStep = kb.divC(matrix, 2);
+  const int64_t blocks = frag.numRegs / 4;
+  for (int64_t cb = 0; cb < blocks; cb += 2) {
+    SmallVector<Value, 4> sources;
+    for (int64_t m = 0; m < 4; ++m)
+      sources.push_back(
+          packPair(kb, wkv, frag, values, acc, 4 * (cb + m / 2) + 2 * (m % 2)));
+    const int64_t box = cb / 8, firstChunk = cb % 8;
+    Value chunk = arith::XOrIOp::create(
+        b, kb.loc, kb.addC(chunkStep, firstChunk), laneRow);
+    Value offset = kb.add(kb.addC(rowBytes, box * kBoxTileBytes),
+                          kb.mulC(chunk, 16));
+    NVVM::StMatrixOp::create(
+        b, kb.loc, smemByte(kb, tiles, offset), sources,
+        NVVM::MMALayout::row, NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+  }
+}
+
+/// f32 outputs: each register pair (8 bytes of one row) with one store.
+void writeF32Tiles(KernelBuilder &kb, const KernelValues &wkv,
+                   const AccumulatorFragment &frag,
+                   const OutputValues &values, Value acc, Value tiles,
+                   Value wgBase) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value warp = kb.divC(wkv.tid, 32), lane = kb.remC(wkv.tid, 32);
+  Value quad = kb.divC(lane, 4), inQuad = kb.remC(lane, 4);
+  auto vecType = VectorType::get({2}, kb.f32);
+  for (int64_t i = 0; i < frag.numRegs; i += 2) {
+    // Row in the warpgroup's 64 (row % 8 = lane / 4), 8-column block cb
+    // = 32 bytes: chunk 2 (cb % 4) + (lane % 4) / 2 of box cb / 4, at byte
+    // (lane % 2) * 8 of it.
+    const int64_t half = (i / 2) % 2, cb = i / 4;
+    Value row = kb.add(kb.mulC(warp, 16), kb.addC(quad, 8 * half));
+    Value chunk = arith::XOrIOp::create(
+        b, loc, kb.addC(kb.divC(inQuad, 2), 2 * (cb % 4)), quad);
+    Value offset = kb.add(
+        kb.add(kb.addC(wgBase, (cb / 4) * kBoxTileBytes),
+               kb.mulC(row, kBoxBytes)),
+        kb.add(kb.mulC(chunk, 16), kb.mulC(kb.remC(lane, 2), 8)));
+    Value v = LLVM::UndefOp::create(b, loc, vecType);
+    for (int64_t j = 0; j < 2; ++j)
+      v = LLVM::InsertElementOp::create(
+          b, loc, v, finishClamped(kb, wkv, frag, values, acc, i + j),
+          kb.cI32(j));
+    LLVM::StoreOp::create(b, loc, v, smemByte(kb, tiles, offset), 8);
+  }
+}
+
+} // namespace
+
+Value gemm::encodeOutputTensorMap(KernelBuilder &kb, const GemmPlan &plan,
+                                  Value out) {
+  const GemmProblem &p = plan.problem;
+  const int64_t rowBytes = p.n * plan.config.storeBytes;
+  // A batch on grid.z is its own outer dimension, so that a box of a batch
+  // whose M is not a multiple of 64 is clipped at its own last row.
+  if (p.batch > 1)
+    return encodeByteTensorMap(kb, out, {p.batch, p.m, rowBytes},
+                               {1, kWgmmaM, kBoxBytes});
+  return encodeByteTensorMap(kb, out, {p.m, rowBytes}, {kWgmmaM, kBoxBytes});
+}
+
+void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
+                                 const SmemLayout &layout,
+                                 const KernelValues &wkv,
+                                 const AccumulatorFragment &frag, Value acc,
+                                 Value wg) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const GemmConfig &c = plan.config;
+  const OutputGeometry g = geometry(c);
+  Value tiles = tilesPointer(kb, wkv);
+  Value wgBase = kb.addC(kb.mulC(wg, g.wgBytes), layout.storeOffset);
+  // 1. The previous tile's boxes have been read out of the staging tile.
+  {
+    OpBuilder::InsertionGuard guard(b);
+    openIssuer(kb, wkv);
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+  }
+  warpgroupBarrier(kb, wg);
+  // 2. The finished registers into the staging tile.
+  OutputValues values(kb, wkv, frag);
+  if (c.storeBytes == 2)
+    writeHalfTiles(kb, wkv, frag, values, acc, tiles, wgBase);
+  else
+    writeF32Tiles(kb, wkv, frag, values, acc, tiles, wgBase);
+  // 3. Visible to the TMA engine, then stored.
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  warpgroupBarrier(kb, wg);
+  OpBuilder::InsertionGuard guard(b);
+  openIssuer(kb, wkv);
+  const GemmProblem &p = plan.problem;
+  for (int64_t box = 0; box < g.boxes; ++box) {
+    Value inner = kb.toI32(kb.addC(kb.mulC(wkv.n0, c.storeBytes),
+                                   box * kBoxBytes));
+    SmallVector<Value, 3> coords = {inner, kb.toI32(wkv.m0)};
+    if (p.batch > 1)
+      coords.push_back(kb.toI32(wkv.bz));
+    Value src = smemByte(kb, tiles, kb.addC(wgBase, box * kBoxTileBytes));
+    NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+        b, loc, wkv.tensorMapD, src, coords, /*l2CacheHint=*/Value(),
+        NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
+  }
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+}
+
+void gemm::finishTmaStores(KernelBuilder &kb, const KernelValues &wkv) {
+  OpBuilder::InsertionGuard guard(kb.b);
+  openIssuer(kb, wkv);
+  NVVM::CpAsyncBulkWaitGroupOp::create(kb.b, kb.loc, 0, /*read=*/nullptr);
+}
