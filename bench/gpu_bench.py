@@ -47,12 +47,10 @@ def bench(fn, warm=5, reps=30):
     return ts[len(ts) // 2]
 
 
-def gemm_peers(M=4096, K=4096, N=4096):
-    """TFLOP/s of cuBLAS's kernels through torch at M x K x N; a kernel this
-    torch lacks or refuses for the shape (FP8 needs M % 16 == 0) is a
-    string saying so."""
+def gemm_peer_makers(M, K, N):
+    """The cuBLAS GEMM kernels through torch at M x K x N: name -> a function
+    that makes the call (operands allocated once)."""
     dev = torch.device("cuda")
-    flops = 2 * M * N * K
     a = torch.randn(M, K, device=dev, dtype=torch.bfloat16)
     w = torch.randn(N, K, device=dev, dtype=torch.bfloat16)
     a8, w8 = (a * 0.5).to(torch.float8_e4m3fn), (w * 0.5).to(torch.float8_e4m3fn)
@@ -80,6 +78,20 @@ def gemm_peers(M=4096, K=4096, N=4096):
             a8, w8.t(), sra, srb, out_dtype=torch.bfloat16, use_fast_accum=True),
         "fp8_block_cublas": block,
     }
+    return kernels
+
+
+def gemm_peer_kernel(name, M, K, N):
+    """One peer's call at M x K x N (for a profiler)."""
+    return gemm_peer_makers(M, K, N)[name]()
+
+
+def gemm_peers(M=4096, K=4096, N=4096):
+    """TFLOP/s of cuBLAS's kernels through torch at M x K x N; a kernel this
+    torch lacks or refuses for the shape (FP8 needs M % 16 == 0) is a
+    string saying so."""
+    flops = 2 * M * N * K
+    kernels = gemm_peer_makers(M, K, N)
     r = {}
     for key, make in kernels.items():
         try:

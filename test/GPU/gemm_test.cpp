@@ -10,6 +10,7 @@
 //   gemm_test            on a GPU (scripts/gpu-check suite `gemm`)
 //   gemm_test --no-run   only prints what it would run (no driver needed)
 //   gemm_test --no-perf  every product but the timed 4096^3 one
+//   gemm_test --only T   the products whose name contains T
 //
 // Built with GEMM_BENCH (gemm_bench) it runs bench/gemm/make_gemm_bench.py's
 // products instead: Llama-3-8B-shaped timed products, checked on samples
@@ -32,6 +33,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace numerics = mlir::fp8::numerics;
@@ -166,22 +168,54 @@ template <int N> MemRef<N> desc(const Buf &b) {
 std::mt19937 rng(1234);
 
 /// Random FP8 (or BF16) data: values of about unit magnitude, rounded to
-/// the type (RNE; saturating for FP8).
+/// the type (RNE; saturating for FP8). Each element takes 16 random bits
+/// through a table of the type's encodings of 2^16 evenly spaced values in
+/// the range (the bench's operands hold up to 176 M elements: per-element
+/// float sampling and casting took minutes), filled by several threads,
+/// each from its own deterministic stream.
 void fillFP8(Buf &b, float range, bool positive = false) {
-  std::uniform_real_distribution<float> dist(positive ? 0.0f : -range, range);
-  if (b.ty == Ty::BF16) {
-    for (int64_t i = 0; i < b.numel(); ++i) {
-      float v = dist(rng);
+  const float lo = positive ? 0.0f : -range, width = range - lo;
+  const bool bf16 = b.ty == Ty::BF16;
+  auto fmt = b.ty == Ty::E4M3 ? numerics::Fmt::E4M3 : numerics::Fmt::E5M2;
+  std::vector<uint16_t> table(1 << 16);
+  for (int i = 0; i < (1 << 16); ++i) {
+    float v = lo + width * (static_cast<float>(i) + 0.5f) / 65536.0f;
+    if (bf16) {
       uint32_t bits;
       std::memcpy(&bits, &v, 4);
       bits += 0x7FFFu + ((bits >> 16) & 1u);
-      b.u16()[i] = static_cast<uint16_t>(bits >> 16);
+      table[i] = static_cast<uint16_t>(bits >> 16);
+    } else {
+      table[i] = numerics::castToFP8(v, fmt);
     }
-    return;
   }
-  auto fmt = b.ty == Ty::E4M3 ? numerics::Fmt::E4M3 : numerics::Fmt::E5M2;
-  for (int64_t i = 0; i < b.numel(); ++i)
-    b.u8()[i] = numerics::castToFP8(dist(rng), fmt);
+  const uint64_t seed = rng();
+  const int64_t n = b.numel();
+  const int threads =
+      static_cast<int>(std::clamp<int64_t>(n >> 20, 1, 16));
+  auto work = [&](int t) {
+    // splitmix64: four 16-bit draws per step.
+    uint64_t state = seed ^ (0x9E3779B97F4A7C15ull * (t + 1));
+    for (int64_t i = n * t / threads, end = n * (t + 1) / threads; i < end;) {
+      uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      z ^= z >> 31;
+      for (int j = 0; j < 4 && i < end; ++j, ++i, z >>= 16) {
+        uint16_t code = table[z & 0xFFFF];
+        if (bf16)
+          b.u16()[i] = code;
+        else
+          b.u8()[i] = static_cast<uint8_t>(code);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back(work, t);
+  work(0);
+  for (std::thread &th : pool)
+    th.join();
 }
 /// Scales: powers of two in [2^-3, 2^2] times a random mantissa for f32,
 /// E8M0 bytes in [124, 130].
@@ -668,11 +702,16 @@ int main(int argc, char **argv) {
          s ? fp8rt_cuda_last_error()
            : (loadErr.empty() ? std::string("gemm kernels loaded")
                               : "module load failed: " + loadErr));
-  // --no-perf skips the timed 4096^3 product (e.g. under compute-sanitizer).
+  // --no-perf skips the timed 4096^3 product (e.g. under compute-sanitizer);
+  // --only TEXT runs the products whose name contains TEXT (a profiler's
+  // run of one kernel).
   const bool noPerf = argc > 1 && std::string(argv[1]) == "--no-perf";
+  const std::string only =
+      argc > 2 && std::string(argv[1]) == "--only" ? argv[2] : "";
   if (s == 0 && loadErr.empty())
     for (auto &e : all)
-      if (!(noPerf && e.p.timedRuns))
+      if (!(noPerf && e.p.timedRuns) &&
+          e.p.name.find(only) != std::string::npos)
         check(e.p, e.fn);
   std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "OK", failures);
   return failures ? 1 : 0;
