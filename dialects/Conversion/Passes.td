@@ -186,6 +186,11 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "staging tile in shared memory and TMA stores that drain while "
            "the next tile computes, where output rows are 16-byte multiples "
            "(false: stores from the registers)">,
+    Option<"decodeWarpSpecialized", "decode-ws", "bool", "true",
+           "Products of at most 64 rows whose 128-wide tiles leave SMs idle "
+           "(decode steps) run the warp-specialized kernel with one consumer "
+           "warpgroup, tiles that cover the SMs once and up to 16 stages "
+           "(false: the single-warpgroup kernel with narrowed tiles)">,
     Option<"clusterM", "cluster-m", "unsigned", "1",
            "Persistent CTAs in clusters of this many (1 or 2) along M that "
            "share each B tile through TMA multicast (experimental: correct "

@@ -6,6 +6,9 @@
 // RUN:   --convert-fp8-gemm-to-gpu="cluster-m=2" | FileCheck %s --check-prefix=CLUSTER
 // RUN: fp8-opt %s -split-input-file \
 // RUN:   --convert-fp8-gemm-to-gpu="tma-store=0" | FileCheck %s --check-prefix=REGS
+// RUN: fp8-opt %s -split-input-file \
+// RUN:   --convert-fp8-gemm-to-gpu="decode-ws=0 remarks=true" 2>&1 >/dev/null \
+// RUN:   | FileCheck %s --check-prefix=SINGLEWG
 
 // The warp-specialized kernel (TMA loads, M >= 128): 384 threads, warpgroups
 // 0 and 1 consume (64 rows each of a 128-row CTA tile), warpgroup 2
@@ -176,14 +179,15 @@ func.func private @__fp8_gemm_bf16(%a: memref<256x1024xbf16>, %sa: memref<f32>, 
 
 // -----
 
-// BF16, M < 128: the single-warpgroup pipeline; K = 200 (400 bytes, a
-// partial last K tile that TMA zero-fills). M <= 64 with too few 128-wide
-// N tiles for the SMs: the decode configuration narrows them (16 wide, 6
-// CTAs).
+// BF16, M <= 64 with too few 128-wide N tiles for the SMs: the decode
+// configuration (one consumer warpgroup, tiles narrowed to 16, 6 CTAs);
+// K = 200 (400 bytes, a partial last K tile that TMA zero-fills). With
+// decode-ws=0 the single-warpgroup pipeline with the same narrow tiles.
 // CHECK-LABEL: func.func private @__fp8_gemm_bf16_small
 func.func private @__fp8_gemm_bf16_small(%a: memref<64x200xbf16>, %sa: memref<f32>, %b: memref<96x200xbf16>, %sb: memref<f32>, %out: memref<64x96xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n16k16 bf16, CTA tile 64x16x64, promotion every 64 K, grid 6x1x1, TMA into 4 128B-swizzled stages}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n16k16 bf16, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x16x64, fast accumulation (no promotion), grid 6 persistent CTAs over 6 tiles, TMA into 4 128B-swizzled stages}}
+  // SINGLEWG: fp8 gemm: wgmma kernel m64n16k16 bf16, CTA tile 64x16x64, promotion every 64 K, grid 6x1x1, TMA into 4 128B-swizzled stages
   return
 }
 
@@ -201,11 +205,15 @@ func.func private @__fp8_gemm_bf16_odd_k(%a: memref<64x100xbf16>, %sa: memref<f3
 
 // A decode step's projection (M = 16 tokens, Llama-3-8B's fused QKV: N =
 // 6144, K = 4096, block scales): 48 tiles of 128 columns would leave 84 of
-// 132 SMs idle; 40-wide tiles give 154 CTAs, and as many stages as fit in
-// half the shared memory (two CTAs per SM).
+// 132 SMs idle. The decode configuration: the warp-specialized kernel with
+// one consumer warpgroup, tiles of N / 132 rounded up to 8 (48 wide: 128
+// CTAs, one tile each), 16 stages. decode-ws=0: the single-warpgroup
+// kernel with 40-wide tiles (154 CTAs) and the stages that fit in half the
+// shared memory (two CTAs per SM).
 // CHECK-LABEL: func.func private @__fp8_gemm_decode
 func.func private @__fp8_gemm_decode(%a: memref<16x4096xf8E4M3FN>, %sa: memref<16x32xf32>, %b: memref<6144x4096xf8E4M3FN>, %sb: memref<48x32xf32>, %out: memref<16x6144xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n40k32, CTA tile 64x40x128, promotion every 128 K, grid 154x1x1, TMA into 8 128B-swizzled stages}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n48k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x48x128, promotion every 128 K, grid 128 persistent CTAs over 128 tiles, TMA into 16 128B-swizzled stages}}
+  // SINGLEWG: fp8 gemm: wgmma kernel m64n40k32, CTA tile 64x40x128, promotion every 128 K, grid 154x1x1, TMA into 8 128B-swizzled stages
   return
 }

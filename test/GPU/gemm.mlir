@@ -97,6 +97,24 @@ module {
     call @__fp8_gemm_perf_block_4k(%a, %sa, %b, %sb, %out) : (memref<4096x4096xf8E4M3FN>, memref<4096x32xf32>, memref<4096x4096xf8E4M3FN>, memref<32x32xf32>, memref<4096x4096xbf16>) -> ()
     return
   }
+  // Decode products (M <= 64, 128-wide tiles would leave SMs idle): the
+  // warp-specialized kernel with one consumer warpgroup and narrow tiles.
+  func.func private @__fp8_gemm_decode_block(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x32xf32>, %b: memref<4000x4096xf8E4M3FN>, %sb: memref<32x32xf32>, %out: memref<1x4000xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_decode_block(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x32xf32>, %b: memref<4000x4096xf8E4M3FN>, %sb: memref<32x32xf32>, %out: memref<1x4000xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_decode_block(%a, %sa, %b, %sb, %out) : (memref<1x4096xf8E4M3FN>, memref<1x32xf32>, memref<4000x4096xf8E4M3FN>, memref<32x32xf32>, memref<1x4000xf32>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_decode_row_bias(%a: memref<16x1024xf8E4M3FN>, %sa: memref<16x1xf32>, %b: memref<4104x1024xf8E4M3FN>, %sb: memref<4104x1xf32>, %bias: memref<4104xf16>, %out: memref<16x4104xf16>)
+      attributes {fp8.gemm = {epilogue = 1 : i32, has_bias = true, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_decode_row_bias(%a: memref<16x1024xf8E4M3FN>, %sa: memref<16x1xf32>, %b: memref<4104x1024xf8E4M3FN>, %sb: memref<4104x1xf32>, %bias: memref<4104xf16>, %out: memref<16x4104xf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_decode_row_bias(%a, %sa, %b, %sb, %bias, %out) : (memref<16x1024xf8E4M3FN>, memref<16x1xf32>, memref<4104x1024xf8E4M3FN>, memref<4104x1xf32>, memref<4104xf16>, memref<16x4104xf16>) -> ()
+    return
+  }
   // M-major lhs scales (fp8-block-layout scale-storage=tma): [batch..., Kb, align(Mb, P)].
   func.func private @__fp8_gemm_block_mmajor(%a: memref<198x384xf8E4M3FN>, %sa: memref<3x200xf32>, %b: memref<256x384xf8E4M3FN>, %sb: memref<2x3xf32>, %out: memref<198x256xbf16>)
       attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 4 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {

@@ -558,6 +558,8 @@ DECL6(batched_rhs, 3, 0, 3, 0, 3, 3)
 DECL5(batched_fold, 3, 3, 2, 2, 3)
 DECL5(long_k, 2, 0, 2, 0, 2)
 DECL5(perf_block_4k, 2, 2, 2, 2, 2)
+DECL5(decode_block, 2, 2, 2, 2, 2)
+DECL6(decode_row_bias, 2, 2, 2, 2, 1, 2)
 DECL5(block_mmajor, 2, 2, 2, 2, 2)
 DECL5(mx_mmajor, 2, 2, 2, 2, 2)
 DECL5(batched_mmajor, 3, 3, 2, 2, 3)
@@ -624,6 +626,18 @@ int main(int argc, char **argv) {
         Ty::E4M3, Ty::F32, Ty::BF16, blockL(1, 128), blockL(128, 128), 0,
         Ty::F32, Epi::None, false, 2048, 20},
        run_perf_block_4k},
+      // Decode products: the warp-specialized kernel with one consumer
+      // (a 64-row tile of which M rows are real), tiles narrowed to cover
+      // the SMs once: 125 tiles 32 wide with K-varying block scales, f32
+      // through the TMA-store epilogue; 129 tiles 32 wide (the last one
+      // 8 columns) with row scales, bias and ReLU, register stores.
+      {{"decode_m1_block_4000x4096_f32", 1, 1, 4000, 4096, false, Ty::E4M3,
+        Ty::E4M3, Ty::F32, Ty::F32, blockL(1, 128), blockL(128, 128), 0,
+        Ty::F32, Epi::None},
+       run_decode_block},
+      {{"decode_m16_row_bias_relu_4104x1024_f16", 1, 16, 4104, 1024, false,
+        Ty::E4M3, Ty::E4M3, Ty::F32, Ty::F16, row, row, 1, Ty::F16, Epi::Relu},
+       run_decode_row_bias},
       // M-major lhs scales (fp8-block-layout scale-storage=tma).
       {{"block_mmajor_m198_bf16", 1, 198, 256, 384, false, Ty::E4M3, Ty::E4M3,
         Ty::F32, Ty::BF16, blockL(1, 128), blockL(128, 128), 0, Ty::F32,

@@ -92,6 +92,7 @@ struct ConvertFP8GemmToGPUPass
     options.fastAccumulation = fastAccumulation;
     options.tileN = tileN;
     options.tmaStore = tmaStore;
+    options.decodeWarpSpecialized = decodeWarpSpecialized;
     FailureOr<gemm::GemmPlan> plan = gemm::planGemm(func, options, why);
     if (succeeded(plan) && chip == "sm_89") {
       plan = failure();

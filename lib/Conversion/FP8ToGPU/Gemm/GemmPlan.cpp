@@ -403,11 +403,11 @@ int64_t chooseBn(const GemmProblem &p) {
   return p.n >= maxBn ? maxBn : llvm::alignTo(p.n, 8);
 }
 
-/// The most stages (at most kMaxStages and the number of K tiles) whose
-/// tiles and barriers fit in shared memory.
-int64_t maxStages(const GemmProblem &p, GemmConfig c) {
-  const int64_t limit =
-      std::min<int64_t>(kMaxStages, llvm::divideCeil(p.k, c.bk));
+/// The most stages (at most `most` and the number of K tiles) whose tiles
+/// and barriers fit in shared memory.
+int64_t maxStages(const GemmProblem &p, GemmConfig c,
+                  int64_t most = kMaxStages) {
+  const int64_t limit = std::min<int64_t>(most, llvm::divideCeil(p.k, c.bk));
   int64_t best = 1;
   for (c.stages = 1; c.stages <= limit; ++c.stages)
     if (SmemLayout::get(c).totalBytes <= kMaxSmemBytes)
@@ -493,6 +493,48 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
                  : maxStages(p, c);
 }
 
+/// Whether a product of few rows (decode steps: M <= 64 tokens) leaves SMs
+/// idle with tiles `c.bn` wide, i.e. is bound by streaming B through too
+/// few CTAs.
+bool isNarrowDecode(const GemmProblem &p, const GemmOptions &options,
+                    const GemmConfig &c) {
+  const int64_t rowTiles = p.batch * llvm::divideCeil(p.m, kWgmmaM);
+  return p.m <= kWgmmaM &&
+         rowTiles * llvm::divideCeil(p.n, c.bn) < options.smCount;
+}
+
+/// The warp-specialized kernel for such a product: one consumer warpgroup
+/// (64 rows), one tile per CTA with tiles just narrow enough that they
+/// fit on the SMs once (N / 132 rounded up to 8: 4096 -> 32 wide, 128
+/// CTAs), and as many stages as fit (up to kMaxDecodeStages). The producer
+/// runs ahead of the consumer, so a K tile costs the consumer its wgmmas
+/// and a barrier wait instead of a CTA barrier and a refill.
+void makeDecodeWarpSpecialized(const GemmProblem &p,
+                               const GemmOptions &options, GemmConfig &c) {
+  c.kind = KernelKind::WarpSpecialized;
+  c.consumerWarpgroups = 1;
+  c.bm = kWgmmaM;
+  c.producerRegisters = 40;
+  c.consumerRegisters = 232;
+  const bool kIndependent =
+      !p.lhsScale.dependsOnK() && !p.rhsScale.dependsOnK();
+  c.fastAccumulation =
+      (options.fastAccumulation || p.elementBytes == 2) && kIndependent;
+  const int64_t rowTiles = p.batch * llvm::divideCeil(p.m, kWgmmaM);
+  const int64_t perRow = std::max<int64_t>(1, options.smCount / rowTiles);
+  c.bn = std::min<int64_t>(
+      c.bn, std::max<int64_t>(
+                16, llvm::alignTo(llvm::divideCeil(p.n, perRow), 8)));
+  chooseEpilogue(p, options, c);
+  if (options.persistent)
+    c.persistentCtas = std::min<int64_t>(
+        options.smCount, rowTiles * llvm::divideCeil(p.n, c.bn));
+  c.stages = options.wsStages > 0
+                 ? std::min<int64_t>(options.wsStages,
+                                     llvm::divideCeil(p.k, c.bk))
+                 : maxStages(p, c, kMaxDecodeStages);
+}
+
 /// Products of few rows (decode steps: M <= 64 tokens) read B once and
 /// are bound by its bytes. 128-wide N tiles would leave most SMs idle
 /// (N / 128 = 32-48 CTAs at Llama-3-8B's projections on 132 SMs): narrow
@@ -545,6 +587,11 @@ GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
   // the single-warpgroup pipeline (64-row tiles).
   if (options.warpSpecialized && p.m >= 2 * kWgmmaM) {
     makeWarpSpecialized(p, options, c);
+    return c;
+  }
+  if (options.warpSpecialized && options.decodeWarpSpecialized &&
+      !options.tileN && isNarrowDecode(p, options, c)) {
+    makeDecodeWarpSpecialized(p, options, c);
     return c;
   }
   c.stages =
@@ -623,8 +670,8 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
       return fail("TMA loads need 128B swizzle and BK = 128");
     if (p.k % 16 != 0)
       return fail("TMA needs K to be a multiple of 16 (16-byte row strides)");
-    if (c.stages < 1 || c.stages > kMaxStages)
-      return fail("TMA pipeline stages must be 1..8");
+    if (c.stages < 1 || c.stages > kMaxDecodeStages)
+      return fail("TMA pipeline stages must be 1..16");
   } else if (c.stages != 1 || c.swizzle != Swizzle::None) {
     return fail("thread copies serve one unswizzled stage");
   }

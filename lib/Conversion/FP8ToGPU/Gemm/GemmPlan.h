@@ -205,11 +205,21 @@ struct GemmOptions {
   /// stores (EpilogueKind::SharedTMA) where the output rows are 16-byte
   /// multiples; false: stores from the registers.
   bool tmaStore = true;
+  /// Products of at most 64 rows whose 128-wide tiles leave SMs idle
+  /// (decode steps) run the warp-specialized kernel with one consumer
+  /// warpgroup, narrow tiles that cover the SMs once, and up to
+  /// kMaxDecodeStages stages; false: the single-warpgroup kernel with
+  /// narrowed tiles.
+  bool decodeWarpSpecialized = true;
 };
 
 /// Most pipeline stages a kernel uses (mbarrier phases are tracked per K
 /// tile, so more would only cost shared memory).
 constexpr int64_t kMaxStages = 8;
+/// ... except for decode products (GemmOptions::decodeWarpSpecialized):
+/// their CTAs stream B with one consumer and few FLOPs per byte, so more
+/// bytes in flight is what hides the DRAM latency.
+constexpr int64_t kMaxDecodeStages = 16;
 /// Shared memory a CTA may use on sm_90 (227 KB, opt-in).
 constexpr int64_t kMaxSmemBytes = 232448;
 
