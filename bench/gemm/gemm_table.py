@@ -9,8 +9,11 @@ median of 30 after 5 warm-up runs) at the Llama-3-8B layer's shapes
 (M x K x N).
 
     python3 bench/gemm/gemm_table.py GEMM_BENCH GEMM_BENCH_FAST [--json OUT.json]
+        [--only TEXT]...
 
-(`-` for GEMM_BENCH_FAST skips the fast-accumulation build.) Prints four
+(`-` for GEMM_BENCH_FAST skips the fast-accumulation build; each --only runs
+the benchmark's products whose name contains TEXT, e.g. `--only _1x --only
+_16x --only _64x` for the decode shapes, and the peers at their shapes.) Prints four
 markdown tables: per-tensor and rowwise scales, block scales, BF16 operands
 (the products a recipe keeps out of FP8) against cuBLAS BF16 (TFLOP/s of
 each kernel and our/peer ratios), and decode shapes (M <= 64:
@@ -33,16 +36,23 @@ p = argparse.ArgumentParser()
 p.add_argument("gemm_bench")
 p.add_argument("gemm_bench_fast")
 p.add_argument("--json")
+p.add_argument("--only", action="append", default=[],
+               help="run only the products whose name contains this (repeatable)")
 a = p.parse_args()
 
 ours, failed, rc = {}, [], 0
 for mode, binary in (("", a.gemm_bench), ("_fast", a.gemm_bench_fast)):
     if binary == "-":  # skipped
         continue
-    run = subprocess.run([binary], capture_output=True, text=True)
-    rc |= run.returncode
-    print(f"== {binary}\n" + run.stdout, end="", flush=True)
-    for line in run.stdout.splitlines():
+    stdout = ""
+    for only in a.only or [None]:
+        run = subprocess.run([binary] + (["--only", only] if only else []),
+                             capture_output=True, text=True)
+        rc |= run.returncode
+        print(f"== {binary}" + (f" --only {only}" if only else "") + "\n" + run.stdout,
+              end="", flush=True)
+        stdout += run.stdout
+    for line in stdout.splitlines():
         m = re.match(r"(PASS|FAIL) perf_(\w+?)_(\d+)x(\d+)x(\d+)_bf16 .* time "
                      r"([0-9.]+) ms \(([0-9.]+) TFLOP/s, CUDA events", line)
         if m:
