@@ -236,6 +236,9 @@ private:
       if (std::string err = parseInputShapeSpec(spec, importOptions);
           !err.empty())
         return error("--input-shape " + spec + ": " + err);
+    for (const std::string &spec : o.dims)
+      if (std::string err = parseDimSpec(spec, importOptions); !err.empty())
+        return error("--dim " + spec + ": " + err);
     // Nothing the compilation reads may be overwritten by what it writes.
     guard.addInput(o.input, "the input model");
     for (auto [path, what] :

@@ -92,6 +92,8 @@ static void addHostToLLVM(OpPassManager &pm, bool barePointers,
                           bool deviceAllocations) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  // Reshapes of dynamic dimensions that MLIR 22 cannot expand itself.
+  pm.addPass(fp8::createFP8ExpandShapesToCasts());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
