@@ -138,7 +138,9 @@ void fp8::buildFP8CPULoweringPipeline(
 
   // Loops and the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  addHostToLLVM(pm, /*barePointers=*/options.modelABI,
+  addHostToLLVM(pm,
+                /*barePointers=*/options.modelABI &&
+                    !options.modelABIDescriptors,
                 /*deviceAllocations=*/false);
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
