@@ -101,14 +101,14 @@ void pinSymbolicInputs(const onnx::ModelProto &model,
       }
     if (isInitializer)
       continue;
-    llvm::SmallVector<int64_t> shape;
+    llvm::SmallVector<fp8::DimBounds> shape;
     bool dynamic = false;
     for (const onnx::TensorShapeProto_Dimension &d :
          vi.type().tensor_type().shape().dim()) {
       if (d.has_dim_value() && d.dim_value() >= 0) {
-        shape.push_back(d.dim_value());
+        shape.push_back(fp8::DimBounds::fixed(d.dim_value()));
       } else {
-        shape.push_back(2);
+        shape.push_back(fp8::DimBounds::fixed(2));
         dynamic = true;
       }
     }

@@ -41,6 +41,41 @@ def FP8ExpandArithCasts : Pass<"fp8-expand-arith-casts"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def FP8ExpandShapesToCasts : Pass<"fp8-expand-shapes-to-casts"> {
+  let summary = "memref.expand_shape with several dynamic sizes in one group "
+                "as memref.reinterpret_cast";
+  let description = [{
+    MLIR 22.1's `expand-strided-metadata` crashes (a segfault in
+    `IntegerAttr::getValue`, reproduced with this machine's
+    `mlir-opt --expand-strided-metadata`; the input is in
+    test/Dialect/FP8/Transforms/expand-shapes-to-casts.mlir) on a
+    `memref.expand_shape` whose reassociation group has more than one
+    dynamic size: it assumes at most one (llvm-project issue 186830;
+    upstream's PR 187844, merged in March 2026 after the 22 release branch,
+    reads `output_shape` instead). The importer's reshapes of dynamic
+    dimensions make such ops (`[s0*s1, 64] -> [s0, s1, 64]`). This pass rewrites exactly those ops into a
+    `memref.reinterpret_cast` of the source's buffer with the
+    `output_shape` sizes and the strides of a contiguous expansion (the
+    innermost dimension of a group keeps the source dimension's stride,
+    each outer one multiplies by the sizes inside it); every other
+    expand_shape is left to upstream. Run before `expand-strided-metadata`.
+
+    Before:
+    ```mlir
+    %e = memref.expand_shape %m [[0, 1], [2]] output_shape [%a, %b, 64]
+        : memref<?x64xf32> into memref<?x?x64xf32>
+    ```
+    After:
+    ```mlir
+    %s0 = arith.muli %c64, %b : index
+    %e = memref.reinterpret_cast %m to offset: [0], sizes: [%a, %b, 64],
+        strides: [%s0, 64, 1] : memref<?x64xf32> to memref<?x?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def FP8CopyStoredState : Pass<"fp8-copy-stored-state"> {
   let summary = "Store a fresh copy into ml_program globals before bufferization";
   let description = [{

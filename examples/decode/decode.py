@@ -21,6 +21,13 @@ copied as they are).
     decode.py MODEL.onnx --prompt 5,17,42 --prompt 7 --steps 32
         [--capacity 64] [--width 16] [--recipe current] [--kv-cache e4m3]
         [--target sm_90a] [--work DIR] [--fp8-compile PATH] [--json]
+        [--dynamic]
+
+--dynamic (CPU): one library with dynamic dimensions instead -- batch
+1..8 (or the batch), WIDTH new tokens at most, a past of 0..CAPACITY --
+and a cache that grows: each step's present outputs are the next step's
+past, as onnxruntime's loop does; prompts are left-padded (masked) to the
+longest, the positions count each sequence's own tokens.
 
 It prints the tokens generated for each prompt. For a CUDA library
 (--target sm_90a) with torch installed, the cache, the inputs and the
@@ -66,9 +73,38 @@ def input_shapes(model, batch, tokens, capacity):
     return ",".join(shapes)
 
 
+def dynamic_shapes(model, batch, width, capacity):
+    """fp8-compile's --input-shape with bounds: batch 1..max(batch, 8),
+    1..width new tokens, a past of 0..capacity slots."""
+    b = f"1..{max(batch, 8)}"
+    shapes = []
+    for name, _, dims in graph_inputs(model):
+        if name.startswith("past"):
+            dims = [b, dims[1], f"0..{capacity}", dims[3]]
+        elif name == "attention_mask":
+            dims = [b, f"1..{capacity + width}"]
+        elif name in ("input_ids", "position_ids"):
+            dims = [b, f"1..{width}"]
+        else:
+            sys.exit(f"error: {model}: unexpected input '{name}' for a decoder step")
+        if not all(isinstance(d, (int, str)) for d in dims):
+            sys.exit(f"error: {model}: input '{name}' has dynamic dims {dims} "
+                     "beyond batch and lengths")
+        shapes.append(f"{name}={'x'.join(map(str, dims))}")
+    return ",".join(shapes)
+
+
 def compile_commands(args, batch):
-    """[(library, fp8-compile command)] for the prefill and decode steps."""
+    """[(library, fp8-compile command)] for the prefill and decode steps
+    (--dynamic: the one library that serves both)."""
     out = []
+    if args.dynamic:
+        lib = os.path.join(args.work, f"dynamic-b{max(batch, 8)}-w{args.width}-"
+                                      f"c{args.capacity}-{args.recipe}-{args.target}.so")
+        return [(lib, [args.fp8_compile, args.model, "-o", lib, "--quiet",
+                       f"--target={args.target}", f"--recipe={args.recipe}",
+                       "--input-shape",
+                       dynamic_shapes(args.model, batch, args.width, args.capacity)])]
     for tag, tokens in (("prefill", args.width), ("decode", 1)):
         lib = os.path.join(args.work, f"{tag}-b{batch}-w{tokens}-c{args.capacity}-"
                                       f"{args.recipe}-{args.kv_cache or 'f32'}-{args.target}.so")
@@ -186,6 +222,37 @@ def generate(prefill, decode, prompts, steps, capacity, xp, times=None):
     return xp.host(tokens).tolist()
 
 
+def generate_growing(lib, prompts, steps, capacity):
+    """Greedy generation on one library with dynamic dimensions: the cache
+    grows by one token per step (present -> past), nothing is copied into
+    a preallocated one. Numpy arrays on the host."""
+    names = [i.name for i in lib.inputs]
+    if names[:3] != ["input_ids", "attention_mask", "position_ids"]:
+        sys.exit(f"error: the library's inputs {names} are not a decoder step's")
+    batch, width = len(prompts), lib.inputs[0].bounds[1][1]
+    longest = max(map(len, prompts))
+    if any(not p for p in prompts) or longest > width:
+        sys.exit(f"error: prompts must have 1 to {width} tokens (--width)")
+    if longest + steps - 1 > capacity:
+        sys.exit(f"error: prompt + {steps} steps exceed the cache's {capacity} slots")
+    # Left-padded prompts: every sequence's last token is the last column.
+    ids = np.zeros((batch, longest), np.int64)
+    mask = np.zeros((batch, longest), np.int64)
+    for r, p in enumerate(prompts):
+        ids[r, longest - len(p):], mask[r, longest - len(p):] = p, 1
+    pos = np.maximum(np.cumsum(mask, 1) - 1, 0)
+    past = [np.zeros((batch, i.shape[1], 0, i.shape[3]), i.numpy_dtype)
+            for i in lib.inputs[3:]]
+    tokens = np.zeros((batch, steps), np.int64)
+    for step in range(steps):
+        logits, *past = lib.run(ids, mask, pos, *past)
+        tokens[:, step] = logits[:, -1].argmax(-1)
+        ids = tokens[:, step:step + 1]
+        mask = np.concatenate([mask, np.ones((batch, 1), np.int64)], 1)
+        pos = pos[:, -1:] + 1
+    return tokens.tolist()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model")
@@ -201,6 +268,9 @@ def main():
     ap.add_argument("--fp8-compile", default=shutil.which("fp8-compile") or "fp8-compile")
     ap.add_argument("--libs", nargs=2, metavar=("PREFILL", "DECODE"),
                     help="run these libraries instead of compiling")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="one library with dynamic dimensions and a growing cache "
+                         "(CPU; see above)")
     ap.add_argument("--json", action="store_true", help="print the tokens as JSON")
     ap.add_argument("--print-commands", action="store_true",
                     help="print the two fp8-compile commands and stop")
@@ -216,7 +286,18 @@ def main():
         for _, cmd in compile_commands(args, len(prompts)):
             print(shlex.join(cmd))
         return
+    if args.dynamic and (args.kv_cache or args.target != "cpu" or args.libs):
+        sys.exit("error: --dynamic runs one CPU library without --kv-cache or --libs")
     os.makedirs(args.work, exist_ok=True)
+    if args.dynamic:
+        (lib,) = compile_libraries(args, len(prompts))
+        if args.compile_only:
+            print(lib)
+            return
+        tokens = generate_growing(fp8rt.Model(lib), prompts, args.steps, args.capacity)
+        print(json.dumps(tokens) if args.json else
+              "\n".join(f"{p} -> {t}" for p, t in zip(prompts, tokens)))
+        return
     libs = args.libs or compile_libraries(args, len(prompts))
     if args.compile_only:
         print("\n".join(libs))

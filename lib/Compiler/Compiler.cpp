@@ -17,6 +17,7 @@
 #include "fp8/Support/OutputFiles.h"
 #include "fp8/Target/ModelLibrary.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -199,6 +200,8 @@ public:
       return e;
     if (llvm::Error e = checkOutputs())
       return e;
+    if (llvm::Error e = refuseDynamicOnGPU())
+      return e;
     if (llvm::Error e = applyKVCache())
       return e;
     if (llvm::Error e = applyRecipe())
@@ -236,6 +239,9 @@ private:
       if (std::string err = parseInputShapeSpec(spec, importOptions);
           !err.empty())
         return error("--input-shape " + spec + ": " + err);
+    for (const std::string &spec : o.dims)
+      if (std::string err = parseDimSpec(spec, importOptions); !err.empty())
+        return error("--dim " + spec + ": " + err);
     // Nothing the compilation reads may be overwritten by what it writes.
     guard.addInput(o.input, "the input model");
     for (auto [path, what] :
@@ -254,6 +260,33 @@ private:
     module = std::move(*imported);
     for (const std::string &file : externalFiles)
       guard.addInput(file, "the model's external data");
+    return llvm::Error::success();
+  }
+
+  /// The GPU kernels take static shapes only (issue 14 builds the CPU path
+  /// first): a model with dynamic dimensions is refused, naming the input.
+  llvm::Error refuseDynamicOnGPU() {
+    if (!o.isGPU())
+      return llvm::Error::success();
+    for (auto func : module->getOps<func::FuncOp>()) {
+      if (func.isExternal() || func.isPrivate())
+        continue;
+      for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
+        auto tensor = dyn_cast<RankedTensorType>(t);
+        if (!tensor || tensor.hasStaticShape())
+          continue;
+        std::string name = "#" + std::to_string(i);
+        if (auto n = func.getArgAttrOfType<StringAttr>(i, "onnx.name"))
+          name = "'" + n.str() + "'";
+        std::string type;
+        llvm::raw_string_ostream(type) << tensor;
+        return error("input " + name + " has dynamic dimensions (" + type +
+                     "): dynamic shapes are CPU-only for now; give every "
+                     "dimension one size with --input-shape for " +
+                     stringifyCompileTarget(o.target).str() +
+                     ", or compile with --target=cpu");
+      }
+    }
     return llvm::Error::success();
   }
 
@@ -370,6 +403,8 @@ private:
     PassManager pm(&context);
     CPULoweringPipelineOptions options;
     options.modelABI = true;
+    // Dynamic dimensions (prepareModelFunction): memref descriptors.
+    options.modelABIDescriptors = (*module)->hasAttr(kModelArgShapesAttr);
     buildFP8CPULoweringPipeline(pm, options);
     if (failed(pm.run(*module)))
       return error("lowering failed");

@@ -56,6 +56,24 @@ Value fp8::onnx_import::safeIndex(OpBuilder &bb, Location l, Value idx,
   return arith::MinSIOp::create(bb, l, lo, last);
 }
 
+Value fp8::onnx_import::safeIndex(OpBuilder &bb, Location l, Value idx,
+                                  Value dim, bool isUnsigned) {
+  Value zero = arith::ConstantIndexOp::create(bb, l, 0);
+  Value one = arith::ConstantIndexOp::create(bb, l, 1);
+  Value last = arith::MaxSIOp::create(
+      bb, l, arith::SubIOp::create(bb, l, dim, one), zero);
+  if (isUnsigned) {
+    Value i = arith::IndexCastUIOp::create(bb, l, bb.getIndexType(), idx);
+    return arith::MinUIOp::create(bb, l, i, last);
+  }
+  Value i = arith::IndexCastOp::create(bb, l, bb.getIndexType(), idx);
+  Value neg = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::slt, i, zero);
+  Value wrapped = arith::AddIOp::create(bb, l, i, dim);
+  Value w = arith::SelectOp::create(bb, l, neg, wrapped, i);
+  Value lo = arith::MaxSIOp::create(bb, l, w, zero);
+  return arith::MinSIOp::create(bb, l, lo, last);
+}
+
 /// Whether a linalg.generic only moves or converts elements (a Cast, a
 /// broadcast, a transpose): its result is "the same data" as its input.
 static bool isElementwiseCopy(linalg::GenericOp g) {
@@ -122,7 +140,7 @@ static LogicalResult checkConstantIndices(NodeContext &nc,
                                           DenseElementsAttr values,
                                           ArrayRef<int64_t> dims,
                                           int64_t firstDim, bool perComponent,
-                                          bool isUnsigned) {
+                                          bool isUnsigned, bool quiet = false) {
   int64_t k = dims.size(), n = 0;
   for (const APInt &raw : values.getValues<APInt>()) {
     int64_t c = perComponent ? n % k : 0;
@@ -134,6 +152,8 @@ static LogicalResult checkConstantIndices(NodeContext &nc,
             : raw.getSExtValue() < -dim || raw.getSExtValue() >= dim;
     if (!bad)
       continue;
+    if (quiet)
+      return failure();
     auto diag = nc.error() << "index ";
     if (isUnsigned)
       diag << raw.getZExtValue();
@@ -145,23 +165,59 @@ static LogicalResult checkConstantIndices(NodeContext &nc,
   return success();
 }
 
+/// "the dimension has 512 entries (valid: -512 to 511)", or with a dynamic
+/// size "the dimension has s53 entries (valid: -s53 to s53 - 1)".
+static void describeBound(raw_ostream &os, const ShapeSymbols &symbols,
+                          const SymExpr &dim) {
+  if (std::optional<int64_t> d = dim.getConstant()) {
+    os << "the dimension has " << *d << " entries (valid: " << -*d << " to "
+       << *d - 1 << ")";
+    return;
+  }
+  std::string n = symbols.str(dim);
+  os << "the dimension has " << n << " entries, a run-time size (valid: -("
+     << n << ") to " << n << " - 1)";
+}
+
 LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
-                                     ArrayRef<int64_t> dims, int64_t firstDim,
-                                     bool perComponent) {
+                                     ArrayRef<SymExpr> symDims,
+                                     int64_t firstDim, bool perComponent) {
   bool uns = isUnsigned(indices);
-  if (DenseElementsAttr values = getConst(indices))
-    return checkConstantIndices(nc, values, dims, firstDim, perComponent, uns);
+  SmallVector<SymExpr> canon;
+  SmallVector<int64_t> dims; // the static sizes, when all are
+  for (const SymExpr &d : symDims) {
+    canon.push_back(symbols.canonical(d));
+    if (std::optional<int64_t> c = canon.back().getConstant())
+      dims.push_back(*c);
+  }
+  const bool staticDims = dims.size() == symDims.size();
+  DenseElementsAttr constValues = getConst(indices);
+  if (constValues && staticDims)
+    return checkConstantIndices(nc, constValues, dims, firstDim, perComponent,
+                                uns);
+  // Constant indices into a dynamic dimension: in range for every size the
+  // bounds allow, or checked at run time like any other.
+  if (constValues && llvm::all_of(canon, [&](const SymExpr &d) {
+        SmallVector<int64_t> lows{symbols.range(d).first};
+        return succeeded(checkConstantIndices(nc, constValues, lows, firstDim,
+                                              false, uns, /*quiet=*/true));
+      }))
+    return success();
   auto type = tensorType(indices);
   int64_t rank = type.getRank();
-  if (!opts.boundsChecks || numElementsSat(type.getShape()) == 0)
+  SymShape indexShape = symShape(indices);
+  SymExpr countExpr(1);
+  for (const SymExpr &e : indexShape)
+    countExpr = symbols.canonical(countExpr * e);
+  if (!opts.boundsChecks || countExpr.getConstant() == std::optional<int64_t>(0))
     return success();
   Location loc = nc.loc;
   Type i64 = b.getI64Type();
 
   // The status accumulators start at 0 (no failure) with the first site.
   if (!checkFlag) {
-    checkFlag = filled(loc, {}, b.getIntegerAttr(i64, 0));
-    checkValue = filled(loc, {}, b.getIntegerAttr(i64, 0));
+    checkFlag = filled(loc, ArrayRef<int64_t>{}, b.getIntegerAttr(i64, 0));
+    checkValue = filled(loc, ArrayRef<int64_t>{}, b.getIntegerAttr(i64, 0));
   }
   int64_t site = checkMessages.size() + 1;
 
@@ -173,22 +229,29 @@ LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
     os << source << ": ";
   os << "index out of range in " << nc.opType() << " node \"" << nc.name
      << "\": ";
-  if (perComponent && dims.size() > 1) {
+  if (perComponent && canon.size() > 1) {
     os << "index tuples address dimensions of sizes ";
-    llvm::interleave(dims, os, ", ");
+    llvm::interleave(canon, os, [&](const SymExpr &d) { os << symbols.str(d); },
+                     ", ");
     os << " (component j must be in [-size_j, size_j))";
   } else {
-    os << "the dimension has " << dims[0] << " entries (valid: " << -dims[0]
-       << " to " << dims[0] - 1 << ")";
+    describeBound(os, symbols, canon[0]);
   }
   checkMessages.push_back(escapeForSignature(msg));
+  // Run-time sizes are read before the reductions' bodies use them.
+  SmallVector<Value> boundValues;
+  for (const SymExpr &d : canon)
+    boundValues.push_back(
+        d.isConstant() ? Value()
+                       : Value(arith::IndexCastOp::create(
+                             b, loc, i64, symbols.materialize(b, loc, d))));
 
   MLIRContext *mctx = b.getContext();
   // The site's first out-of-range element, as an associative reduction
   // (what a GPU reduces a warp per row): the smallest linear position whose
   // index is out of range, over the indices seen as one row. The positions
   // are i32 where they fit (a warp shuffle moves 32 bits).
-  const int64_t count = numElementsSat(type.getShape());
+  const int64_t count = symbols.range(countExpr).second;
   const bool narrow = count < std::numeric_limits<int32_t>::max();
   Type posType = narrow ? Type(b.getI32Type()) : Type(i64);
   const int64_t none = narrow ? std::numeric_limits<int32_t>::max()
@@ -196,7 +259,7 @@ LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
   Value flat = indices;
   if (rank != 1) {
     ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    auto flatType = RankedTensorType::get({count}, type.getElementType());
+    auto flatType = typeFor({countExpr}, type.getElementType());
     flat =
         rank == 0
             ? Value(tensor::ExpandShapeOp::create(
@@ -204,6 +267,7 @@ LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
             : Value(tensor::CollapseShapeOp::create(
                   b, loc, flatType, indices,
                   ArrayRef<ReassociationIndices>{all}));
+    withShape(flat, {countExpr});
   }
   const int64_t lastDim = rank ? type.getShape().back() : 1;
   auto widen = [&](OpBuilder &bb, Location l, Value idx) -> Value {
@@ -212,7 +276,7 @@ LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
     return uns ? Value(arith::ExtUIOp::create(bb, l, i64, idx))
                : Value(arith::ExtSIOp::create(bb, l, i64, idx));
   };
-  Value noneInit = filled(loc, {}, b.getIntegerAttr(posType, none));
+  Value noneInit = filled(loc, ArrayRef<int64_t>{}, b.getIntegerAttr(posType, none));
   auto firstBad = linalg::GenericOp::create(
       b, loc, TypeRange{noneInit.getType()}, ValueRange{flat},
       ValueRange{noneInit},
@@ -227,17 +291,19 @@ LogicalResult Importer::checkIndices(NodeContext &nc, Value indices,
         Value pos = linalg::IndexOp::create(bb, l, 0);
         // The bound of this element: one per component of the last axis
         // (GatherND's index tuples), else one for all.
-        Value bound = cst(dims[0]);
-        if (perComponent && dims.size() > 1) {
+        auto boundOf = [&](size_t c) {
+          return boundValues[c] ? boundValues[c]
+                                : cst(*canon[c].getConstant());
+        };
+        Value bound = boundOf(0);
+        if (perComponent && canon.size() > 1) {
           Value j = arith::RemUIOp::create(
               bb, l, pos, arith::ConstantIndexOp::create(bb, l, lastDim));
-          for (auto [c, dim] : llvm::enumerate(dims)) {
-            if (c == 0)
-              continue;
+          for (size_t c = 1; c < canon.size(); ++c) {
             Value isC =
                 arith::CmpIOp::create(bb, l, arith::CmpIPredicate::eq, j,
                                       arith::ConstantIndexOp::create(bb, l, c));
-            bound = arith::SelectOp::create(bb, l, isC, cst(dim), bound);
+            bound = arith::SelectOp::create(bb, l, isC, boundOf(c), bound);
           }
         }
         // Signed: [-bound, bound). Unsigned: [0, bound), compared unsigned
@@ -306,7 +372,7 @@ Value Importer::finishChecks(Location loc) {
   Type i64 = b.getI64Type();
   MLIRContext *mctx = b.getContext();
   AffineMap scalar = AffineMap::get(1, 0, {}, mctx);
-  Value init = emptyTensor(loc, {2}, i64);
+  Value init = emptyTensor(loc, ArrayRef<int64_t>{2}, i64);
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()},
              ValueRange{checkFlag, checkValue}, ValueRange{init},

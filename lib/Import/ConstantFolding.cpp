@@ -285,6 +285,8 @@ static Lit emptyLike(const Lit &like, ArrayRef<int64_t> shape) {
 static void appendElement(Lit &to, const Lit &from, int64_t i) {
   if (from.isFloat())
     to.floats.push_back(from.floats[i]);
+  else if (!from.syms.empty())
+    to.syms.push_back(from.syms[i]);
   else
     to.ints.push_back(from.ints[i]);
 }

@@ -137,6 +137,19 @@ LogicalResult Importer::checkResultSize(NodeContext &nc, int i) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type)
     return success();
+  if (isDynamic(v)) {
+    // The largest the dynamic dimensions' bounds allow.
+    SymExpr count(1);
+    for (const SymExpr &e : symShape(v))
+      count = count * e;
+    if (!count.isValid() || symbols.range(count).second > kMaxTensorElements)
+      return nc.error() << "output #" << i << " ('" << nc.node.output(i)
+                        << "') would have " << describe(v) << ", up to "
+                        << symbols.range(count).second
+                        << " elements within the bounds of its dynamic "
+                           "dimensions, more than any machine holds";
+    return success();
+  }
   int64_t n = numElements(type.getShape());
   if (n > kMaxTensorElements)
     return nc.error() << "output #" << i << " ('" << nc.node.output(i)
@@ -154,61 +167,128 @@ Location Importer::graphLoc(StringRef what) {
                       FileLineColLoc::get(ctx, fileName, 0, 0));
 }
 
-FailureOr<RankedTensorType>
-Importer::inputType(const onnx::ValueInfoProto &vi, Location loc) {
-  if (!vi.type().has_tensor_type())
-    return emitError(loc) << "graph input '" << vi.name()
-                          << "' is not a tensor (sequences, maps and optionals "
-                             "are not supported)";
-  const onnx::TypeProto_Tensor &tt = vi.type().tensor_type();
-  Type et = elementType(tt.elem_type());
-  if (!et)
-    return emitError(loc) << "graph input '" << vi.name()
-                          << "' has unsupported element type "
-                          << onnxTypeName(tt.elem_type());
-  auto given = opts.inputShapes.find(vi.name());
-  bool hasGiven = given != opts.inputShapes.end();
-  SmallVector<int64_t> shape;
-  if (tt.has_shape()) {
-    for (auto [i, dim] : llvm::enumerate(tt.shape().dim())) {
-      if (dim.has_dim_value() && dim.dim_value() >= 0) {
-        shape.push_back(dim.dim_value());
+/// "48" or "1..8", as --input-shape and --dim spell a dimension.
+static std::string formatBounds(const DimBounds &d) {
+  return d.isStatic() ? std::to_string(d.lo)
+                      : std::to_string(d.lo) + ".." + std::to_string(d.hi);
+}
+
+LogicalResult Importer::collectDimBounds(const onnx::GraphProto &graph,
+                                         const llvm::StringSet<> &initNames) {
+  paramBounds.clear();
+  for (const auto &entry : opts.dimBounds)
+    paramBounds[entry.getKey()] = {entry.getValue(),
+                                   ("--dim " + entry.getKey()).str()};
+  llvm::StringSet<> params;
+  for (const onnx::ValueInfoProto &vi : graph.input()) {
+    if (initNames.contains(vi.name()) || !vi.type().has_tensor_type() ||
+        !vi.type().tensor_type().has_shape())
+      continue;
+    const auto &dims = vi.type().tensor_type().shape().dim();
+    for (const onnx::TensorShapeProto_Dimension &dim : dims)
+      if (!(dim.has_dim_value() && dim.dim_value() >= 0) && dim.has_dim_param())
+        params.insert(dim.dim_param());
+    auto given = opts.inputShapes.find(vi.name());
+    if (given == opts.inputShapes.end())
+      continue;
+    if (given->second.size() != size_t(dims.size()))
+      return emitError(graphLoc(vi.name()))
+             << "--input-shape for '" << vi.name() << "' has rank "
+             << given->second.size() << " but the model's input has rank "
+             << dims.size();
+    // A dimension named by a dim_param gives that name its size or bounds.
+    for (auto [i, dim] : llvm::enumerate(dims)) {
+      if ((dim.has_dim_value() && dim.dim_value() >= 0) || !dim.has_dim_param())
         continue;
-      }
-      if (!hasGiven) {
-        auto diag = emitError(loc) << "graph input '" << vi.name()
-                                   << "' has dynamic dimension #" << i;
-        if (dim.has_dim_param())
-          diag << " ('" << dim.dim_param() << "')";
-        diag << "; give a static shape with --input-shape " << vi.name()
-             << "=D0xD1x...";
-        return diag;
-      }
-      shape.push_back(ShapedType::kDynamic);
+      const DimBounds &g = given->second[i];
+      std::string where = "--input-shape " + vi.name() + " (dimension " +
+                          std::to_string(i) + ")";
+      auto [it, inserted] = paramBounds.try_emplace(dim.dim_param(), g, where);
+      if (!inserted && !(it->second.first == g))
+        return emitError(graphLoc(vi.name()))
+               << "dimension '" << dim.dim_param() << "' is given "
+               << formatBounds(it->second.first) << " by " << it->second.second
+               << " and " << formatBounds(g) << " by " << where
+               << "; every dimension named '" << dim.dim_param()
+               << "' is one size, give it once (--dim " << dim.dim_param()
+               << "=...)";
     }
-  } else if (!hasGiven) {
+  }
+  for (const auto &entry : opts.dimBounds)
+    if (!params.contains(entry.getKey()))
+      return emitError(FileLineColLoc::get(ctx, fileName, 0, 0))
+             << "--dim names '" << entry.getKey()
+             << "', which is not a symbolic dimension (dim_param) of the "
+                "model's inputs";
+  return success();
+}
+
+FailureOr<SmallVector<Importer::InputDim>>
+Importer::inputDims(const onnx::ValueInfoProto &vi, Location loc) {
+  const onnx::TypeProto_Tensor &tt = vi.type().tensor_type();
+  auto given = opts.inputShapes.find(vi.name());
+  const bool hasGiven = given != opts.inputShapes.end();
+  if (!tt.has_shape() && !hasGiven)
     return emitError(loc) << "graph input '" << vi.name()
                           << "' has no shape; give one with --input-shape "
                           << vi.name() << "=D0xD1x...";
-  }
-  if (hasGiven) {
-    ArrayRef<int64_t> g = given->second;
-    if (tt.has_shape() && g.size() != shape.size())
-      return emitError(loc) << "--input-shape for '" << vi.name() << "' has rank "
-                            << g.size() << " but the model's input has rank "
-                            << shape.size();
-    for (size_t i = 0; i < shape.size(); ++i)
-      if (!ShapedType::isDynamic(shape[i]) && shape[i] != g[i])
+  const int rank = tt.has_shape() ? tt.shape().dim_size()
+                                   : int(given->second.size());
+  SmallVector<InputDim> out;
+  for (int i = 0; i < rank; ++i) {
+    const DimBounds *g = hasGiven ? &given->second[i] : nullptr;
+    const onnx::TensorShapeProto_Dimension *dim =
+        tt.has_shape() ? &tt.shape().dim(i) : nullptr;
+    if (dim && dim->has_dim_value() && dim->dim_value() >= 0) {
+      if (g && !(g->isStatic() && g->lo == dim->dim_value()))
         return emitError(loc) << "--input-shape for '" << vi.name()
-                              << "' gives dimension #" << i << " = " << g[i]
-                              << " but the model fixes it to " << shape[i];
-    shape.assign(g.begin(), g.end());
+                              << "' gives dimension #" << i << " = "
+                              << formatBounds(*g)
+                              << " but the model fixes it to "
+                              << dim->dim_value();
+      out.push_back({dim->dim_value(), "", 0, 0});
+      continue;
+    }
+    std::string param = dim && dim->has_dim_param() ? dim->dim_param() : "";
+    std::optional<DimBounds> bounds;
+    if (g)
+      bounds = *g;
+    else if (auto it = paramBounds.find(param);
+             !param.empty() && it != paramBounds.end())
+      bounds = it->second.first;
+    if (!bounds) {
+      auto diag = emitError(loc) << "graph input '" << vi.name()
+                                 << "' has dynamic dimension #" << i;
+      if (!param.empty())
+        diag << " ('" << param << "')";
+      diag << "; give a static shape with --input-shape " << vi.name()
+           << "=D0xD1x..., or bounds (--input-shape " << vi.name()
+           << "=LO..HIx...";
+      if (!param.empty())
+        diag << ", --dim " << param << "=LO..HI";
+      return diag << ")";
+    }
+    if (bounds->isStatic()) {
+      out.push_back({bounds->lo, "", 0, 0});
+      continue;
+    }
+    std::string symbol =
+        param.empty() ? vi.name() + "[" + std::to_string(i) + "]" : param;
+    out.push_back({ShapedType::kDynamic, symbol, bounds->lo, bounds->hi});
   }
-  if (numElements(shape) > kMaxTensorElements)
+  // The largest tensor the bounds allow must be one a machine can hold.
+  SmallVector<int64_t> largest;
+  bool bounded = false;
+  for (const InputDim &d : out) {
+    bounded |= ShapedType::isDynamic(d.size);
+    largest.push_back(ShapedType::isDynamic(d.size) ? d.hi : d.size);
+  }
+  if (numElements(largest) > kMaxTensorElements)
     return emitError(loc) << "graph input '" << vi.name() << "' has "
-                          << formatShapeSat(shape)
+                          << formatShapeSat(largest)
+                          << (bounded ? " at its bounds" : "")
                           << ", more elements than any machine holds";
-  return RankedTensorType::get(shape, et);
+  return out;
 }
 
 FailureOr<OwningOpRef<ModuleOp>>
@@ -264,14 +344,30 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph,
   // initializers as inputs too).
   SmallVector<Type> argTypes;
   SmallVector<const onnx::ValueInfoProto *> argInfos;
+  SmallVector<SmallVector<InputDim>> argDims;
+  if (failed(collectDimBounds(graph, initNames)))
+    return failure();
   for (const onnx::ValueInfoProto &vi : graph.input()) {
     if (initNames.contains(vi.name()))
       continue;
-    FailureOr<RankedTensorType> t = inputType(vi, graphLoc(vi.name()));
-    if (failed(t))
+    Location loc = graphLoc(vi.name());
+    if (!vi.type().has_tensor_type())
+      return emitError(loc) << "graph input '" << vi.name()
+                            << "' is not a tensor (sequences, maps and "
+                               "optionals are not supported)";
+    Type et = elementType(vi.type().tensor_type().elem_type());
+    if (!et)
+      return emitError(loc) << "graph input '" << vi.name()
+                            << "' has unsupported element type "
+                            << onnxTypeName(vi.type().tensor_type().elem_type());
+    FailureOr<SmallVector<InputDim>> dims = inputDims(vi, loc);
+    if (failed(dims))
       return failure();
-    argTypes.push_back(*t);
+    SmallVector<int64_t> shape(
+        llvm::map_range(*dims, [](const InputDim &d) { return d.size; }));
+    argTypes.push_back(RankedTensorType::get(shape, et));
     argInfos.push_back(&vi);
+    argDims.push_back(std::move(*dims));
   }
   for (const auto &entry : opts.inputShapes)
     if (llvm::none_of(argInfos, [&](const onnx::ValueInfoProto *vi) {
@@ -300,6 +396,7 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph,
     }
   }
   b.setInsertionPointToStart(entry);
+  bindInputSymbols(func, argDims, argInfos);
 
   for (const onnx::TensorProto &t : graph.initializer()) {
     Location loc = graphLoc(t.name());
@@ -393,6 +490,8 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph,
                   b.getStrArrayAttr(SmallVector<StringRef>(
                       checkMessages.begin(), checkMessages.end())));
   }
+  annotateDynamicShapes(
+      func, ArrayRef<Value>(results).take_front(graph.output_size()));
   return success();
 }
 
@@ -405,7 +504,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, size_t index) {
   // The torch module that produced the node, where the exporter says.
   loc = withTorchModuleOf(node, loc);
   NodeContext nc(*this, node, loc, name);
-  const Handler *handler = dispatch(nc);
+  const OpRegistry::Entry *handler = dispatch(nc);
   if (!handler)
     return failure();
 
@@ -438,7 +537,11 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, size_t index) {
     if ((recognized = *r))
       break;
   }
-  if (!recognized && failed((*handler)(nc)))
+  if (!recognized &&
+      (failed(checkDynamicInputs(nc, handler->shapes == ShapeSupport::Dynamic)) ||
+       failed(handler->handler(nc))))
+    return failure();
+  if (failed(checkDynamicResults(nc)))
     return failure();
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty())
@@ -453,7 +556,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, size_t index) {
   return success();
 }
 
-const Handler *Importer::dispatch(NodeContext &nc) {
+const OpRegistry::Entry *Importer::dispatch(NodeContext &nc) {
   const onnx::NodeProto &node = nc.node;
   StringRef domain = canonicalDomain(node.domain());
   // The version converter's leftovers (detail::kUnconvertedDomain) are
@@ -483,8 +586,8 @@ const Handler *Importer::dispatch(NodeContext &nc) {
                << op->since.front() << ", the model has opset " << domainOpset;
     return nullptr;
   }
-  if (const Handler *handler = op->handlerFor(nc.version))
-    return handler;
+  if (const OpRegistry::Entry *entry = op->entryFor(nc.version))
+    return entry;
   nc.error() << node.op_type() << "-" << nc.version << " (the version of "
              << (domain.empty() ? "ai.onnx" : domain) << " opset "
              << domainOpset << ") is not supported; the importer implements "

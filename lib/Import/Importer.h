@@ -13,15 +13,18 @@
 #define FP8_LIB_IMPORT_IMPORTER_H
 
 #include "OpRegistry.h"
+#include "SymbolicShapes.h"
 
 #include "fp8/Import/ONNXImporter.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -65,6 +68,9 @@ enum class EwKind {
 /// [0, dim) so that it never addresses memory out of bounds. Whether the
 /// value was in range is checked separately (Importer::addIndexCheck).
 Value safeIndex(OpBuilder &bb, Location l, Value idx, int64_t dim,
+                bool isUnsigned);
+/// The same for a dimension whose size is the `index` value `dim`.
+Value safeIndex(OpBuilder &bb, Location l, Value idx, Value dim,
                 bool isUnsigned);
 
 /// "shape [AxBxC] (N elements)", for size diagnostics.
@@ -111,6 +117,9 @@ public:
   /// The value of input `i` as a list of integers; it must be a constant
   /// (after folding). `what` names the input in the error.
   FailureOr<SmallVector<int64_t>> constInts(size_t i, StringRef what);
+  /// The same for an input that may hold sizes known symbolically (a shape
+  /// computed from dynamic dimensions).
+  FailureOr<SmallVector<SymExpr>> symInts(size_t i, StringRef what);
 
   /// Normalises a possibly negative axis against `rank`; errors if out of
   /// range.
@@ -118,16 +127,25 @@ public:
 };
 
 /// A small constant tensor in a form that is easy to compute on: integers
-/// (incl. i1) as int64, floats as double.
+/// (incl. i1) as int64, floats as double; or a small integer tensor of
+/// sizes known symbolically (a Shape of a tensor with dynamic dimensions
+/// and what the graph computes from it), as SymExprs in `syms`.
 struct Lit {
   SmallVector<int64_t> shape;
   Type elemType;
   bool isUnsigned = false;
   SmallVector<int64_t> ints;
   SmallVector<double> floats;
+  SmallVector<SymExpr, 0> syms;
 
   bool isFloat() const { return isa<FloatType>(elemType); }
-  int64_t size() const { return isFloat() ? floats.size() : ints.size(); }
+  /// Whether an element is a size known only at run time.
+  bool isSymbolic() const {
+    return llvm::any_of(syms, [](const SymExpr &e) { return !e.isConstant(); });
+  }
+  int64_t size() const {
+    return isFloat() ? floats.size() : std::max(ints.size(), syms.size());
+  }
 };
 
 class Importer {
@@ -187,6 +205,49 @@ public:
                                   Type elemType);
   Value litConstant(Location loc, const Lit &lit);
 
+  //===--- Dynamic dimensions (SymbolicShapes.h) --------------------------===//
+
+  /// The symbols of the graph inputs' dynamic dimensions.
+  ShapeSymbols symbols;
+  /// Whether `v` has a dynamic dimension.
+  static bool isDynamic(Value v);
+  /// The sizes of `v`'s dimensions: constants where its type is static,
+  /// the recorded expressions (withShape) where it is dynamic.
+  SymShape symShape(Value v);
+  /// Records the sizes of `v`'s dynamic dimensions; returns `v`.
+  Value withShape(Value v, ArrayRef<SymExpr> shape);
+  /// Whether every dynamic dimension of `v` has a recorded size.
+  bool hasShape(Value v) const;
+  /// The tensor type of `shape` (static where an expression is constant).
+  RankedTensorType typeFor(ArrayRef<SymExpr> shape, Type elemType);
+  /// `shape` as sizes for tensor ops: attributes where constant, index
+  /// values computed from the symbols where not.
+  SmallVector<OpFoldResult> foldResults(Location loc, ArrayRef<SymExpr> shape);
+  /// Makes `a` and `b` equal (ShapeSymbols::unify) or fails with an error
+  /// at the node naming `what` and both sizes.
+  LogicalResult requireEqual(NodeContext &nc, const SymExpr &a,
+                             const SymExpr &b, StringRef what);
+  /// `v` as a Lit with symbolic elements: a shape tensor computed from
+  /// dynamic dimensions, or (as constant SymExprs) a small integer
+  /// constant; nothing for other values.
+  std::optional<Lit> getSymLit(Value v);
+  /// A value holding `lit`'s elements: a constant when they are all
+  /// constant, else a tensor.from_elements of the sizes it computes
+  /// (recorded, so getSymLit reads it back).
+  Value symLitValue(Location loc, const Lit &lit);
+  /// An element-wise op on shape tensors of which one holds sizes computed
+  /// from dynamic dimensions (Add, Sub, Mul, exact Div, Neg, Abs, Max/Min,
+  /// comparisons and integer Casts where the symbols' bounds decide them,
+  /// Where with a constant condition), evaluated on the sizes; nothing when
+  /// an input is not such a tensor or the result is not a size.
+  std::optional<Value> foldSymbolic(Location loc, EwKind kind,
+                                    ArrayRef<Value> ins,
+                                    ArrayRef<int64_t> outShape, Type outT,
+                                    bool outUnsigned);
+  /// "shape [s10x?]"-style description of `v` for diagnostics: its type
+  /// with the symbolic sizes of its dynamic dimensions.
+  std::string describe(Value v);
+
   // Shape helpers.
   static RankedTensorType tensorType(Value v) {
     return cast<RankedTensorType>(v.getType());
@@ -194,10 +255,17 @@ public:
   static ArrayRef<int64_t> shapeOf(Value v) { return tensorType(v).getShape(); }
   static Type elemOf(Value v) { return tensorType(v).getElementType(); }
 
-  // IR builders. Each folds when its inputs are small constants.
+  // IR builders. Each folds when its inputs are small constants, and each
+  // takes dynamic dimensions (sizes as SymExprs) where it has a SymShape
+  // form.
   Value emptyTensor(Location loc, ArrayRef<int64_t> shape, Type elemType);
+  Value emptyTensor(Location loc, ArrayRef<SymExpr> shape, Type elemType);
   FailureOr<SmallVector<int64_t>> broadcastShapes(NodeContext &nc,
                                                   ArrayRef<Value> vals);
+  /// Numpy broadcasting of the symbolic shapes of `vals`: a dimension of 1
+  /// broadcasts, other sizes must be equal (requireEqual).
+  FailureOr<SymShape> broadcastSymShapes(NodeContext &nc,
+                                         ArrayRef<SymShape> shapes);
   /// Numpy-broadcasting element-wise op. `castTo` is the result element type
   /// for EwKind::Cast.
   FailureOr<Value> elementwise(NodeContext &nc, EwKind kind,
@@ -207,16 +275,27 @@ public:
   Value generic(Location loc, ArrayRef<Value> ins, ArrayRef<int64_t> outShape,
                 Type outElem,
                 function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+  Value generic(Location loc, ArrayRef<Value> ins, ArrayRef<SymExpr> outShape,
+                Type outElem,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body);
   Value filled(Location loc, ArrayRef<int64_t> shape, TypedAttr init);
+  Value filled(Location loc, ArrayRef<SymExpr> shape, TypedAttr init);
   /// Scalar cast with ONNX semantics (bool is `x != 0`).
   static Value castScalar(OpBuilder &bb, Location loc, Value x, bool inUns,
                           Type to, bool outUns);
   /// Broadcasts `v` to `shape` (numpy rules, already checked).
   Value broadcastTo(Location loc, Value v, ArrayRef<int64_t> shape);
+  Value broadcastTo(Location loc, Value v, ArrayRef<SymExpr> shape);
   Value reshape(Location loc, Value v, ArrayRef<int64_t> shape);
+  /// A reshape to sizes known symbolically (their product must equal the
+  /// input's, checked by the caller): collapse and expand shapes with
+  /// dynamic sizes.
+  Value reshape(Location loc, Value v, ArrayRef<SymExpr> shape);
   Value transpose(Location loc, Value v, ArrayRef<int64_t> perm);
   Value extractSlice(Location loc, Value v, ArrayRef<int64_t> offsets,
                      ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides);
+  Value extractSlice(Location loc, Value v, ArrayRef<SymExpr> offsets,
+                     ArrayRef<SymExpr> sizes, ArrayRef<int64_t> strides);
   Value concat(Location loc, ArrayRef<Value> vals, int64_t axis);
   /// Reduces `axes` (sorted, unique) away; result drops those dims.
   enum class ReduceKind { Sum, Max, Min, Prod };
@@ -235,7 +314,7 @@ public:
   /// indices are checked now, all of them (an error naming the node);
   /// others get a run-time check site.
   LogicalResult checkIndices(NodeContext &nc, Value indices,
-                             ArrayRef<int64_t> dims, int64_t firstDim,
+                             ArrayRef<SymExpr> dims, int64_t firstDim,
                              bool perComponent);
   /// The tensor<2xi64> status of every check recorded, or null if none.
   Value finishChecks(Location loc);
@@ -249,8 +328,6 @@ public:
 private:
   LogicalResult importGraph(const onnx::GraphProto &graph, ModuleOp module);
   LogicalResult importNode(const onnx::NodeProto &node, size_t index);
-  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &vi,
-                                        Location loc);
   /// An initializer's external_data entries.
   struct ExternalData {
     std::string location;
@@ -273,7 +350,7 @@ private:
   /// Finds the handler for `nc`'s node: its op type in its domain, at the
   /// version the model's opset import for that domain selects (sets
   /// nc.version). Null after an error at the node.
-  const Handler *dispatch(NodeContext &nc);
+  const OpRegistry::Entry *dispatch(NodeContext &nc);
 
   const OpRegistry &registry;
   /// The model's opset imports, by canonical domain ("" is ai.onnx).
@@ -284,6 +361,37 @@ private:
   /// The graph being imported, for node-group recognizers.
   std::unique_ptr<GraphView> graphView;
   llvm::StringMap<Value> values;
+  /// The sizes of dynamic dimensions, by value (withShape).
+  DenseMap<Value, SymShape> dynamicShapes;
+  /// Shape tensors computed from dynamic dimensions (symLitValue).
+  DenseMap<Value, Lit> symbolicValues;
+  /// The inputs' dimensions as parsed from the model and the options: a
+  /// symbol per dynamic one (inputType), created with the function.
+  struct InputDim {
+    int64_t size = 0;    // static size, or ShapedType::kDynamic
+    std::string symbol;  // dynamic: the dim_param or "<input>[<dim>]"
+    int64_t lo = 0, hi = 0;
+  };
+  FailureOr<SmallVector<InputDim>> inputDims(const onnx::ValueInfoProto &vi,
+                                             Location loc);
+  /// The sizes or bounds given to dim_params (--dim, and --input-shape of
+  /// a dimension with a dim_param), with where each came from; conflicts
+  /// and --dim names the inputs lack are errors.
+  LogicalResult collectDimBounds(const onnx::GraphProto &graph,
+                                 const llvm::StringSet<> &initNames);
+  llvm::StringMap<std::pair<DimBounds, std::string>> paramBounds;
+  /// The symbols of the function's arguments' dynamic dimensions.
+  void bindInputSymbols(func::FuncOp func,
+                        ArrayRef<SmallVector<InputDim>> dims,
+                        ArrayRef<const onnx::ValueInfoProto *> infos);
+  /// The symbol table and each argument's and result's sizes as function
+  /// attributes (fp8::kDimsAttr, kShapeAttr) for the model ABI.
+  void annotateDynamicShapes(func::FuncOp func, ArrayRef<Value> results);
+  /// Refuses a node whose op has no dynamic-shape handler when an input
+  /// has a dynamic dimension; after the handler, checks that every dynamic
+  /// result has its sizes recorded.
+  LogicalResult checkDynamicInputs(NodeContext &nc, bool handlerIsDynamic);
+  LogicalResult checkDynamicResults(NodeContext &nc);
   /// The check status so far: first failing site + 1 (0: none), its value.
   Value checkFlag, checkValue;
   unsigned resourceCounter = 0;

@@ -28,6 +28,30 @@ using namespace mlir::fp8::onnx_import;
 // Options and entry points
 //===----------------------------------------------------------------------===//
 
+/// Parses one dimension: "48" or "LO..HI". Returns an error message naming
+/// `entry`, or an empty string.
+static std::string parseDim(StringRef text, StringRef entry, StringRef flag,
+                            DimBounds &out) {
+  auto bad = [&](StringRef why) {
+    return ("malformed dimension '" + text + "' in " + flag + " '" + entry +
+            "'" + why)
+        .str();
+  };
+  auto [loText, hiText] = text.trim().split("..");
+  int64_t lo, hi;
+  if (loText.trim().getAsInteger(10, lo) || lo < 0)
+    return bad(" (expected a size, or LO..HI bounds of a dynamic one)");
+  hi = lo;
+  if (text.contains("..") &&
+      (hiText.trim().getAsInteger(10, hi) || hi < lo))
+    return bad(" (expected LO..HI with 0 <= LO <= HI)");
+  // No tensor of a real model has more elements than kMaxTensorElements.
+  if (hi > kMaxTensorElements)
+    return bad(" (at most 2^40)");
+  out = {lo, hi};
+  return {};
+}
+
 std::string fp8::parseInputShapeSpec(StringRef spec, ImportOptions &opts) {
   SmallVector<StringRef> entries;
   spec.split(entries, ',', -1, /*KeepEmpty=*/false);
@@ -35,25 +59,45 @@ std::string fp8::parseInputShapeSpec(StringRef spec, ImportOptions &opts) {
     auto [name, dims] = entry.trim().rsplit('=');
     if (name.empty() || dims.empty() || !entry.contains('='))
       return ("malformed --input-shape entry '" + entry +
-              "' (expected name=D0xD1x...)")
+              "' (expected name=D0xD1x..., each D a size or LO..HI)")
           .str();
-    SmallVector<int64_t> shape;
+    SmallVector<DimBounds> shape;
     // "name=" with a scalar is spelled "name=scalar".
     if (dims != "scalar") {
       SmallVector<StringRef> parts;
       dims.split(parts, 'x');
       for (StringRef part : parts) {
-        int64_t d;
-        if (part.trim().getAsInteger(10, d) || d < 0)
-          return ("malformed dimension '" + part + "' in --input-shape '" +
-                  entry + "'")
-              .str();
+        DimBounds d;
+        if (std::string err = parseDim(part, entry, "--input-shape", d);
+            !err.empty())
+          return err;
         shape.push_back(d);
       }
     }
     if (!opts.inputShapes.try_emplace(name.trim(), shape).second)
       return ("--input-shape gives '" + name.trim() +
               "' more than once; give each input one shape")
+          .str();
+  }
+  return {};
+}
+
+std::string fp8::parseDimSpec(StringRef spec, ImportOptions &opts) {
+  SmallVector<StringRef> entries;
+  spec.split(entries, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef entry : entries) {
+    auto [name, value] = entry.trim().rsplit('=');
+    if (name.trim().empty() || value.empty() || !entry.contains('='))
+      return ("malformed --dim entry '" + entry +
+              "' (expected name=LO..HI or name=SIZE, the name a dim_param "
+              "of the model)")
+          .str();
+    DimBounds d;
+    if (std::string err = parseDim(value, entry, "--dim", d); !err.empty())
+      return err;
+    if (!opts.dimBounds.try_emplace(name.trim(), d).second)
+      return ("--dim gives '" + name.trim() +
+              "' more than once; give each dimension one size or range")
           .str();
   }
   return {};

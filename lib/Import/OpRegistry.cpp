@@ -37,11 +37,16 @@ static std::string tableKey(StringRef domain, StringRef opType) {
 // OpRegistry
 //===----------------------------------------------------------------------===//
 
-const Handler *OpRegistry::Op::handlerFor(int version) const {
+const OpRegistry::Entry *OpRegistry::Op::entryFor(int version) const {
   for (const Entry &e : entries)
     if (llvm::is_contained(e.versions, version))
-      return &e.handler;
+      return &e;
   return nullptr;
+}
+
+const Handler *OpRegistry::Op::handlerFor(int version) const {
+  const Entry *e = entryFor(version);
+  return e ? &e->handler : nullptr;
 }
 
 std::string OpRegistry::Op::describeSupported() const {
@@ -64,12 +69,13 @@ std::string OpRegistry::Op::describeSupported() const {
 }
 
 void OpRegistry::add(StringRef opType, ArrayRef<int> versions,
-                     Handler handler) {
-  add("", opType, versions, std::move(handler));
+                     Handler handler, ShapeSupport shapes) {
+  add("", opType, versions, std::move(handler), shapes);
 }
 
 void OpRegistry::add(StringRef domain, StringRef opType,
-                     ArrayRef<int> versions, Handler handler) {
+                     ArrayRef<int> versions, Handler handler,
+                     ShapeSupport shapes) {
   auto fatal = [&](const Twine &why) {
     llvm::report_fatal_error("ONNX op registry: '" + opType + "' (domain '" +
                              domain + "'): " + why);
@@ -103,6 +109,7 @@ void OpRegistry::add(StringRef domain, StringRef opType,
   entry.versions.assign(versions.begin(), versions.end());
   llvm::sort(entry.versions);
   entry.handler = std::move(handler);
+  entry.shapes = shapes;
   op.entries.push_back(std::move(entry));
 }
 

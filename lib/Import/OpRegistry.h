@@ -100,12 +100,18 @@ using NodeGroupRecognizer =
 // The handler table
 //===----------------------------------------------------------------------===//
 
+/// Whether a handler takes inputs with dynamic dimensions (sizes known as
+/// symbols, lib/Import/SymbolicShapes.h). The graph walk refuses a node
+/// with a dynamic input whose handler is StaticOnly, naming the op.
+enum class ShapeSupport { StaticOnly, Dynamic };
+
 class OpRegistry {
 public:
   /// One registered handler and the since-versions it implements.
   struct Entry {
     SmallVector<int, 4> versions;
     Handler handler;
+    ShapeSupport shapes = ShapeSupport::StaticOnly;
   };
   /// An op type of a domain: its since-versions and its handlers.
   struct Op {
@@ -117,6 +123,8 @@ public:
 
     /// The handler registered for `version`, or null.
     const Handler *handlerFor(int version) const;
+    /// The entry registered for `version`, or null.
+    const Entry *entryFor(int version) const;
     /// "Split-13 (opsets 13 to 17), Split-18 (opsets 18 to 21)": what the
     /// handlers implement, for diagnostics.
     std::string describeSupported() const;
@@ -127,11 +135,12 @@ public:
   /// version the ONNX table does not know, or a version registered twice, is
   /// a programming error (reported as a fatal error when the table is
   /// built, so any import test catches it).
-  void add(StringRef opType, ArrayRef<int> versions, Handler handler);
+  void add(StringRef opType, ArrayRef<int> versions, Handler handler,
+           ShapeSupport shapes = ShapeSupport::StaticOnly);
   /// The same for an op of another domain; its since-versions are the
   /// registered ones.
   void add(StringRef domain, StringRef opType, ArrayRef<int> versions,
-           Handler handler);
+           Handler handler, ShapeSupport shapes = ShapeSupport::StaticOnly);
   void addRecognizer(NodeGroupRecognizer recognizer);
 
   /// The op `opType` of `domain` (spelled as in a NodeProto), or null.

@@ -93,6 +93,8 @@ static void addHostToLLVM(OpPassManager &pm, bool barePointers,
                           bool deviceAllocations) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  // Reshapes of dynamic dimensions that MLIR 22 cannot expand itself.
+  pm.addPass(fp8::createFP8ExpandShapesToCasts());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
@@ -147,7 +149,9 @@ void fp8::buildFP8CPULoweringPipeline(
 
   // Loops and the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  addHostToLLVM(pm, /*barePointers=*/options.modelABI,
+  addHostToLLVM(pm,
+                /*barePointers=*/options.modelABI &&
+                    !options.modelABIDescriptors,
                 /*deviceAllocations=*/false);
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

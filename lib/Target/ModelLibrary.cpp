@@ -73,13 +73,20 @@ std::optional<int> fp8::abiDtype(Type t) {
 }
 
 namespace {
+/// `dynamic`: the function has dynamic dimensions (kDimsAttr), whose sizes
+/// are the strings of each tensor's kShapeAttr.
 LogicalResult appendTensor(std::string &sig, Location loc, Type type,
-                           DictionaryAttr attrs, StringRef kind, unsigned i) {
+                           DictionaryAttr attrs, StringRef kind, unsigned i,
+                           bool dynamic) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
+  ArrayAttr sizes =
+      dynamic && attrs ? attrs.getAs<ArrayAttr>(fp8::kShapeAttr) : ArrayAttr();
+  if (!tensor || (!tensor.hasStaticShape() &&
+                  (!sizes || sizes.size() != size_t(tensor.getRank()))))
     return emitError(loc) << kind << " " << i << " has type " << type
-                          << ": a model library needs static shapes "
-                             "(pin them with --input-shape)";
+                          << ": a model library needs static shapes, or "
+                             "bounds for its dynamic dimensions (give them "
+                             "with --input-shape)";
   std::optional<int> dtype = fp8::abiDtype(tensor.getElementType());
   // The importer records ONNX's own element type where MLIR's signless
   // integers lose it (uint8 vs int8).
@@ -97,8 +104,18 @@ LogicalResult appendTensor(std::string &sig, Location loc, Type type,
   if (name.find('\n') != std::string::npos)
     return emitError(loc) << kind << " name contains a newline";
   sig += std::to_string(*dtype) + " " + std::to_string(tensor.getRank());
-  for (int64_t d : tensor.getShape())
-    sig += " " + std::to_string(d);
+  for (auto [d, size] : llvm::enumerate(tensor.getShape())) {
+    if (!ShapedType::isDynamic(size)) {
+      sig += " " + std::to_string(size);
+      continue;
+    }
+    auto expr = dyn_cast<StringAttr>(sizes[d]);
+    if (!expr || expr.getValue().empty() ||
+        expr.getValue().find_first_of(" \n") != StringRef::npos)
+      return emitError(loc) << kind << " " << i << ": dimension " << d
+                            << " has no size in " << fp8::kShapeAttr;
+    sig += " " + expr.str();
+  }
   sig += " " + std::to_string(name.size()) + " " + name + "\n";
   return success();
 }
@@ -215,17 +232,39 @@ FailureOr<std::string> fp8::prepareModelFunction(ModuleOp module,
   }
   // Version 2: the header also counts the run-time checks, listed after the
   // tensors, and a fingerprint of the compiled computation ends it (state
-  // files are tied to it).
-  std::string sig = "fp8rt-signature 2 " + std::to_string(type.getNumInputs()) +
-                    " " + std::to_string(outputs) + " " +
-                    std::to_string(checks.size()) + "\n";
+  // files are tied to it). Version 3 (dynamic dimensions): the header also
+  // counts the symbols, listed before the tensors as "<lo>..<hi> <len>
+  // <name>", and a dynamic dimension is its polynomial over them.
+  auto dims = func->getAttrOfType<ArrayAttr>(fp8::kDimsAttr);
+  const bool dynamic = dims && !dims.empty();
+  std::string sig = std::string(dynamic ? "fp8rt-signature 3 "
+                                        : "fp8rt-signature 2 ") +
+                    std::to_string(type.getNumInputs()) + " " +
+                    std::to_string(outputs) + " " +
+                    std::to_string(checks.size());
+  if (dynamic) {
+    sig += " " + std::to_string(dims.size()) + "\n";
+    for (Attribute a : dims) {
+      auto d = dyn_cast<DictionaryAttr>(a);
+      auto name = d ? d.getAs<StringAttr>("name") : StringAttr();
+      auto lo = d ? d.getAs<IntegerAttr>("lo") : IntegerAttr();
+      auto hi = d ? d.getAs<IntegerAttr>("hi") : IntegerAttr();
+      if (!name || !lo || !hi || lo.getInt() < 0 || hi.getInt() < lo.getInt() ||
+          name.getValue().contains('\n'))
+        return func.emitError() << "malformed " << fp8::kDimsAttr << ": " << a;
+      sig += std::to_string(lo.getInt()) + ".." + std::to_string(hi.getInt()) +
+             " " + std::to_string(name.size()) + " " + name.str() + "\n";
+    }
+  } else {
+    sig += "\n";
+  }
   for (unsigned i = 0; i < type.getNumInputs(); ++i)
     if (failed(appendTensor(sig, func.getLoc(), type.getInput(i),
-                            func.getArgAttrDict(i), "input", i)))
+                            func.getArgAttrDict(i), "input", i, dynamic)))
       return failure();
   for (unsigned i = 0; i < outputs; ++i)
     if (failed(appendTensor(sig, func.getLoc(), type.getResult(i),
-                            func.getResultAttrDict(i), "output", i)))
+                            func.getResultAttrDict(i), "output", i, dynamic)))
       return failure();
   for (StringRef message : checks) {
     if (message.contains('\n') || message.contains('\0'))
@@ -240,12 +279,33 @@ FailureOr<std::string> fp8::prepareModelFunction(ModuleOp module,
         StringAttr::get(module.getContext(), fp8::kCheckStatusAttr));
     func->removeAttr(fp8::kChecksAttr);
   }
+  if (dynamic) {
+    // The entry point builds each memref's descriptor from the run's
+    // dimensions: it needs every argument's static shape (-1: dynamic),
+    // inputs, outputs, then the check status.
+    SmallVector<Attribute> shapes;
+    for (Type t : type.getInputs())
+      shapes.push_back(DenseI64ArrayAttr::get(
+          module.getContext(), cast<RankedTensorType>(t).getShape()));
+    for (Type t : type.getResults())
+      shapes.push_back(DenseI64ArrayAttr::get(
+          module.getContext(), cast<RankedTensorType>(t).getShape()));
+    module->setAttr(kModelArgShapesAttr,
+                    ArrayAttr::get(module.getContext(), shapes));
+    func->removeAttr(fp8::kDimsAttr);
+    for (unsigned i = 0; i < type.getNumInputs(); ++i)
+      func.removeArgAttr(i, StringAttr::get(module.getContext(),
+                                            fp8::kShapeAttr));
+    for (unsigned i = 0; i < type.getNumResults(); ++i)
+      func.removeResultAttr(i, StringAttr::get(module.getContext(),
+                                               fp8::kShapeAttr));
+  }
   // Tensors without elements (e.g. the empty past of a cached decoder's
   // first step) carry no data, but a memref like 1x2x0x16 has no bare-pointer
-  // form. The signature above keeps their shapes; inside, an input becomes a
+  // form. (Dynamic models pass descriptors, where a size 0 is fine.) The signature above keeps their shapes; inside, an input becomes a
   // rank-1 tensor<0x...> whose uses read a tensor.empty of the real shape,
   // and an output returns a tensor<0x...>.
-  if (!func.isExternal()) {
+  if (!func.isExternal() && !dynamic) {
     Block &body = func.getBody().front();
     OpBuilder b = OpBuilder::atBlockBegin(&body);
     auto flat = [](Type t) -> RankedTensorType {
@@ -364,7 +424,71 @@ LogicalResult fp8::addModelEntryPoints(ModuleOp module, StringRef signature) {
   Block *body = entry.addEntryBlock(b);
   b.setInsertionPointToStart(body);
   SmallVector<Value> args;
-  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+  auto shapes = module->getAttrOfType<ArrayAttr>(kModelArgShapesAttr);
+  if (shapes) {
+    // Dynamic dimensions: main takes memref descriptors, expanded (allocated
+    // and aligned pointer, offset, sizes, strides); the run's dimensions of
+    // every tensor follow the data pointers (and the check status) in args.
+    auto i64 = IntegerType::get(ctx, 64);
+    const unsigned tensors = shapes.size();
+    const bool checked = main.getNumArguments() !=
+                         [&] {
+                           unsigned n = 0;
+                           for (Attribute a : shapes)
+                             n += 3 + 2 * cast<DenseI64ArrayAttr>(a).size();
+                           return n;
+                         }();
+    const unsigned slots = tensors + (checked ? 1 : 0);
+    Value dimsSlot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
+                                         ArrayRef<LLVM::GEPArg>{int32_t(slots)});
+    Value dims = LLVM::LoadOp::create(b, loc, ptr, dimsSlot);
+    auto constant = [&](int64_t v) -> Value {
+      return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+    };
+    int32_t at = 0; // where this tensor's dimensions start in `dims`
+    for (unsigned i = 0; i < slots; ++i) {
+      // The check status is an int64[2].
+      ArrayRef<int64_t> shape = i < tensors
+                                    ? cast<DenseI64ArrayAttr>(shapes[i])
+                                          .asArrayRef()
+                                    : ArrayRef<int64_t>{2};
+      Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
+                                       ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      Value data = LLVM::LoadOp::create(b, loc, ptr, slot);
+      SmallVector<Value> sizes;
+      for (auto [d, size] : llvm::enumerate(shape)) {
+        if (!ShapedType::isDynamic(size)) {
+          sizes.push_back(constant(size));
+          continue;
+        }
+        Value p = LLVM::GEPOp::create(
+            b, loc, ptr, i64, dims,
+            ArrayRef<LLVM::GEPArg>{at + int32_t(d)});
+        sizes.push_back(LLVM::LoadOp::create(b, loc, i64, p));
+      }
+      if (i < tensors)
+        at += shape.size();
+      SmallVector<Value> strides(shape.size());
+      Value stride = constant(1);
+      for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+        strides[d] = stride;
+        stride = LLVM::MulOp::create(b, loc, stride, sizes[d]);
+      }
+      args.append({data, data, constant(0)});
+      args.append(sizes);
+      args.append(strides);
+    }
+    if (args.size() != main.getNumArguments())
+      return main.emitError() << "takes " << main.getNumArguments()
+                              << " arguments, not the " << args.size()
+                              << " of its memref descriptors";
+    for (auto [a, t] : llvm::zip(args, main.getArgumentTypes()))
+      if (a.getType() != t)
+        return main.emitError("its arguments are not memref descriptors of "
+                              "the signature's tensors");
+    module->removeAttr(kModelArgShapesAttr);
+  }
+  for (unsigned i = 0; !shapes && i < main.getNumArguments(); ++i) {
     if (!isa<LLVM::LLVMPointerType>(main.getArgumentTypes()[i]))
       return main.emitError() << "argument " << i
                               << " is not a bare pointer; lower with "

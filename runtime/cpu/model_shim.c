@@ -20,6 +20,17 @@
  * <message>"; finally "fingerprint <hex>" (a hash of the compiled
  * computation, weights included).
  *
+ * Version 3 (dynamic dimensions, fp8-compile --input-shape ids=1..8x1..64):
+ * the header is "fp8rt-signature 3 <inputs> <outputs> <checks> <symbols>",
+ * then one line per symbol, "<lo>..<hi> <len> <name>" (s0, s1, ... in that
+ * order: a dynamic dimension's inclusive bounds and its dim_param); a
+ * tensor's dimension is a size or, when dynamic, a polynomial over the
+ * symbols without spaces ("s0", "s1+s2", "4*s0*s1", "2*s0+-1"). Every
+ * dynamic input dimension is one symbol; the others follow from them. The
+ * entry point then takes one more pointer after the status slot (after the
+ * outputs when there is no status): an int64 array of every input's then
+ * every output's dimensions for this run, row-major strides implied.
+ *
  * A model with run-time checks (data-dependent indices: Gather and kin)
  * takes one more pointer after its outputs: an int64[2] status the compiled
  * code fills with {failing check + 1 (0: none), offending value}. Indices
@@ -118,7 +129,16 @@ typedef struct tensor_sig {
   int32_t rank;
   int64_t *shape;
   size_t bytes; /* prod(shape) * element size, checked for overflow */
+  /* Signature version 3: each dynamic dimension's polynomial (NULL for a
+   * static one; shape[d] is then -1), or NULL when all are static. */
+  char **exprs;
 } tensor_sig;
+
+/* A dynamic dimension of signature version 3. */
+typedef struct symbol_sig {
+  char *name;
+  int64_t lo, hi;
+} symbol_sig;
 
 typedef struct state_entry {
   char *name;
@@ -140,6 +160,15 @@ struct fp8rt_model {
   int32_t num_state;
   state_entry *state;
   tensor_sig *tensors; /* inputs then outputs */
+  /* Dynamic dimensions (signature version 3; 0 and NULL otherwise): the
+   * symbols, this run's values, this run's dimensions of every tensor
+   * (inputs then outputs, the entry point's last argument) and where each
+   * tensor's start in it. */
+  int32_t num_symbols;
+  symbol_sig *symbols;
+  int64_t *symbol_values;
+  int64_t *run_dims;
+  int32_t *dims_at;
   void **args;
   char error[512];
   fp8rt_copy_stats copies; /* of the last successful run */
@@ -193,10 +222,21 @@ static void free_model(fp8rt_model *m) {
   if (m->tensors) {
     for (int32_t i = 0; i < m->num_inputs + m->num_outputs; ++i) {
       free(m->tensors[i].name);
+      if (m->tensors[i].exprs)
+        for (int32_t d = 0; d < m->tensors[i].rank; ++d)
+          free(m->tensors[i].exprs[d]);
+      free(m->tensors[i].exprs);
       free(m->tensors[i].shape);
     }
   }
   free(m->tensors);
+  if (m->symbols)
+    for (int32_t i = 0; i < m->num_symbols; ++i)
+      free(m->symbols[i].name);
+  free(m->symbols);
+  free(m->symbol_values);
+  free(m->run_dims);
+  free(m->dims_at);
   free(m->args);
   if (m->checks)
     for (int32_t i = 0; i < m->num_checks; ++i)
@@ -249,6 +289,76 @@ static int parse_int(const char **p, long long *out) {
   if (**p == ' ' || **p == '\n')
     ++*p;
   return 1;
+}
+
+/* The value of a dimension polynomial of signature version 3 ("s0",
+ * "4*s0*s1+s2+-1") at the symbols' values `v`; 0 when it is malformed,
+ * names a symbol >= n, or overflows int64. */
+static int eval_dim(const char *e, const int64_t *v, int32_t n,
+                    int64_t *out) {
+  int64_t sum = 0;
+  for (;;) {
+    int64_t term = 1;
+    for (;;) {
+      int64_t factor;
+      char *end;
+      errno = 0;
+      if (*e == 's') {
+        long long k = strtoll(e + 1, &end, 10);
+        if (end == e + 1 || errno || k < 0 || k >= n)
+          return 0;
+        factor = v[k];
+      } else {
+        factor = strtoll(e, &end, 10);
+        if (end == e || errno)
+          return 0;
+      }
+      e = end;
+      if (__builtin_mul_overflow(term, factor, &term))
+        return 0;
+      if (*e != '*')
+        break;
+      ++e;
+    }
+    if (__builtin_add_overflow(sum, term, &sum))
+      return 0;
+    if (*e != '+')
+      break;
+    ++e;
+  }
+  if (*e != '\0')
+    return 0;
+  *out = sum;
+  return 1;
+}
+
+/* The symbol a dimension polynomial is exactly ("s3": 3), or -1. */
+static int32_t single_symbol(const char *e) {
+  if (*e != 's')
+    return -1;
+  char *end;
+  errno = 0;
+  long long k = strtoll(e + 1, &end, 10);
+  return end != e + 1 && *end == '\0' && !errno && k >= 0 && k < INT32_MAX
+             ? (int32_t)k
+             : -1;
+}
+
+/* Reads the token up to the next space or newline (and skips that one
+ * separator) into a new string; NULL when empty or out of memory. */
+static char *parse_token(const char **p) {
+  size_t n = strcspn(*p, " \n");
+  if (n == 0)
+    return NULL;
+  char *t = malloc(n + 1);
+  if (!t)
+    return NULL;
+  memcpy(t, *p, n);
+  t[n] = '\0';
+  *p += n;
+  if (**p == ' ' || **p == '\n')
+    ++*p;
+  return t;
 }
 
 #ifdef FP8RT_TARGET_CUDA
@@ -587,24 +697,64 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
     return NULL;
   }
   const char *p = __fp8_model_signature;
-  const char *header = "fp8rt-signature 2 ";
-  long long nin, nout, nchecks;
+  const char *header = "fp8rt-signature ";
+  long long version, nin, nout, nchecks, nsyms = 0;
   if (strncmp(p, header, strlen(header)) != 0)
     goto malformed;
   p += strlen(header);
-  if (!parse_int(&p, &nin) || !parse_int(&p, &nout) ||
+  if (!parse_int(&p, &version) || (version != 2 && version != 3) ||
+      !parse_int(&p, &nin) || !parse_int(&p, &nout) ||
       !parse_int(&p, &nchecks) || nin < 0 || nout < 0 || nchecks < 0 ||
-      nin + nout > 100000 || nchecks > 100000)
+      nin + nout > 100000 || nchecks > 100000 ||
+      (version == 3 && (!parse_int(&p, &nsyms) || nsyms < 1 ||
+                        nsyms > 100000)))
     goto malformed;
+#ifdef FP8RT_TARGET_CUDA
+  if (nsyms > 0) {
+    free_model(m);
+    if (error)
+      *error = "fp8rt: a model with dynamic dimensions runs on the CPU only";
+    return NULL;
+  }
+#endif
   m->num_inputs = (int32_t)nin;
   m->num_outputs = (int32_t)nout;
   m->num_checks = (int32_t)nchecks;
+  m->num_symbols = (int32_t)nsyms;
   m->tensors = calloc((size_t)(nin + nout) + 1, sizeof(tensor_sig));
-  /* inputs, outputs, and the check status when there are checks */
+  /* inputs, outputs, the check status when there are checks, and the run's
+   * dimensions when some are dynamic */
   m->args = calloc((size_t)(nin + nout) + 2, sizeof(void *));
   m->checks = calloc((size_t)nchecks + 1, sizeof(char *));
-  if (!m->tensors || !m->args || !m->checks)
+  m->symbols = calloc((size_t)nsyms + 1, sizeof(symbol_sig));
+  m->symbol_values = calloc((size_t)nsyms + 1, sizeof(int64_t));
+  m->dims_at = calloc((size_t)(nin + nout) + 1, sizeof(int32_t));
+  if (!m->tensors || !m->args || !m->checks || !m->symbols ||
+      !m->symbol_values || !m->dims_at)
     goto out_of_memory;
+  for (long long i = 0; i < nsyms; ++i) {
+    long long lo, hi, len;
+    char *end;
+    errno = 0;
+    lo = strtoll(p, &end, 10);
+    if (end == p || errno || strncmp(end, "..", 2) != 0)
+      goto malformed;
+    p = end + 2;
+    if (!parse_int(&p, &hi) || lo < 0 || hi < lo || !parse_int(&p, &len) ||
+        len < 0 || (long long)strlen(p) < len)
+      goto malformed;
+    m->symbols[i].lo = lo;
+    m->symbols[i].hi = hi;
+    m->symbols[i].name = malloc((size_t)len + 1);
+    if (!m->symbols[i].name)
+      goto out_of_memory;
+    memcpy(m->symbols[i].name, p, (size_t)len);
+    m->symbols[i].name[len] = '\0';
+    p += len;
+    if (*p == '\n')
+      ++p;
+  }
+  long long total_dims = 0;
   for (long long i = 0; i < nin + nout; ++i) {
     long long dtype, rank, len;
     if (!parse_int(&p, &dtype) || !parse_int(&p, &rank) || rank < 0 ||
@@ -619,8 +769,25 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
     t->bytes = fp8rt_dtype_size_inline(t->dtype);
     if (t->bytes == 0)
       goto malformed;
+    m->dims_at[i] = (int32_t)total_dims;
+    total_dims += rank;
     for (long long d = 0; d < rank; ++d) {
       long long dim;
+      if (nsyms > 0 && *p != '-' && (*p < '0' || *p > '9')) {
+        /* A dynamic dimension: its polynomial, checked at the bounds. */
+        if (!t->exprs && !(t->exprs = calloc((size_t)rank, sizeof(char *))))
+          goto out_of_memory;
+        if (!(t->exprs[d] = parse_token(&p)))
+          goto malformed;
+        int64_t v;
+        for (int32_t k = 0; k < m->num_symbols; ++k)
+          m->symbol_values[k] = m->symbols[k].hi;
+        if (!eval_dim(t->exprs[d], m->symbol_values, m->num_symbols, &v) ||
+            (i < nin && single_symbol(t->exprs[d]) < 0))
+          goto malformed;
+        t->shape[d] = -1;
+        continue;
+      }
       if (!parse_int(&p, &dim) || dim < 0)
         goto malformed;
       t->shape[d] = dim;
@@ -641,6 +808,9 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
     if (*p == '\n')
       ++p;
   }
+  if (nsyms > 0 && !(m->run_dims = calloc((size_t)total_dims + 1,
+                                             sizeof(int64_t))))
+    goto out_of_memory;
   for (long long i = 0; i < nchecks; ++i) {
     long long len;
     if (!parse_int(&p, &len) || len < 0 || (long long)strlen(p) < len)
@@ -761,6 +931,31 @@ static const tensor_sig *sig_at(const fp8rt_model *m, int32_t index,
 ACCESSORS(input, 0)
 ACCESSORS(output, 1)
 
+FP8RT_EXPORT fp8rt_status fp8rt_model_input_bounds(const fp8rt_model *m,
+                                                   int32_t i, int64_t *lo,
+                                                   int64_t *hi) {
+  const tensor_sig *t = sig_at(m, i, 0);
+  if (!t || ((!lo || !hi) && t->rank > 0))
+    return FP8RT_INVALID_ARGUMENT;
+  for (int32_t d = 0; d < t->rank; ++d) {
+    lo[d] = hi[d] = t->shape[d];
+    if (t->exprs && t->exprs[d]) {
+      const symbol_sig *sym = &m->symbols[single_symbol(t->exprs[d])];
+      lo[d] = sym->lo;
+      hi[d] = sym->hi;
+    }
+  }
+  return FP8RT_OK;
+}
+
+FP8RT_EXPORT const char *fp8rt_model_input_dim_name(const fp8rt_model *m,
+                                                    int32_t i, int32_t d) {
+  const tensor_sig *t = sig_at(m, i, 0);
+  if (!t || d < 0 || d >= t->rank || !t->exprs || !t->exprs[d])
+    return NULL;
+  return m->symbols[single_symbol(t->exprs[d])].name;
+}
+
 /* Tensor `i` of a run given in either ABI form (exactly one of v1/ex). */
 static fp8rt_tensor_ex tensor_at(const fp8rt_tensor *v1,
                                  const fp8rt_tensor_ex *ex, int32_t i) {
@@ -771,9 +966,75 @@ static fp8rt_tensor_ex tensor_at(const fp8rt_tensor *v1,
   return t;
 }
 
+/* Signature version 3: the symbols' values for this run, read from the
+ * inputs' shapes (each within its bounds; dimensions that share a symbol
+ * equal), and then every tensor's dimensions for them in m->run_dims.
+ * 1, or 0 with the error set. */
+static int resolve_dims(fp8rt_model *m, const fp8rt_tensor *in_v1,
+                        const fp8rt_tensor_ex *in_ex) {
+  for (int32_t k = 0; k < m->num_symbols; ++k)
+    m->symbol_values[k] = -1;
+  for (int32_t i = 0; i < m->num_inputs; ++i) {
+    const tensor_sig *want = &m->tensors[i];
+    fp8rt_tensor_ex got = tensor_at(in_v1, in_ex, i);
+    if (got.rank != want->rank || (got.rank > 0 && !got.shape)) {
+      set_error(m, "input %d ('%s'): rank %d given, the model takes %d", i,
+                want->name, got.rank, want->rank);
+      return 0;
+    }
+    if (!want->exprs)
+      continue;
+    for (int32_t d = 0; d < want->rank; ++d) {
+      if (!want->exprs[d])
+        continue;
+      const int32_t k = single_symbol(want->exprs[d]);
+      const symbol_sig *sym = &m->symbols[k];
+      const long long v = (long long)got.shape[d];
+      if (v < sym->lo || v > sym->hi) {
+        set_error(m,
+                  "input %d ('%s'): dimension %d ('%s') is %lld, outside "
+                  "the bounds %lld..%lld the model was compiled for",
+                  i, want->name, d, sym->name, v, (long long)sym->lo,
+                  (long long)sym->hi);
+        return 0;
+      }
+      if (m->symbol_values[k] >= 0 && m->symbol_values[k] != v) {
+        set_error(m,
+                  "input %d ('%s'): dimension %d ('%s') is %lld, but an "
+                  "earlier input's dimension '%s' is %lld (the model needs "
+                  "them equal)",
+                  i, want->name, d, sym->name, v, sym->name,
+                  (long long)m->symbol_values[k]);
+        return 0;
+      }
+      m->symbol_values[k] = v;
+    }
+  }
+  for (int32_t i = 0; i < m->num_inputs + m->num_outputs; ++i) {
+    const tensor_sig *t = &m->tensors[i];
+    int64_t *dims = m->run_dims + m->dims_at[i];
+    for (int32_t d = 0; d < t->rank; ++d) {
+      dims[d] = t->shape[d];
+      if (t->exprs && t->exprs[d] &&
+          !eval_dim(t->exprs[d], m->symbol_values, m->num_symbols,
+                    &dims[d])) {
+        set_error(m, "%s '%s': dimension %d (%s) cannot be computed",
+                  i < m->num_inputs ? "input" : "output", t->name, d,
+                  t->exprs[d]);
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
 static int check_tensor(fp8rt_model *m, const char *kind, int32_t index,
-                        const tensor_sig *want, const fp8rt_tensor_ex *got) {
-  if (!got->data && want->bytes != 0) { /* an empty tensor needs no data */
+                        const tensor_sig *want, const int64_t *shape,
+                        const fp8rt_tensor_ex *got) {
+  int empty = want->bytes == 0;
+  for (int32_t d = 0; d < want->rank; ++d)
+    empty |= shape[d] == 0;
+  if (!got->data && !empty) { /* an empty tensor needs no data */
     set_error(m, "%s %d ('%s'): data is NULL", kind, index, want->name);
     return 0;
   }
@@ -788,7 +1049,15 @@ static int check_tensor(fp8rt_model *m, const char *kind, int32_t index,
     return 0;
   }
   for (int32_t d = 0; d < want->rank; ++d) {
-    if (got->shape[d] != want->shape[d]) {
+    if (got->shape[d] != shape[d] && want->shape[d] < 0) {
+      set_error(m,
+                "%s %d ('%s'): dimension %d is %lld; for this run's inputs "
+                "it is %lld (%s)",
+                kind, index, want->name, d, (long long)got->shape[d],
+                (long long)shape[d], want->exprs[d]);
+      return 0;
+    }
+    if (got->shape[d] != shape[d]) {
       set_error(m,
                 "%s %d ('%s'): dimension %d is %lld, the model was compiled "
                 "for %lld (recompile with --input-shape to change it)",
@@ -974,12 +1243,18 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   void *stream = NULL;
   if (!run_options(m, options, &stream))
     return FP8RT_INVALID_ARGUMENT;
+  if (m->num_symbols > 0 && !resolve_dims(m, in_v1, in_ex))
+    return FP8RT_INVALID_ARGUMENT;
   for (int32_t i = 0; i < num_inputs + num_outputs; ++i) {
     const int out = i >= num_inputs;
     const int32_t k = out ? i - num_inputs : i;
     fp8rt_tensor_ex t =
         out ? tensor_at(out_v1, out_ex, k) : tensor_at(in_v1, in_ex, k);
-    if (!check_tensor(m, out ? "output" : "input", k, &m->tensors[i], &t))
+    const int64_t *shape = m->num_symbols > 0
+                               ? m->run_dims + m->dims_at[i]
+                               : m->tensors[i].shape;
+    if (!check_tensor(m, out ? "output" : "input", k, &m->tensors[i], shape,
+                      &t))
       return FP8RT_INVALID_ARGUMENT;
 #ifdef FP8RT_TARGET_CUDA
     m->user[i] = t.data;
@@ -1096,6 +1371,8 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
     pthread_mutex_lock(held);
   copy_undo(m, 0); /* host memcpy: cannot fail */
   m->args[num_inputs + num_outputs] = m->status;
+  if (m->num_symbols > 0)
+    m->args[num_inputs + num_outputs + checked] = m->run_dims;
   __fp8_model_entry(m->args);
 #endif
   fp8rt_status result = FP8RT_OK;
@@ -1115,6 +1392,35 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   if (result == FP8RT_OK)
     m->copies = copies;
   return result;
+}
+
+FP8RT_EXPORT fp8rt_status fp8rt_model_output_shape_for(
+    fp8rt_model *m, const fp8rt_tensor *inputs, int32_t num_inputs,
+    int32_t index, int64_t *shape) {
+  if (!m)
+    return FP8RT_INVALID_ARGUMENT;
+  m->error[0] = '\0';
+  const tensor_sig *t = sig_at(m, index, 1);
+  if (!t || (!shape && t->rank > 0)) {
+    set_error(m, "output_shape_for: output %d does not exist (the model "
+                 "has %d) or shape is NULL",
+              index, m->num_outputs);
+    return FP8RT_INVALID_ARGUMENT;
+  }
+  if (m->num_symbols > 0) {
+    if (num_inputs != m->num_inputs || (num_inputs && !inputs)) {
+      set_error(m, "output_shape_for: %d inputs given, the model has %d",
+                num_inputs, m->num_inputs);
+      return FP8RT_INVALID_ARGUMENT;
+    }
+    if (!resolve_dims(m, inputs, NULL))
+      return FP8RT_INVALID_ARGUMENT;
+    memcpy(shape, m->run_dims + m->dims_at[m->num_inputs + index],
+           (size_t)t->rank * sizeof(int64_t));
+    return FP8RT_OK;
+  }
+  memcpy(shape, t->shape, (size_t)t->rank * sizeof(int64_t));
+  return FP8RT_OK;
 }
 
 FP8RT_EXPORT fp8rt_status fp8rt_model_run(fp8rt_model *m,

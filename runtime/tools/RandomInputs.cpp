@@ -208,22 +208,48 @@ std::map<std::string, int64_t> indexBounds(const char *signature, bool &ok) {
   if (!signature)
     return bounds;
   const char *p = signature;
-  const char *header = "fp8rt-signature 2 ";
+  // Version 3 (dynamic dimensions) adds a symbol count and table after the
+  // header, and a dimension may be a polynomial token ("s0+s1").
+  const char *header = "fp8rt-signature ";
   if (std::strncmp(p, header, std::strlen(header)) != 0)
     return bounds;
   p += std::strlen(header);
-  long long nin, nout, nchecks;
-  if (!parseInt(p, nin) || !parseInt(p, nout) || !parseInt(p, nchecks) ||
+  long long version, nin, nout, nchecks, nsyms = 0;
+  if (!parseInt(p, version) || (version != 2 && version != 3) ||
+      !parseInt(p, nin) || !parseInt(p, nout) || !parseInt(p, nchecks) ||
       nin < 0 || nout < 0 || nchecks < 0 || nin + nout > 100000 ||
-      nchecks > 100000)
+      nchecks > 100000 || (version == 3 && !parseInt(p, nsyms)) ||
+      nsyms < 0 || nsyms > 100000)
     return bounds;
+  for (long long i = 0; i < nsyms; ++i) {
+    // "<lo>..<hi> <len> <name>"
+    const char *space = std::strchr(p, ' ');
+    long long len;
+    if (!space)
+      return {};
+    p = space + 1;
+    if (!parseInt(p, len) || len < 0 || (long long)std::strlen(p) < len)
+      return {};
+    p += len;
+    if (*p == '\n')
+      ++p;
+  }
   for (long long i = 0; i < nin + nout; ++i) {
     long long dtype, rank, dim, len;
     if (!parseInt(p, dtype) || !parseInt(p, rank) || rank < 0 || rank > 64)
       return {};
-    for (long long d = 0; d < rank; ++d)
+    for (long long d = 0; d < rank; ++d) {
+      if (version == 3) { // a size, or a dynamic dimension's polynomial
+        if (*p == ' ' || *p == '\n' || *p == '\0')
+          return {};
+        p += std::strcspn(p, " \n");
+        if (*p == ' ')
+          ++p;
+        continue;
+      }
       if (!parseInt(p, dim))
         return {};
+    }
     if (!parseInt(p, len) || len < 0 || (long long)std::strlen(p) < len)
       return {};
     p += len;

@@ -643,6 +643,8 @@ int run(int argc, char **argv) {
   FP8RT_SYM(fp8rt_model_num_state_tensors);
   FP8RT_SYM(fp8rt_model_device);
   FP8RT_SYM(fp8rt_model_create_with_weights);
+  FP8RT_SYM(fp8rt_model_input_bounds);     // ABI 3
+  FP8RT_SYM(fp8rt_model_output_shape_for); // ABI 3
 #undef FP8RT_SYM
   // Libraries from before fp8rt_model_device existed are CPU libraries.
   const char *builtFor = fp8rt_model_device ? fp8rt_model_device() : "cpu";
@@ -664,7 +666,8 @@ int run(int argc, char **argv) {
     fail(o.model + " is not an fp8-compile model library");
     return 1;
   }
-  // fp8-run calls only version-1 functions, which every later version keeps.
+  // fp8-run calls version-1 functions, which every later version keeps,
+  // and for dynamic dimensions (-1 in a shape) the version-3 ones.
   if (int32_t v = fp8rt_abi_version(); v < 1 || v > FP8RT_ABI_VERSION) {
     fail(o.model + " has ABI version " + std::to_string(v) +
          ", expected 1 to " + std::to_string(FP8RT_ABI_VERSION));
@@ -751,9 +754,31 @@ int run(int argc, char **argv) {
     std::string who = "input " + std::to_string(i) + " ('" + name + "')";
     HostTensor t, want;
     size_t bytes;
+    // Dynamic dimensions (-1, ABI 3): a given tensor brings its sizes (the
+    // library checks them against the bounds); --random takes the smallest
+    // nonzero size within the bounds.
+    const int32_t rank = fp8rt_model_input_rank(m, i);
+    const int64_t *compiled = fp8rt_model_input_shape(m, i);
+    std::vector<int64_t> shape, lo, hi;
+    std::vector<bool> dynamicDim;
+    if (rank > 0 && compiled) {
+      shape.assign(compiled, compiled + rank);
+      lo.resize(size_t(rank));
+      hi.resize(size_t(rank));
+      const bool bounded =
+          fp8rt_model_input_bounds &&
+          fp8rt_model_input_bounds(m, i, lo.data(), hi.data()) == FP8RT_OK;
+      // (Without bounds a negative dimension is an invalid signature,
+      // which signatureOf reports.)
+      for (int32_t d = 0; d < rank; ++d) {
+        dynamicDim.push_back(bounded && shape[d] == -1);
+        if (dynamicDim.back())
+          shape[d] = std::min(hi[d], std::max<int64_t>(lo[d], 1));
+      }
+    }
     if (!signatureOf("input", i, name.c_str(), fp8rt_model_input_dtype(m, i),
-                     fp8rt_model_input_rank(m, i),
-                     fp8rt_model_input_shape(m, i), want, bytes, error)) {
+                     rank, rank > 0 && compiled ? shape.data() : compiled,
+                     want, bytes, error)) {
       fail(error);
       return 1;
     }
@@ -854,6 +879,16 @@ int run(int argc, char **argv) {
       return 1;
     }
     for (size_t d = 0; d < t.shape.size(); ++d) {
+      if (d < dynamicDim.size() && dynamicDim[d]) {
+        if (t.shape[d] < lo[d] || t.shape[d] > hi[d]) {
+          fail(who + ": dimension " + std::to_string(d) + " is " +
+               std::to_string(t.shape[d]) + ", outside the bounds " +
+               std::to_string(lo[d]) + ".." + std::to_string(hi[d]) +
+               " the model was compiled for");
+          return 1;
+        }
+        continue;
+      }
       if (t.shape[d] != want.shape[d]) {
         fail(who + ": dimension " + std::to_string(d) + " is " +
              std::to_string(t.shape[d]) + ", the model was compiled for " +
@@ -878,10 +913,24 @@ int run(int argc, char **argv) {
   for (int i = 0; i < nout; ++i) {
     HostTensor &t = outputs[i];
     size_t bytes;
+    // Dynamic dimensions: the sizes these inputs give them.
+    const int32_t rank = fp8rt_model_output_rank(m, i);
+    const int64_t *shape = fp8rt_model_output_shape(m, i);
+    std::vector<int64_t> resolved;
+    if (fp8rt_model_output_shape_for && rank > 0 && shape &&
+        std::any_of(shape, shape + rank, [](int64_t d) { return d == -1; })) {
+      resolved.resize(size_t(rank));
+      if (fp8rt_model_output_shape_for(m, inDesc.data(), nin, i,
+                                       resolved.data()) != FP8RT_OK) {
+        fail(std::string("output ") + std::to_string(i) + ": " +
+             fp8rt_model_last_error(m));
+        return 1;
+      }
+      shape = resolved.data();
+    }
     if (!signatureOf("output", i, fp8rt_model_output_name(m, i),
-                     fp8rt_model_output_dtype(m, i),
-                     fp8rt_model_output_rank(m, i),
-                     fp8rt_model_output_shape(m, i), t, bytes, error)) {
+                     fp8rt_model_output_dtype(m, i), rank, shape, t, bytes,
+                     error)) {
       fail(error);
       return 1;
     }

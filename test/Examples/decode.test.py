@@ -53,6 +53,19 @@ for label, flags in (("FP8 KV cache e4m3", ["--kv-cache", "e4m3"]),
     got = decode(prompts, *flags)
     print(f"{label}: first tokens {sum(g[0] == w[0] for g, w in zip(got, want))} of 8 = "
           f"onnxruntime's; same prefix per sequence {[prefix(g, w) for g, w in zip(got, want)]} of 32")
+# One library with dynamic dimensions and a cache that grows (--dynamic).
+for label, batch_prompts, flags in (
+        ("FP32 batch 8", prompts, []), ("FP32 batch 1", prompts[:1], []),
+        ("FP8 current batch 8", prompts, ["--recipe", "current"])):
+    got = decode(batch_prompts, "--dynamic", *flags)
+    same = sum(g == w for g, w in zip(got, want))
+    print(f"dynamic library, growing cache, {label}: {same} of {len(batch_prompts)} "
+          f"sequences = onnxruntime's greedy tokens; first tokens "
+          f"{sum(g[0] == w[0] for g, w in zip(got, want))}; same prefix per sequence "
+          f"{[prefix(g, w) for g, w in zip(got, want)]} of 32")
+print("dynamic too long:", decode([list(range(13))], "--dynamic", check=False).stderr.strip())
+print("dynamic too many steps:",
+      decode(prompts, "--dynamic", steps=40, check=False).stderr.strip())
 cmds = subprocess.run([sys.executable, script, os.path.join(model_dir, "model.onnx"),
                        "--capacity", str(capacity), "--width", str(width), "--work", work,
                        "--fp8-compile", compiler, "--prompt", "1", "--print-commands"],

@@ -140,9 +140,16 @@ static cl::opt<std::string>
          cl::init("so"), cl::cat(category));
 static cl::list<std::string>
     inputShapes("input-shape",
-                cl::desc("Static shape for a graph input, name=2x48 "
-                         "(repeatable, or comma-separated)"),
+                cl::desc("Shape of a graph input, name=2x48, each dimension "
+                         "a size or LO..HI bounds of a dynamic one "
+                         "(ids=1..8x1..8192; repeatable, or comma-separated)"),
                 cl::cat(category));
+static cl::list<std::string>
+    dims("dim",
+         cl::desc("Size or bounds of a symbolic dimension (dim_param) of the "
+                  "model's inputs: batch=1..8, past=0..8192, seq=128 "
+                  "(repeatable, or comma-separated)"),
+         cl::cat(category));
 static cl::opt<std::string>
     cpu("cpu",
         cl::desc("Target CPU: native (default), generic, or an LLVM "
@@ -298,6 +305,7 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.input = inputFile;
   o.output = outputFile;
   o.inputShapes = inputShapes;
+  o.dims = dims;
   if (highPrecision.getNumOccurrences())
     o.highPrecision = highPrecision.getValue();
   o.policyFile = policy;

@@ -43,9 +43,16 @@ static cl::opt<bool>
               cl::cat(category));
 static cl::list<std::string> inputShapes(
     "input-shape",
-    cl::desc("Static shape for a graph input: name=2x48 (repeatable, or "
-             "comma-separated: a=1x32,b=1x32; 'name=scalar' for rank 0)"),
+    cl::desc("Shape of a graph input: name=2x48, each dimension a size or "
+             "LO..HI bounds of a dynamic one (ids=1..8x1..8192); repeatable, "
+             "or comma-separated: a=1x32,b=1x32; 'name=scalar' for rank 0"),
     cl::value_desc("name=DxD..."), cl::cat(category));
+static cl::list<std::string> dims(
+    "dim",
+    cl::desc("Size or bounds of a symbolic dimension (dim_param) of the "
+             "model's inputs: batch=1..8, past=0..8192, seq=128 (repeatable, "
+             "or comma-separated)"),
+    cl::value_desc("name=LO..HI"), cl::cat(category));
 static cl::opt<bool> fuseAttention(
     "fuse-attention",
     cl::desc("Import attention chains (MatMul, scale, mask, Softmax, MatMul) "
@@ -72,6 +79,13 @@ int main(int argc, char **argv) {
   opts.fuseAttention = fuseAttention;
   for (const std::string &spec : inputShapes) {
     std::string err = fp8::parseInputShapeSpec(spec, opts);
+    if (!err.empty()) {
+      llvm::errs() << "fp8-translate: " << err << "\n";
+      return 1;
+    }
+  }
+  for (const std::string &spec : dims) {
+    std::string err = fp8::parseDimSpec(spec, opts);
     if (!err.empty()) {
       llvm::errs() << "fp8-translate: " << err << "\n";
       return 1;

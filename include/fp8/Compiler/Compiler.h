@@ -48,8 +48,11 @@ struct CompileOptions {
   std::string input, output;
   CompileTarget target = CompileTarget::CPU;
   EmitKind emit = EmitKind::SharedLibrary;
-  /// Static shapes for graph inputs, `name=2x48` each.
+  /// Shapes for graph inputs, `name=2x48` each; a dimension may be bounds
+  /// `LO..HI` of a dynamic one (`ids=1..8x1..8192`).
   std::vector<std::string> inputShapes;
+  /// Sizes or bounds of the model's symbolic dimensions, `batch=1..8` each.
+  std::vector<std::string> dims;
   /// Attention chains become fp8.attention ops at import (not with an FP8
   /// recipe's includeAttention, whose products stay the decomposition's).
   bool fuseAttention = true;

@@ -4,10 +4,13 @@
 // format `.onnxtext`) into a module holding one `func.func @main` written
 // with upstream tensor-level dialects only: linalg, tensor, arith and math.
 //
-// Shapes are fully static: symbolic input dimensions must be pinned with
-// ImportOptions::inputShapes, and shape subgraphs (Shape, Gather, Concat,
-// ...) are folded in the importer so that Reshape/Expand targets are known.
-// Every refusal is an MLIR diagnostic located at the offending ONNX node.
+// Shapes are static, or dynamic within bounds: every symbolic or unknown
+// input dimension is pinned to a size or given bounds with
+// ImportOptions::inputShapes / dimBounds. Shape subgraphs (Shape, Gather,
+// Concat, ...) are folded in the importer, to constants or, over dynamic
+// dimensions, to sizes computed from them (lib/Import/SymbolicShapes.h),
+// so that Reshape/Expand targets are known. Every refusal is an MLIR
+// diagnostic located at the offending ONNX node.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,11 +28,28 @@
 
 namespace mlir::fp8 {
 
+/// A dimension given to the importer: a static size (lo == hi) or, for a
+/// dynamic dimension, the inclusive bounds of its run-time size.
+struct DimBounds {
+  int64_t lo = 0, hi = 0;
+  static DimBounds fixed(int64_t size) { return {size, size}; }
+  bool isStatic() const { return lo == hi; }
+  bool operator==(const DimBounds &o) const { return lo == o.lo && hi == o.hi; }
+};
+
 struct ImportOptions {
-  /// Static shapes for graph inputs, by ONNX input name. Required for every
-  /// input with a symbolic or unknown dimension; when given for a static
-  /// input, it must agree with the model.
-  llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Shapes for graph inputs, by ONNX input name, one entry per dimension:
+  /// a static size, or bounds of a dynamic one (--input-shape
+  /// ids=1..8x128). Required for every symbolic or unknown dimension that
+  /// `dimBounds` does not give; a dimension the model fixes must be given
+  /// that size. A dimension with a `dim_param` gives every dimension of the
+  /// same name (in every input) its size or bounds.
+  llvm::StringMap<llvm::SmallVector<DimBounds>> inputShapes;
+
+  /// Sizes or bounds of the model's symbolic dimensions (`dim_param`), by
+  /// name (--dim batch=1..8): for every input dimension of that name. Every
+  /// dimension sharing a name is the same size at run time.
+  llvm::StringMap<DimBounds> dimBounds;
 
   /// Initializers with more elements than this become
   /// DenseResourceElementsAttr blobs; smaller ones (and all int64 tensors,
@@ -85,10 +105,26 @@ struct ExternalDataRead {
   uint64_t hash = 0;
 };
 
-/// Parses `spec` ("name=2x48", or several joined by ',') into `opts`.
+/// Function attribute of an imported function with dynamic dimensions: its
+/// symbols, an array of {name, lo, hi} dictionaries, in the order the
+/// model ABI numbers them (s0, s1, ...).
+inline constexpr llvm::StringLiteral kDimsAttr = "fp8.dims";
+/// Argument and result attribute of such a function: the tensor's sizes,
+/// an array of strings, each a static size ("16") or a polynomial over the
+/// symbols ("s0", "s2+s1", "4*s0*s1"), the model ABI's syntax
+/// (docs/RuntimeABI.md).
+inline constexpr llvm::StringLiteral kShapeAttr = "fp8.shape";
+
+/// Parses `spec` ("name=2x48", "ids=1..8x1..8192", or several joined by
+/// ','; "name=scalar" for rank 0) into `opts.inputShapes`. Each dimension
+/// is a size or LO..HI (0 <= LO <= HI; LO == HI is that static size).
 /// Returns an error message, or an empty string on success. Naming an input
 /// that `opts` already has a shape for is an error.
 std::string parseInputShapeSpec(llvm::StringRef spec, ImportOptions &opts);
+
+/// Parses `spec` ("batch=1..8", "past=0..8192", "seq=128", or several
+/// joined by ',') into `opts.dimBounds`. Errors as parseInputShapeSpec.
+std::string parseDimSpec(llvm::StringRef spec, ImportOptions &opts);
 
 /// Imports a model file. Files ending in `.onnxtext` (or `.onnxtxt`) are read
 /// as ONNX's text format, anything else as a binary ModelProto.

@@ -24,6 +24,12 @@ struct CPULoweringPipelineOptions
                      "out-parameters and memrefs are passed as bare pointers "
                      "(needs static shapes), as fp8-compile's C ABI expects"),
       llvm::cl::init(false)};
+  Option<bool> modelABIDescriptors{
+      *this, "model-abi-descriptors",
+      llvm::cl::desc("With model-abi: memrefs are passed as descriptors "
+                     "(pointers, offset, sizes, strides) instead of bare "
+                     "pointers, for a model with dynamic dimensions"),
+      llvm::cl::init(false)};
 };
 
 struct GPULoweringPipelineOptions

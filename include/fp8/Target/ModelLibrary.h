@@ -33,6 +33,13 @@ constexpr llvm::StringLiteral kModelMainName = "__fp8_model_main";
 /// loads them.
 constexpr llvm::StringLiteral kModelStatePrefix = "fp8_state_";
 
+/// Module attribute of a model with dynamic dimensions, set by
+/// prepareModelFunction: every argument's static shape (-1 where dynamic),
+/// inputs then outputs. Such a model is lowered with memref descriptors at
+/// its boundary (fp8-cpu-lowering-pipeline{model-abi-descriptors=true}),
+/// which addModelEntryPoints builds from the run's dimensions.
+constexpr llvm::StringLiteral kModelArgShapesAttr = "fp8.model_arg_shapes";
+
 /// ONNX TensorProto.DataType of an element type (= fp8rt_dtype), if the
 /// model ABI and the weights file have it.
 std::optional<int> abiDtype(Type type);

@@ -35,7 +35,7 @@ static LogicalResult importGelu(NodeContext &nc) {
                       << "' (expected 'none' or 'tanh')";
   bool useTanh = approx == "tanh";
   nc.results.push_back(imp.generic(
-      nc.loc, {x}, Importer::shapeOf(x), et,
+      nc.loc, {x}, imp.symShape(x), et,
       [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
         Type ct = et.getIntOrFloatBitWidth() < 32 ? bb.getF32Type() : et;
         Value v = Importer::castScalar(bb, l, a[0], false, ct, false);
@@ -117,6 +117,8 @@ Handler composed(std::function<Value(Composer &)> body) {
 } // namespace
 
 void onnx_import::registerActivationOps(OpRegistry &r) {
+  // Every activation is element-wise (composed or one generic).
+  constexpr ShapeSupport dyn = ShapeSupport::Dynamic;
   using K = EwKind;
   // x < 0 ? alpha x : x
   r.add("LeakyRelu", {6, 16}, composed([](Composer &p) {
@@ -124,26 +126,26 @@ void onnx_import::registerActivationOps(OpRegistry &r) {
     return p.ew(K::Where, {p.ew(K::Less, {x, p.c(0)}),
                            p.ew(K::Mul, {x, p.c(p.nc.attrFloat("alpha", 0.01f))}),
                            x});
-  }));
+  }), dyn);
   // x > alpha ? x : 0
   r.add("ThresholdedRelu", {10}, composed([](Composer &p) {
     Value x = p.x;
     return p.ew(K::Where,
                 {p.ew(K::Greater, {x, p.c(p.nc.attrFloat("alpha", 1.0f))}), x,
                  p.c(0)});
-  }));
+  }), dyn);
   // max(0, min(1, a x + b))
   r.add("HardSigmoid", {6}, composed([](Composer &p) {
     Value y = p.ew(K::Add, {p.ew(K::Mul, {p.x, p.c(p.nc.attrFloat("alpha", 0.2f))}),
                             p.c(p.nc.attrFloat("beta", 0.5f))});
     return p.ew(K::Max, {p.c(0), p.ew(K::Min, {p.c(1), y})});
-  }));
+  }), dyn);
   // x max(0, min(1, x / 6 + 1/2))
   r.add("HardSwish", {14}, composed([](Composer &p) {
     Value y = p.ew(K::Add, {p.ew(K::Mul, {p.x, p.c(1.0 / 6.0)}), p.c(0.5)});
     return p.ew(K::Mul,
                 {p.x, p.ew(K::Max, {p.c(0), p.ew(K::Min, {p.c(1), y})})});
-  }));
+  }), dyn);
   // Elu: x < 0 ? alpha (exp(x) - 1) : x; Selu: gamma times Elu(alpha).
   auto elu = [](Composer &p, double alpha) {
     Value x = p.x;
@@ -152,11 +154,11 @@ void onnx_import::registerActivationOps(OpRegistry &r) {
   };
   r.add("Elu", {6}, composed([elu](Composer &p) {
     return elu(p, p.nc.attrFloat("alpha", 1.0f));
-  }));
+  }), dyn);
   r.add("Selu", {6}, composed([elu](Composer &p) {
     return p.ew(K::Mul, {p.c(p.nc.attrFloat("gamma", 1.05070102214813232421875f)),
                          elu(p, p.nc.attrFloat("alpha", 1.67326319217681884765625f))});
-  }));
+  }), dyn);
   // max(0,x) + min(0, a (exp(x/a) - 1))
   r.add("Celu", {12}, composed([](Composer &p) {
     const double a = p.nc.attrFloat("alpha", 1.0f);
@@ -164,7 +166,7 @@ void onnx_import::registerActivationOps(OpRegistry &r) {
     Value e = p.ew(K::Mul, {p.c(a), p.ew(K::Sub, {p.ew(K::Exp, {p.ew(K::Div, {x, p.c(a)})}),
                                                   p.c(1)})});
     return p.ew(K::Add, {p.ew(K::Max, {p.c(0), x}), p.ew(K::Min, {p.c(0), e})});
-  }));
+  }), dyn);
   r.add("Shrink", {9}, composed([](Composer &p) {
     // x < -lambd ? x + bias : (x > lambd ? x - bias : 0)
     const double l = p.nc.attrFloat("lambd", 0.5f), b = p.nc.attrFloat("bias", 0.0f);
@@ -173,7 +175,7 @@ void onnx_import::registerActivationOps(OpRegistry &r) {
                                   p.ew(K::Sub, {x, p.c(b)}), p.c(0)});
     return p.ew(K::Where, {p.ew(K::Less, {x, p.c(-l)}), p.ew(K::Add, {x, p.c(b)}),
                            upper});
-  }));
+  }), dyn);
   // x < 0 ? slope x : x
   r.add("PRelu", {9, 16}, composed([](Composer &p) -> Value {
     Value slope = p.nc.in(1);
@@ -183,10 +185,10 @@ void onnx_import::registerActivationOps(OpRegistry &r) {
     }
     Value x = p.x;
     return p.ew(K::Where, {p.ew(K::Less, {x, p.c(0)}), p.ew(K::Mul, {x, slope}), x});
-  }));
+  }), dyn);
   // ln(exp(x) + 1)
   r.add("Softplus", {1}, composed([](Composer &p) {
     return p.ew(K::Log, {p.ew(K::Add, {p.ew(K::Exp, {p.x}), p.c(1)})});
-  }));
-  r.add("Gelu", {20}, importGelu);
+  }), dyn);
+  r.add("Gelu", {20}, importGelu, dyn);
 }

@@ -127,7 +127,7 @@ static LogicalResult importConv(NodeContext &nc) {
                 DenseIntElementsAttr::get(i64x2, dil))
                 .getResult(0);
   if (Value bias = nc.in(2)) {
-    Value b4 = imp.reshape(nc.loc, bias, {1, ws[0], 1, 1});
+    Value b4 = imp.reshape(nc.loc, bias, ArrayRef<int64_t>{1, ws[0], 1, 1});
     auto s = imp.elementwise(nc, EwKind::Add, {r, b4});
     if (failed(s))
       return failure();

@@ -49,14 +49,15 @@ static LogicalResult castTo(NodeContext &nc, Type t, bool outUns) {
   bool toF8 = isa<Float8E4M3FNType, Float8E5M2Type>(t);
   Type inT = Importer::elemOf(x);
   Value r;
-  if (!toF8 && imp.getConst(x)) {
+  std::optional<Lit> sizes = imp.getSymLit(x);
+  if (!toF8 && (imp.getConst(x) || (sizes && sizes->isSymbolic()))) {
     FailureOr<Value> f = imp.elementwise(nc, EwKind::Cast, {x}, t);
     if (failed(f))
       return failure();
     r = *f;
   } else {
     r = imp.generic(
-        nc.loc, {x}, Importer::shapeOf(x), t,
+        nc.loc, {x}, imp.symShape(x), t,
         [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
           Value v = a[0];
           if (toF8) {
@@ -175,7 +176,7 @@ static LogicalResult importFloatClass(NodeContext &nc, bool isNaN) {
     return success();
   }
   nc.results.push_back(imp.generic(
-      nc.loc, {x}, Importer::shapeOf(x), imp.b.getI1Type(),
+      nc.loc, {x}, imp.symShape(x), imp.b.getI1Type(),
       [&](OpBuilder &bb, Location l, ValueRange a) -> Value {
         if (isNaN)
           return arith::CmpFOp::create(bb, l, arith::CmpFPredicate::UNO, a[0],
@@ -227,6 +228,9 @@ static LogicalResult importPow(NodeContext &nc) {
 }
 
 void onnx_import::registerElementwiseOps(OpRegistry &r) {
+  // Every handler here builds through Importer::elementwise/generic, which
+  // take dynamic dimensions.
+  constexpr ShapeSupport dyn = ShapeSupport::Dynamic;
   struct Ew {
     const char *name;
     EwKind kind;
@@ -274,10 +278,10 @@ void onnx_import::registerElementwiseOps(OpRegistry &r) {
            {"Not", EwKind::Not, 1, {1}},
            {"Where", EwKind::Where, 3, {9, 16}},
        })
-    r.add(e.name, e.versions, elementwiseHandler(e.kind, e.arity));
-  r.add("Pow", {13, 15}, importPow);
-  r.add("Sign", {13}, importSign);
-  r.add("Sum", {13}, variadicHandler(EwKind::Add));
+    r.add(e.name, e.versions, elementwiseHandler(e.kind, e.arity), dyn);
+  r.add("Pow", {13, 15}, importPow, dyn);
+  r.add("Sign", {13}, importSign, dyn);
+  r.add("Sum", {13}, variadicHandler(EwKind::Add), dyn);
   r.add("Mean", {13}, [](NodeContext &nc) -> LogicalResult {
     if (failed(variadicHandler(EwKind::Add)(nc)))
       return failure();
@@ -291,9 +295,9 @@ void onnx_import::registerElementwiseOps(OpRegistry &r) {
       return failure();
     nc.results.push_back(*r);
     return success();
-  });
-  r.add("Max", {13}, variadicHandler(EwKind::Max));
-  r.add("Min", {13}, variadicHandler(EwKind::Min));
+  }, dyn);
+  r.add("Max", {13}, variadicHandler(EwKind::Max), dyn);
+  r.add("Min", {13}, variadicHandler(EwKind::Min), dyn);
   r.add("Mod", {13}, [](NodeContext &nc) -> LogicalResult {
     if (nc.attrInt("fmod", 0) == 0 && nc.in(0) &&
         isa<FloatType>(Importer::elemOf(nc.in(0))))
@@ -301,14 +305,14 @@ void onnx_import::registerElementwiseOps(OpRegistry &r) {
     // fmod=1 is C's fmod (sign of the dividend); fmod=0 takes the divisor's.
     return elementwiseHandler(
         nc.attrInt("fmod", 0) ? EwKind::FMod : EwKind::Mod, 2)(nc);
-  });
-  r.add("Identity", {13, 14, 16, 19, 21}, importIdentity);
-  r.add("Dropout", {13}, importDropout);
-  r.add("Cast", {13, 19, 21}, importCast);
-  r.add("CastLike", {15, 19, 21}, importCastLike);
-  r.add("Clip", {13}, importClip);
+  }, dyn);
+  r.add("Identity", {13, 14, 16, 19, 21}, importIdentity, dyn);
+  r.add("Dropout", {13}, importDropout, dyn);
+  r.add("Cast", {13, 19, 21}, importCast, dyn);
+  r.add("CastLike", {15, 19, 21}, importCastLike, dyn);
+  r.add("Clip", {13}, importClip, dyn);
   r.add("IsNaN", {13, 20},
-        [](NodeContext &nc) { return importFloatClass(nc, true); });
+        [](NodeContext &nc) { return importFloatClass(nc, true); }, dyn);
   r.add("IsInf", {10, 20},
-        [](NodeContext &nc) { return importFloatClass(nc, false); });
+        [](NodeContext &nc) { return importFloatClass(nc, false); }, dyn);
 }

@@ -61,7 +61,10 @@ static LogicalResult importConstant(NodeContext &nc) {
 static LogicalResult importConstantOfShape(NodeContext &nc) {
   if (failed(checkArity(nc, 1, 1)))
     return failure();
-  FailureOr<SmallVector<int64_t>> shape = nc.constInts(0, "shape");
+  std::optional<Lit> symShape = nc.imp.getSymLit(nc.in(0));
+  FailureOr<SmallVector<int64_t>> shape =
+      symShape && symShape->isSymbolic() ? SmallVector<int64_t>()
+                                         : nc.constInts(0, "shape");
   if (failed(shape))
     return failure();
   if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
@@ -79,6 +82,19 @@ static LogicalResult importConstantOfShape(NodeContext &nc) {
     elt = dense.getSplatValue<Attribute>();
     uns = Importer::isUnsignedONNXType(a->t().data_type());
   }
+  if (symShape && symShape->isSymbolic()) {
+    // A size computed from dynamic dimensions: a filled tensor.
+    SymShape sizes(symShape->syms.begin(), symShape->syms.end());
+    for (const SymExpr &e : sizes)
+      if (!imp.symbols.provablyNonNegative(e))
+        return nc.error() << "dimension " << imp.symbols.str(e)
+                          << " may be negative at run time";
+    Value v = imp.filled(nc.loc, sizes, cast<TypedAttr>(elt));
+    if (uns)
+      imp.unsignedValues.insert(v);
+    nc.results.push_back(v);
+    return success();
+  }
   if (failed(imp.checkConstantSize(nc, *shape, cast<TypedAttr>(elt).getType())))
     return failure();
   auto type = RankedTensorType::get(*shape, cast<TypedAttr>(elt).getType());
@@ -90,10 +106,49 @@ static LogicalResult importConstantOfShape(NodeContext &nc) {
   return success();
 }
 
+/// Range over a size computed from dynamic dimensions (integers, a
+/// constant delta of 1 or -1): start + i * delta for i < |limit - start|,
+/// a linalg.generic over the run-time length.
+static LogicalResult importRangeDynamic(NodeContext &nc, const Lit &start,
+                                        const Lit &limit, const Lit &delta) {
+  Importer &imp = nc.imp;
+  if (start.syms.size() != 1 || limit.syms.size() != 1 ||
+      delta.syms.size() != 1)
+    return nc.error() << "start, limit and delta must be scalars";
+  std::optional<int64_t> d = delta.syms[0].getConstant();
+  if (!d || (*d != 1 && *d != -1))
+    return nc.error() << "a Range over a run-time size needs a constant "
+                         "delta of 1 or -1";
+  SymExpr count = imp.symbols.canonical(*d == 1 ? limit.syms[0] - start.syms[0]
+                                                : start.syms[0] - limit.syms[0]);
+  if (!imp.symbols.provablyNonNegative(count))
+    return nc.error() << "Range of " << imp.symbols.str(count)
+                      << " elements, which may be negative at run time";
+  Type et = start.elemType;
+  Value first = arith::IndexCastOp::create(
+      imp.b, nc.loc, et, imp.symbols.materialize(imp.b, nc.loc, start.syms[0]));
+  Value r = imp.generic(
+      nc.loc, {}, SymShape{count}, et,
+      [&](OpBuilder &bb, Location l, ValueRange) -> Value {
+        Value i = arith::IndexCastOp::create(bb, l, et,
+                                             linalg::IndexOp::create(bb, l, 0));
+        return *d == 1 ? Value(arith::AddIOp::create(bb, l, first, i))
+                       : Value(arith::SubIOp::create(bb, l, first, i));
+      });
+  nc.results.push_back(r);
+  return success();
+}
+
 static LogicalResult importRange(NodeContext &nc) {
   if (failed(checkArity(nc, 3, 3)))
     return failure();
   Importer &imp = nc.imp;
+  {
+    std::optional<Lit> s = imp.getSymLit(nc.in(0)), l = imp.getSymLit(nc.in(1)),
+                       d = imp.getSymLit(nc.in(2));
+    if (s && l && d && (s->isSymbolic() || l->isSymbolic() || d->isSymbolic()))
+      return importRangeDynamic(nc, *s, *l, *d);
+  }
   std::optional<Lit> start = imp.getLit(nc.in(0)), limit = imp.getLit(nc.in(1)),
                      delta = imp.getLit(nc.in(2));
   if (!start || !limit || !delta)
@@ -198,6 +253,7 @@ static LogicalResult importEyeLike(NodeContext &nc) {
 void onnx_import::registerGeneratorOps(OpRegistry &r) {
   r.add("EyeLike", {9}, importEyeLike);
   r.add("Constant", {13, 19, 21}, importConstant);
-  r.add("ConstantOfShape", {9, 20, 21}, importConstantOfShape);
-  r.add("Range", {11}, importRange);
+  r.add("ConstantOfShape", {9, 20, 21}, importConstantOfShape,
+        ShapeSupport::Dynamic);
+  r.add("Range", {11}, importRange, ShapeSupport::Dynamic);
 }

@@ -94,38 +94,69 @@ static LogicalResult importOneHot(NodeContext &nc) {
   return success();
 }
 
+/// The `index` value of size `e` for a linalg body (null when constant).
+static Value runtimeSize(Importer &imp, Location loc, const SymExpr &e) {
+  if (e.isConstant())
+    return {};
+  return imp.symbols.materialize(imp.b, loc, e);
+}
+
+/// safeIndex into a dimension of static size, or of the run-time size
+/// `dynDim` (non-null).
+static Value safeIndexInto(OpBuilder &bb, Location l, Value idx,
+                           const SymExpr &dim, Value dynDim, bool uns) {
+  return dynDim ? safeIndex(bb, l, idx, dynDim, uns)
+                : safeIndex(bb, l, idx, *dim.getConstant(), uns);
+}
+
 static LogicalResult importGather(NodeContext &nc) {
   if (failed(checkArity(nc, 2, 2)))
     return failure();
   Importer &imp = nc.imp;
   Value data = nc.in(0), indices = nc.in(1);
-  ArrayRef<int64_t> s = Importer::shapeOf(data), is = Importer::shapeOf(indices);
+  SymShape s = imp.symShape(data), is = imp.symShape(indices);
   if (!isa<IntegerType>(Importer::elemOf(indices)) ||
       Importer::elemOf(indices).isInteger(1))
     return nc.error() << "indices must be integers, got " << indices.getType();
   FailureOr<int64_t> axis = nc.normAxis(nc.attrInt("axis", 0), s.size());
   if (failed(axis))
     return failure();
-  SmallVector<int64_t> outShape(s.take_front(*axis));
+  SymShape outShape(s.begin(), s.begin() + *axis);
   llvm::append_range(outShape, is);
-  llvm::append_range(outShape, s.drop_front(*axis + 1));
-  int64_t axisDim = s[*axis];
-  if (axisDim == 0 && product(is) != 0)
+  llvm::append_range(outShape, ArrayRef<SymExpr>(s).drop_front(*axis + 1));
+  SymExpr axisDim = s[*axis];
+  SymExpr indexCount(1);
+  for (const SymExpr &e : is)
+    indexCount = imp.symbols.canonical(indexCount * e);
+  if (axisDim.getConstant() == std::optional<int64_t>(0) &&
+      indexCount.getConstant() != std::optional<int64_t>(0))
     return nc.error() << "gathers from an empty dimension";
   if (failed(imp.checkIndices(nc, indices, {axisDim}, *axis,
                               /*perComponent=*/false)))
     return failure();
 
+  std::optional<SmallVector<int64_t>> staticOut;
+  if (!Importer::isDynamic(data) && !Importer::isDynamic(indices))
+    staticOut = SmallVector<int64_t>(
+        llvm::map_range(outShape, [](const SymExpr &e) { return *e.getConstant(); }));
   std::optional<Lit> d = imp.getLit(data), ix = imp.getLit(indices);
-  if (ix)
+  if (ix && staticOut)
     for (int64_t &i : ix->ints)
       if (i < 0)
-        i += axisDim;
-  if (d && ix && product(outShape) <= 4096) {
+        i += *axisDim.getConstant();
+  if (d && ix && staticOut && product(*staticOut) <= 4096) {
     nc.results.push_back(
-        imp.litConstant(nc.loc, foldGather(*d, ix->ints, *axis, outShape)));
+        imp.litConstant(nc.loc, foldGather(*d, ix->ints, *axis, *staticOut)));
     return success();
   }
+  // A size out of a shape tensor (Gather(Shape(x), 1)).
+  if (std::optional<Lit> sd = imp.getSymLit(data);
+      sd && sd->isSymbolic() && ix && staticOut && product(*staticOut) <= 4096) {
+    nc.results.push_back(
+        imp.symLitValue(nc.loc, foldGather(*sd, ix->ints, *axis, *staticOut)));
+    return success();
+  }
+  Value dynAxisDim = runtimeSize(imp, nc.loc, axisDim);
 
   bool unsignedIdx = imp.isUnsigned(indices);
   int64_t outRank = outShape.size(), ir = is.size();
@@ -144,14 +175,15 @@ static LogicalResult importGather(NodeContext &nc) {
                   SmallVector<Value> coords;
                   for (int64_t dd = 0; dd < *axis; ++dd)
                     coords.push_back(linalg::IndexOp::create(bb, l, dd));
-                  coords.push_back(
-                      safeIndex(bb, l, a[0], axisDim, unsignedIdx));
+                  coords.push_back(safeIndexInto(bb, l, a[0], axisDim,
+                                                 dynAxisDim, unsignedIdx));
                   for (int64_t dd = *axis + ir; dd < outRank; ++dd)
                     coords.push_back(linalg::IndexOp::create(bb, l, dd));
                   Value v = tensor::ExtractOp::create(bb, l, data, coords);
                   linalg::YieldOp::create(bb, l, v);
                 })
                 .getResult(0);
+  imp.withShape(r, outShape);
   if (imp.isUnsigned(data))
     imp.unsignedValues.insert(r);
   nc.results.push_back(r);
@@ -206,6 +238,68 @@ static LogicalResult importGatherElements(NodeContext &nc) {
   return success();
 }
 
+/// GatherND with dynamic dimensions (batch_dims 0): the result is
+/// indices.shape[:-1] ++ data.shape[k:], each tuple component checked and
+/// clamped against its run-time size.
+static LogicalResult importGatherNDDynamic(NodeContext &nc) {
+  Importer &imp = nc.imp;
+  Value data = nc.in(0), indices = nc.in(1);
+  SymShape s = imp.symShape(data), is = imp.symShape(indices);
+  if (!isa<IntegerType>(Importer::elemOf(indices)) ||
+      Importer::elemOf(indices).isInteger(1))
+    return nc.error() << "indices must be integers, got " << indices.getType();
+  const int64_t r = s.size(), q = is.size();
+  if (r < 1 || q < 1)
+    return nc.error() << "data and indices must have rank >= 1";
+  if (nc.attrInt("batch_dims", 0) != 0)
+    return nc.error() << "batch_dims with dynamic dimensions is not "
+                         "supported; compile with a static --input-shape";
+  std::optional<int64_t> kc = is.back().getConstant();
+  if (!kc || *kc < 1 || *kc > r)
+    return nc.error() << "indices.shape[-1] must be a static size in [1, "
+                      << r << "], got " << imp.symbols.str(is.back());
+  const int64_t k = *kc;
+  SymShape outShape(is.begin(), is.end() - 1);
+  llvm::append_range(outShape, ArrayRef<SymExpr>(s).drop_front(k));
+  SmallVector<SymExpr> tupleDims(s.begin(), s.begin() + k);
+  if (failed(imp.checkIndices(nc, indices, tupleDims, 0,
+                              /*perComponent=*/true)))
+    return failure();
+  SmallVector<Value> dynDims;
+  for (const SymExpr &d : tupleDims)
+    dynDims.push_back(runtimeSize(imp, nc.loc, d));
+  const bool unsignedIdx = imp.isUnsigned(indices);
+  const int64_t outRank = outShape.size();
+  Value init = imp.emptyTensor(nc.loc, outShape, Importer::elemOf(data));
+  SmallVector<AffineMap> maps{imp.b.getMultiDimIdentityMap(outRank)};
+  SmallVector<utils::IteratorType> iters(outRank, utils::IteratorType::parallel);
+  Value rv = linalg::GenericOp::create(
+                 imp.b, nc.loc, TypeRange{init.getType()}, ValueRange{},
+                 ValueRange{init}, maps, iters,
+                 [&](OpBuilder &bb, Location l, ValueRange) {
+                   SmallVector<Value> tuple, coords;
+                   for (int64_t dd = 0; dd < q - 1; ++dd)
+                     tuple.push_back(linalg::IndexOp::create(bb, l, dd));
+                   for (int64_t j = 0; j < k; ++j) {
+                     SmallVector<Value> at = tuple;
+                     at.push_back(arith::ConstantIndexOp::create(bb, l, j));
+                     Value i = tensor::ExtractOp::create(bb, l, indices, at);
+                     coords.push_back(safeIndexInto(bb, l, i, tupleDims[j],
+                                                    dynDims[j], unsignedIdx));
+                   }
+                   for (int64_t dd = q - 1; dd < outRank; ++dd)
+                     coords.push_back(linalg::IndexOp::create(bb, l, dd));
+                   Value v = tensor::ExtractOp::create(bb, l, data, coords);
+                   linalg::YieldOp::create(bb, l, v);
+                 })
+                 .getResult(0);
+  imp.withShape(rv, outShape);
+  if (imp.isUnsigned(data))
+    imp.unsignedValues.insert(rv);
+  nc.results.push_back(rv);
+  return success();
+}
+
 /// GatherND (opsets 13+): with r = rank(data), q = rank(indices), b =
 /// batch_dims and k = indices.shape[-1] (1 <= k <= r - b), the result has
 /// shape indices.shape[:-1] ++ data.shape[b+k:] and
@@ -219,6 +313,8 @@ static LogicalResult importGatherND(NodeContext &nc) {
     return failure();
   Importer &imp = nc.imp;
   Value data = nc.in(0), indices = nc.in(1);
+  if (Importer::isDynamic(data) || Importer::isDynamic(indices))
+    return importGatherNDDynamic(nc);
   ArrayRef<int64_t> s = Importer::shapeOf(data), is = Importer::shapeOf(indices);
   if (!isa<IntegerType>(Importer::elemOf(indices)) ||
       Importer::elemOf(indices).isInteger(1))
@@ -246,8 +342,10 @@ static LogicalResult importGatherND(NodeContext &nc) {
   SmallVector<int64_t> tupleDims(s.begin() + b, s.begin() + b + k);
   if (llvm::is_contained(tupleDims, 0) && product(is.drop_back()) != 0)
     return nc.error() << "gathers from an empty dimension";
-  if (failed(imp.checkIndices(nc, indices, tupleDims, b,
-                              /*perComponent=*/true)))
+  if (failed(imp.checkIndices(nc, indices,
+                              SmallVector<SymExpr>(tupleDims.begin(),
+                                                   tupleDims.end()),
+                              b, /*perComponent=*/true)))
     return failure();
   std::optional<Lit> d = imp.getLit(data), ix = imp.getLit(indices);
   if (ix) // in range (checked above); wrap the negative ones
@@ -334,8 +432,8 @@ static LogicalResult importTrilu(NodeContext &nc) {
 
 void onnx_import::registerIndexingOps(OpRegistry &r) {
   r.add("OneHot", {11}, importOneHot);
-  r.add("Gather", {13}, importGather);
+  r.add("Gather", {13}, importGather, ShapeSupport::Dynamic);
   r.add("GatherElements", {13}, importGatherElements);
-  r.add("GatherND", {13}, importGatherND);
+  r.add("GatherND", {13}, importGatherND, ShapeSupport::Dynamic);
   r.add("Trilu", {14}, importTrilu);
 }

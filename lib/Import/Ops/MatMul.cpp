@@ -8,6 +8,7 @@
 
 #include "Ops.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -19,13 +20,103 @@ static int64_t numElements(ArrayRef<int64_t> shape) {
   return numElementsSat(shape);
 }
 
+/// Importer::matmul with dynamic dimensions: the same structure (batch
+/// folded into M against a 2-D right operand, else broadcast batch dims
+/// and one batch_matmul) on sizes known symbolically; the contraction and
+/// batch sizes must agree (equal at run time).
+static Value matmulDynamic(NodeContext &nc, Value a, Value bm) {
+  Importer &imp = nc.imp;
+  const ShapeSymbols &symbols = imp.symbols;
+  Location loc = nc.loc;
+  OpBuilder &b = imp.b;
+  bool aVec = Importer::shapeOf(a).size() == 1,
+       bVec = Importer::shapeOf(bm).size() == 1;
+  if (aVec)
+    a = imp.reshape(loc, a, SymShape{1, imp.symShape(a)[0]});
+  if (bVec)
+    bm = imp.reshape(loc, bm, SymShape{imp.symShape(bm)[0], 1});
+  SymShape sa = imp.symShape(a), sb = imp.symShape(bm);
+  SymExpr m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  std::string what = "contraction dimensions differ: " + imp.describe(a) +
+                     " x " + imp.describe(bm);
+  if (failed(imp.requireEqual(nc, k, sb[sb.size() - 2], what)))
+    return {};
+  Type et = Importer::elemOf(a);
+  if (Importer::elemOf(bm) != et) {
+    nc.error() << "operand element types differ: " << et << " vs "
+               << Importer::elemOf(bm);
+    return {};
+  }
+  const bool narrow = isa<Float16Type, BFloat16Type>(et);
+  Type accType = narrow ? b.getF32Type() : et;
+  TypedAttr zero = isa<FloatType>(et)
+                       ? TypedAttr(b.getFloatAttr(accType, 0.0))
+                       : TypedAttr(b.getIntegerAttr(et, 0));
+  auto product = [&](ArrayRef<SymExpr> xs) {
+    SymExpr p(1);
+    for (const SymExpr &x : xs)
+      p = p * x;
+    return symbols.canonical(p);
+  };
+  SymShape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
+  SymShape outShape;
+  Value r;
+  if (batchB.empty()) {
+    SymExpr rows = symbols.canonical(product(batchA) * m);
+    Value a2 = imp.reshape(loc, a, SymShape{rows, k});
+    Value acc = imp.filled(loc, SymShape{rows, n}, zero);
+    Value mm = linalg::MatmulOp::create(b, loc, TypeRange{acc.getType()},
+                                        ValueRange{a2, bm}, ValueRange{acc})
+                   .getResult(0);
+    imp.withShape(mm, {rows, n});
+    outShape = batchA;
+    outShape.append({m, n});
+    r = imp.reshape(loc, mm, outShape);
+  } else {
+    FailureOr<SymShape> batch = imp.broadcastSymShapes(nc, {batchA, batchB});
+    if (failed(batch))
+      return {};
+    SymExpr nb = product(*batch);
+    SymShape fullA = *batch, fullB = *batch;
+    fullA.append({m, k});
+    fullB.append({k, n});
+    Value a3 = imp.reshape(loc, imp.broadcastTo(loc, a, fullA), SymShape{nb, m, k});
+    Value b3 = imp.reshape(loc, imp.broadcastTo(loc, bm, fullB), SymShape{nb, k, n});
+    Value acc = imp.filled(loc, SymShape{nb, m, n}, zero);
+    Value mm = linalg::BatchMatmulOp::create(b, loc, TypeRange{acc.getType()},
+                                             ValueRange{a3, b3},
+                                             ValueRange{acc})
+                   .getResult(0);
+    imp.withShape(mm, {nb, m, n});
+    outShape = *batch;
+    outShape.append({m, n});
+    r = imp.reshape(loc, mm, outShape);
+  }
+  if (narrow)
+    r = imp.generic(loc, {r}, imp.symShape(r), et,
+                    [&](OpBuilder &bb, Location l, ValueRange v) -> Value {
+                      return arith::TruncFOp::create(bb, l, et, v[0]);
+                    });
+  if (aVec || bVec) {
+    SymShape s = outShape;
+    if (bVec)
+      s.pop_back();
+    if (aVec)
+      s.erase(s.end() - (bVec ? 1 : 2));
+    r = imp.reshape(loc, r, s);
+  }
+  return r;
+}
+
 Value Importer::matmul(NodeContext &nc, Value a, Value bm) {
+  if (isDynamic(a) || isDynamic(bm))
+    return matmulDynamic(nc, a, bm);
   Location loc = nc.loc;
   bool aVec = shapeOf(a).size() == 1, bVec = shapeOf(bm).size() == 1;
   if (aVec)
-    a = reshape(loc, a, {1, shapeOf(a)[0]});
+    a = reshape(loc, a, ArrayRef<int64_t>{1, shapeOf(a)[0]});
   if (bVec)
-    bm = reshape(loc, bm, {shapeOf(bm)[0], 1});
+    bm = reshape(loc, bm, ArrayRef<int64_t>{shapeOf(bm)[0], 1});
   ArrayRef<int64_t> sa = shapeOf(a), sb = shapeOf(bm);
   int64_t m = sa[sa.size() - 2], k = sa.back(), k2 = sb[sb.size() - 2],
           n = sb.back();
@@ -53,8 +144,8 @@ Value Importer::matmul(NodeContext &nc, Value a, Value bm) {
   if (batchB.empty()) {
     // [..., M, K] x [K, N]: fold the batch into M, one 2-D matmul.
     int64_t rows = numElements(batchA) * m;
-    Value a2 = reshape(loc, a, {rows, k});
-    Value acc = filled(loc, {rows, n}, zero);
+    Value a2 = reshape(loc, a, ArrayRef<int64_t>{rows, k});
+    Value acc = filled(loc, ArrayRef<int64_t>{rows, n}, zero);
     Value mm = linalg::MatmulOp::create(b, loc, TypeRange{acc.getType()},
                                         ValueRange{a2, bm}, ValueRange{acc})
                    .getResult(0);
@@ -80,9 +171,9 @@ Value Importer::matmul(NodeContext &nc, Value a, Value bm) {
     SmallVector<int64_t> fullA = batch, fullB = batch;
     fullA.append({m, k});
     fullB.append({k, n});
-    Value a3 = reshape(loc, broadcastTo(loc, a, fullA), {nb, m, k});
-    Value b3 = reshape(loc, broadcastTo(loc, bm, fullB), {nb, k, n});
-    Value acc = filled(loc, {nb, m, n}, zero);
+    Value a3 = reshape(loc, broadcastTo(loc, a, fullA), ArrayRef<int64_t>{nb, m, k});
+    Value b3 = reshape(loc, broadcastTo(loc, bm, fullB), ArrayRef<int64_t>{nb, k, n});
+    Value acc = filled(loc, ArrayRef<int64_t>{nb, m, n}, zero);
     Value mm = linalg::BatchMatmulOp::create(b, loc, TypeRange{acc.getType()},
                                              ValueRange{a3, b3},
                                              ValueRange{acc})
@@ -160,6 +251,6 @@ static LogicalResult importGemm(NodeContext &nc) {
 }
 
 void onnx_import::registerMatMulOps(OpRegistry &r) {
-  r.add("MatMul", {13}, importMatMul);
-  r.add("Gemm", {13}, importGemm);
+  r.add("MatMul", {13}, importMatMul, ShapeSupport::Dynamic);
+  r.add("Gemm", {13}, importGemm, ShapeSupport::Dynamic);
 }

@@ -73,6 +73,10 @@ static LogicalResult importLayerNorm(NodeContext &nc) {
     return failure();
   float eps = nc.attrFloat("epsilon", 1e-5f);
   SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(*axis, rank));
+  if (llvm::any_of(s.drop_front(*axis), ShapedType::isDynamic))
+    return nc.error() << "normalizes over a dynamic dimension ("
+                      << imp.describe(x)
+                      << "); compile with a static --input-shape";
   double count = product(s.drop_front(*axis));
 
   auto ew = [&](EwKind k, ArrayRef<Value> ins) {
@@ -118,9 +122,10 @@ static LogicalResult importLayerNorm(NodeContext &nc) {
 }
 
 void onnx_import::registerNormalizationOps(OpRegistry &r) {
+  constexpr ShapeSupport dyn = ShapeSupport::Dynamic;
   r.add("Softmax", {1, 11, 13},
-        [](NodeContext &nc) { return importSoftmax(nc, false); });
+        [](NodeContext &nc) { return importSoftmax(nc, false); }, dyn);
   r.add("LogSoftmax", {1, 11, 13},
-        [](NodeContext &nc) { return importSoftmax(nc, true); });
-  r.add("LayerNormalization", {17}, importLayerNorm);
+        [](NodeContext &nc) { return importSoftmax(nc, true); }, dyn);
+  r.add("LayerNormalization", {17}, importLayerNorm, dyn);
 }

@@ -79,7 +79,7 @@ static LogicalResult quantOperands(NodeContext &nc, ArrayRef<int64_t> s,
 
   if (ss.empty() || (ss.size() == 1 && ss[0] == 1)) {
     for (Value v : operands) {
-      ins.push_back(imp.reshape(nc.loc, v, {}));
+      ins.push_back(imp.reshape(nc.loc, v, ArrayRef<int64_t>{}));
       maps.push_back(AffineMap::get(rank, 0, {}, imp.ctx));
     }
     return success();

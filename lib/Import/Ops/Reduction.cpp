@@ -70,10 +70,28 @@ static LogicalResult importReduce(NodeContext &nc, Importer::ReduceKind kind,
   r = *post;
   if (mean) {
     int64_t count = 1;
-    for (int64_t a : axes)
+    SymExpr symCount(1);
+    SymShape sym = imp.symShape(x);
+    for (int64_t a : axes) {
       count *= s[a];
-    auto m = imp.elementwise(
-        nc, EwKind::Div, {r, scalarTensor(nc, Importer::elemOf(x), count)});
+      symCount = symCount * sym[a];
+    }
+    Value n;
+    if (Importer::isDynamic(x) && !imp.symbols.canonical(symCount).isConstant()) {
+      // The run-time element count, as the input's element type.
+      Lit c;
+      c.elemType = imp.b.getI64Type();
+      c.syms.push_back(imp.symbols.canonical(symCount));
+      Value ci = imp.symLitValue(nc.loc, c);
+      auto cf = imp.elementwise(nc, EwKind::Cast, {ci}, Importer::elemOf(x));
+      if (failed(cf))
+        return failure();
+      n = *cf;
+    } else {
+      n = scalarTensor(nc, Importer::elemOf(x),
+                       *imp.symbols.canonical(symCount).getConstant());
+    }
+    auto m = imp.elementwise(nc, EwKind::Div, {r, n});
     if (failed(m))
       return failure();
     r = *m;
@@ -203,7 +221,7 @@ static LogicalResult importHardmax(NodeContext &nc) {
   int64_t ax = *axis;
   if (coerce && ax != xRank - 1) {
     in = imp.reshape(nc.loc, x,
-                     {product(xs.take_front(ax)), product(xs.drop_front(ax))});
+                     ArrayRef<int64_t>{product(xs.take_front(ax)), product(xs.drop_front(ax))});
     ax = 1;
   }
   FailureOr<Value> argOr =
@@ -303,16 +321,23 @@ void onnx_import::registerReductionOps(OpRegistry &r) {
   r.add("CumSum", {11, 14}, importCumSum);
   // The axes attribute became an input in ReduceSum-13 and in the other
   // Reduce ops' version 18 (importReduce's axesInputSince).
+  // Reductions take dynamic dimensions (Mean divides by the run-time count).
+  constexpr ShapeSupport dyn = ShapeSupport::Dynamic;
   r.add("ReduceSum", {13},
-        [](NodeContext &nc) { return importReduce(nc, RK::Sum, false, 13); });
+        [](NodeContext &nc) { return importReduce(nc, RK::Sum, false, 13); },
+        dyn);
   r.add("ReduceMean", {13, 18},
-        [](NodeContext &nc) { return importReduce(nc, RK::Sum, true, 18); });
+        [](NodeContext &nc) { return importReduce(nc, RK::Sum, true, 18); },
+        dyn);
   r.add("ReduceMax", {13, 18, 20},
-        [](NodeContext &nc) { return importReduce(nc, RK::Max, false, 18); });
+        [](NodeContext &nc) { return importReduce(nc, RK::Max, false, 18); },
+        dyn);
   r.add("ReduceMin", {13, 18, 20},
-        [](NodeContext &nc) { return importReduce(nc, RK::Min, false, 18); });
+        [](NodeContext &nc) { return importReduce(nc, RK::Min, false, 18); },
+        dyn);
   r.add("ReduceProd", {13, 18},
-        [](NodeContext &nc) { return importReduce(nc, RK::Prod, false, 18); });
+        [](NodeContext &nc) { return importReduce(nc, RK::Prod, false, 18); },
+        dyn);
   using RV = ReduceVariant;
   for (auto [name, v] : std::initializer_list<std::pair<const char *, RV>>{
            {"ReduceSumSquare", RV::SumSquare},
@@ -322,7 +347,7 @@ void onnx_import::registerReductionOps(OpRegistry &r) {
            {"ReduceLogSumExp", RV::LogSumExp}})
     r.add(name, {13, 18}, [v = v](NodeContext &nc) {
       return importReduce(nc, RK::Sum, false, 18, v);
-    });
+    }, dyn);
   r.add("ArgMax", {13},
         [](NodeContext &nc) { return importArgExtreme(nc, true); });
   r.add("ArgMin", {13},

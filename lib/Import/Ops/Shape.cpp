@@ -34,6 +34,15 @@ static LogicalResult importShape(NodeContext &nc) {
   end = clampAxis(end);
   Lit lit;
   lit.elemType = nc.imp.b.getI64Type();
+  if (Importer::isDynamic(nc.in(0))) {
+    // The sizes, known symbolically: what Reshape, Expand, Range, ... read.
+    SymShape sym = nc.imp.symShape(nc.in(0));
+    for (int64_t i = start; i < end; ++i)
+      lit.syms.push_back(sym[i]);
+    lit.shape.push_back(lit.syms.size());
+    nc.results.push_back(nc.imp.symLitValue(nc.loc, lit));
+    return success();
+  }
   for (int64_t i = start; i < end; ++i)
     lit.ints.push_back(s[i]);
   lit.shape.push_back(lit.ints.size());
@@ -46,14 +55,126 @@ static LogicalResult importSize(NodeContext &nc) {
     return failure();
   Lit lit;
   lit.elemType = nc.imp.b.getI64Type();
+  if (Importer::isDynamic(nc.in(0))) {
+    SymExpr n(1);
+    for (const SymExpr &e : nc.imp.symShape(nc.in(0)))
+      n = n * e;
+    lit.syms.push_back(nc.imp.symbols.canonical(n));
+    nc.results.push_back(nc.imp.symLitValue(nc.loc, lit));
+    return success();
+  }
   lit.ints.push_back(product(Importer::shapeOf(nc.in(0))));
   nc.results.push_back(nc.imp.litConstant(nc.loc, lit));
+  return success();
+}
+
+/// The size a Reshape's -1 stands for: the product of `src` divided by
+/// the product of `known`. Sizes that appear on both sides cancel (a
+/// dynamic dimension kept by the reshape), the constants left divide;
+/// else the product of `known` must divide the whole.
+static std::optional<SymExpr> inferredSize(const ShapeSymbols &symbols,
+                                           ArrayRef<SymExpr> src,
+                                           ArrayRef<SymExpr> known) {
+  SmallVector<SymExpr> num(src.begin(), src.end());
+  SymExpr divisor(1), all(1), knownAll(1);
+  for (const SymExpr &e : src)
+    all = all * e;
+  for (const SymExpr &k : known)
+    knownAll = knownAll * k;
+  bool cancelled = true;
+  for (const SymExpr &k : known) {
+    auto it = llvm::find_if(
+        num, [&](const SymExpr &e) { return symbols.equal(e, k); });
+    if (it != num.end())
+      num.erase(it);
+    else if (k.isConstant())
+      divisor = divisor * k;
+    else
+      cancelled = false;
+  }
+  if (cancelled) {
+    SymExpr rest(1);
+    for (const SymExpr &e : num)
+      rest = rest * e;
+    if (std::optional<SymExpr> q = symbols.canonical(rest).divExact(divisor))
+      return q;
+  }
+  return symbols.canonical(all).divExact(symbols.canonical(knownAll));
+}
+
+/// Reshape to a target with sizes computed from dynamic dimensions (or of
+/// an input with dynamic dimensions).
+static LogicalResult importReshapeDynamic(NodeContext &nc,
+                                          ArrayRef<SymExpr> target) {
+  Importer &imp = nc.imp;
+  const ShapeSymbols &symbols = imp.symbols;
+  Value x = nc.in(0);
+  SymShape s = imp.symShape(x);
+  bool allowZero = nc.attrInt("allowzero", 0) != 0;
+  SymShape shape;
+  int64_t inferAt = -1;
+  for (auto [i, d] : llvm::enumerate(target)) {
+    std::optional<int64_t> c = d.getConstant();
+    if (c && *c == 0 && !allowZero) {
+      if (i >= s.size())
+        return nc.error() << "shape entry #" << i
+                          << " is 0 (copy) but the input has rank " << s.size();
+      shape.push_back(s[i]);
+    } else if (c && *c == -1) {
+      if (inferAt >= 0)
+        return nc.error() << "more than one -1 in shape";
+      inferAt = i;
+      shape.push_back(1);
+    } else if (c && *c < 0) {
+      return nc.error() << "invalid shape entry " << *c;
+    } else if (!c && !symbols.provablyNonNegative(d)) {
+      return nc.error() << "shape entry #" << i << " is " << symbols.str(d)
+                        << ", which may be negative at run time";
+    } else if (!c && !allowZero && symbols.range(d).first == 0 &&
+               !(i < s.size() && symbols.equal(d, s[i]))) {
+      return nc.error() << "shape entry #" << i << " is " << symbols.str(d)
+                        << ", which may be 0 at run time, where allowzero=0 "
+                           "would copy the input's dimension instead";
+    } else {
+      shape.push_back(d);
+    }
+  }
+  SymExpr n(1), known(1);
+  for (const SymExpr &e : s)
+    n = n * e;
+  for (const SymExpr &e : shape)
+    known = known * e;
+  if (inferAt >= 0) {
+    SymShape others(shape);
+    others.erase(others.begin() + inferAt);
+    std::optional<SymExpr> q = inferredSize(symbols, s, others);
+    if (!q)
+      return nc.error() << "cannot infer -1 when reshaping " << imp.describe(x)
+                        << " to [" << [&] {
+                             std::string t;
+                             llvm::raw_string_ostream os(t);
+                             llvm::interleaveComma(target, os,
+                                                   [&](const SymExpr &e) {
+                                                     os << symbols.str(e);
+                                                   });
+                             return t;
+                           }() << "]";
+    shape[inferAt] = *q;
+  } else if (!symbols.equal(n, known)) {
+    return nc.error() << "shape mismatch: cannot reshape " << imp.describe(x)
+                      << " (" << symbols.str(n) << " elements) to "
+                      << symbols.str(known) << " elements";
+  }
+  nc.results.push_back(imp.reshape(nc.loc, x, shape));
   return success();
 }
 
 static LogicalResult importReshape(NodeContext &nc) {
   if (failed(checkArity(nc, 2, 2)))
     return failure();
+  if (std::optional<Lit> t = nc.imp.getSymLit(nc.in(1));
+      t && (t->isSymbolic() || Importer::isDynamic(nc.in(0))))
+    return importReshapeDynamic(nc, t->syms);
   FailureOr<SmallVector<int64_t>> target = nc.constInts(1, "shape");
   if (failed(target))
     return failure();
@@ -105,8 +226,19 @@ static LogicalResult importFlatten(NodeContext &nc) {
     return nc.error() << "axis " << axis << " out of range for rank " << rank;
   if (axis < 0)
     axis += rank;
+  if (Importer::isDynamic(x)) {
+    SymShape sym = nc.imp.symShape(x);
+    SymExpr outer(1), inner(1);
+    for (auto [d, e] : llvm::enumerate(sym)) {
+      SymExpr &side = int64_t(d) < axis ? outer : inner;
+      side = side * e;
+    }
+    nc.results.push_back(nc.imp.reshape(nc.loc, x, SymShape{outer, inner}));
+    return success();
+  }
   nc.results.push_back(nc.imp.reshape(
-      nc.loc, x, {product(s.take_front(axis)), product(s.drop_front(axis))}));
+      nc.loc, x, ArrayRef<int64_t>{product(s.take_front(axis)),
+                                   product(s.drop_front(axis))}));
   return success();
 }
 
@@ -119,24 +251,32 @@ static LogicalResult importSqueeze(NodeContext &nc) {
   if (failed(axesOr))
     return failure();
   SmallVector<int64_t> axes;
+  SymShape sym = nc.imp.symShape(x);
   if (*axesOr) {
     auto n = normAxes(nc, **axesOr, s.size());
     if (failed(n))
       return failure();
     axes = *n;
   } else {
-    for (auto [i, d] : llvm::enumerate(s))
-      if (d == 1)
+    for (auto [i, d] : llvm::enumerate(sym)) {
+      if (d.getConstant() == std::optional<int64_t>(1))
         axes.push_back(i);
+      else if (!d.isConstant() && nc.imp.symbols.range(d).first <= 1)
+        return nc.error() << "without axes, dimension " << i << " ("
+                          << nc.imp.symbols.str(d)
+                          << ") would be squeezed when it is 1 at run time; "
+                             "give the axes";
+    }
   }
-  SmallVector<int64_t> shape;
-  for (auto [i, d] : llvm::enumerate(s)) {
+  SymShape shape;
+  for (auto [i, d] : llvm::enumerate(sym)) {
     if (!llvm::is_contained(axes, static_cast<int64_t>(i))) {
       shape.push_back(d);
       continue;
     }
-    if (d != 1)
-      return nc.error() << "cannot squeeze dimension " << i << " of size " << d;
+    if (d.getConstant() != std::optional<int64_t>(1))
+      return nc.error() << "cannot squeeze dimension " << i << " of size "
+                        << nc.imp.symbols.str(d);
   }
   nc.results.push_back(nc.imp.reshape(nc.loc, x, shape));
   return success();
@@ -156,10 +296,10 @@ static LogicalResult importUnsqueeze(NodeContext &nc) {
   auto axes = normAxes(nc, **axesOr, outRank);
   if (failed(axes))
     return failure();
-  SmallVector<int64_t> shape;
+  SymShape sym = nc.imp.symShape(x), shape;
   size_t j = 0;
   for (int64_t i = 0; i < outRank; ++i)
-    shape.push_back(llvm::is_contained(*axes, i) ? 1 : s[j++]);
+    shape.push_back(llvm::is_contained(*axes, i) ? SymExpr(1) : sym[j++]);
   nc.results.push_back(nc.imp.reshape(nc.loc, x, shape));
   return success();
 }
@@ -185,22 +325,22 @@ static LogicalResult importDepthSpace(NodeContext &nc, bool toSpace) {
                         << "blocksize^2 (" << b * b << ")";
     std::string mode = nc.attrString("mode", "DCR");
     if (mode == "DCR") {
-      r = imp.reshape(nc.loc, x, {n, b, b, c / (b * b), h, w});
+      r = imp.reshape(nc.loc, x, ArrayRef<int64_t>{n, b, b, c / (b * b), h, w});
       r = imp.transpose(nc.loc, r, {0, 3, 4, 1, 5, 2});
     } else if (mode == "CRD") {
-      r = imp.reshape(nc.loc, x, {n, c / (b * b), b, b, h, w});
+      r = imp.reshape(nc.loc, x, ArrayRef<int64_t>{n, c / (b * b), b, b, h, w});
       r = imp.transpose(nc.loc, r, {0, 1, 4, 2, 5, 3});
     } else {
       return nc.error() << "unknown mode '" << mode << "'";
     }
-    r = imp.reshape(nc.loc, r, {n, c / (b * b), h * b, w * b});
+    r = imp.reshape(nc.loc, r, ArrayRef<int64_t>{n, c / (b * b), h * b, w * b});
   } else {
     if (h % b != 0 || w % b != 0)
       return nc.error() << "height and width must be multiples of blocksize "
                         << b;
-    r = imp.reshape(nc.loc, x, {n, c, h / b, b, w / b, b});
+    r = imp.reshape(nc.loc, x, ArrayRef<int64_t>{n, c, h / b, b, w / b, b});
     r = imp.transpose(nc.loc, r, {0, 3, 5, 1, 2, 4});
-    r = imp.reshape(nc.loc, r, {n, c * b * b, h / b, w / b});
+    r = imp.reshape(nc.loc, r, ArrayRef<int64_t>{n, c * b * b, h / b, w / b});
   }
   nc.results.push_back(r);
   return success();
@@ -277,6 +417,18 @@ static LogicalResult importTranspose(NodeContext &nc) {
 static LogicalResult importExpand(NodeContext &nc) {
   if (failed(checkArity(nc, 2, 2)))
     return failure();
+  if (std::optional<Lit> t = nc.imp.getSymLit(nc.in(1));
+      t && (t->isSymbolic() || Importer::isDynamic(nc.in(0)))) {
+    // Expand broadcasts both ways, as numpy: the target may have 1s where
+    // the input has larger dims.
+    SymShape target(t->syms.begin(), t->syms.end());
+    FailureOr<SymShape> shape = nc.imp.broadcastSymShapes(
+        nc, {nc.imp.symShape(nc.in(0)), target});
+    if (failed(shape))
+      return failure();
+    nc.results.push_back(nc.imp.broadcastTo(nc.loc, nc.in(0), *shape));
+    return success();
+  }
   FailureOr<SmallVector<int64_t>> target = nc.constInts(1, "shape");
   if (failed(target))
     return failure();
@@ -306,20 +458,27 @@ static LogicalResult importConcat(NodeContext &nc) {
   if (failed(axis))
     return failure();
   SmallVector<Value> vals;
+  Importer &imp = nc.imp;
   for (Value v : nc.inputs) {
     if (!v)
       return nc.error() << "empty input name";
-    ArrayRef<int64_t> s = Importer::shapeOf(v);
+    SymShape s = imp.symShape(v), f = imp.symShape(first);
     bool ok = static_cast<int64_t>(s.size()) == rank &&
               Importer::elemOf(v) == Importer::elemOf(first);
-    for (int64_t d = 0; ok && d < rank; ++d)
-      ok = d == *axis || s[d] == Importer::shapeOf(first)[d];
+    for (int64_t d = 0; ok && d < rank; ++d) {
+      if (d == *axis || imp.symbols.equal(s[d], f[d]))
+        continue;
+      // Dynamic sizes that must agree (checked at run time).
+      std::string why;
+      ok = !s[d].isConstant() && !f[d].isConstant() &&
+           imp.symbols.unify(s[d], f[d], why);
+    }
     if (!ok)
       return nc.error() << "shape mismatch: cannot concatenate "
-                        << first.getType() << " and " << v.getType()
+                        << imp.describe(first) << " and " << imp.describe(v)
                         << " along axis " << *axis;
     // Zero-sized pieces (common in KV-cache graphs) contribute nothing.
-    if (s[*axis] != 0)
+    if (s[*axis].getConstant() != std::optional<int64_t>(0))
       vals.push_back(v);
   }
   if (vals.empty())
@@ -370,11 +529,113 @@ static LogicalResult importSplit(NodeContext &nc) {
   return success();
 }
 
+/// A Slice bound (`start` or `end`) into [0, dim] as ONNX clamps it
+/// (negative values count from the end), when the symbols' bounds decide
+/// the clamping; an error at the node otherwise.
+static FailureOr<SymExpr> clampSliceBound(NodeContext &nc, const SymExpr &v,
+                                          const SymExpr &dim, StringRef what) {
+  const ShapeSymbols &symbols = nc.imp.symbols;
+  SymExpr x = v;
+  if (std::optional<int64_t> c = v.getConstant()) {
+    // INT64_MAX / INT64_MIN: "to the end" / "from the start".
+    if (*c >= kMaxTensorElements)
+      return dim;
+    if (*c <= -kMaxTensorElements)
+      return SymExpr(0);
+    if (*c < 0)
+      x = dim + SymExpr(*c);
+  } else if (!symbols.provablyNonNegative(v)) {
+    return nc.error() << "Slice " << what << " " << symbols.str(v)
+                      << " may be negative at run time (counting from the "
+                         "end); compile with a static --input-shape";
+  }
+  x = symbols.canonical(x);
+  if (symbols.provablyNonNegative(x) && symbols.provablyNonNegative(dim - x))
+    return x;
+  if (symbols.provablyNonNegative(x - dim))
+    return dim;
+  if (symbols.provablyNonNegative(-x))
+    return SymExpr(0);
+  return nc.error() << "Slice " << what << " " << symbols.str(v)
+                    << " is clamped into a dimension of " << symbols.str(dim)
+                    << " depending on its run-time size; compile with a "
+                       "static --input-shape";
+}
+
+/// Slice of a tensor with dynamic dimensions, or with starts/ends computed
+/// from them: steps of 1, bounds whose clamping the symbols decide.
+static LogicalResult importSliceDynamic(NodeContext &nc) {
+  Importer &imp = nc.imp;
+  Value x = nc.in(0);
+  SymShape s = imp.symShape(x);
+  int64_t rank = s.size();
+  auto starts = nc.symInts(1, "starts");
+  auto ends = nc.symInts(2, "ends");
+  if (failed(starts) || failed(ends))
+    return failure();
+  SmallVector<int64_t> axes, steps;
+  if (nc.in(3)) {
+    auto a = nc.constInts(3, "axes");
+    if (failed(a))
+      return failure();
+    axes = *a;
+  } else {
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+  }
+  if (nc.in(4)) {
+    auto st = nc.constInts(4, "steps");
+    if (failed(st))
+      return failure();
+    steps = *st;
+  } else {
+    steps.assign(starts->size(), 1);
+  }
+  if (ends->size() != starts->size() || axes.size() != starts->size() ||
+      steps.size() != starts->size())
+    return nc.error() << "starts, ends, axes and steps must have equal lengths";
+  SymShape offs(rank, SymExpr(0)), sizes = s;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    FailureOr<int64_t> ax = nc.normAxis(axes[i], rank);
+    if (failed(ax))
+      return failure();
+    if (steps[i] != 1)
+      return nc.error() << "step " << steps[i] << " of a dynamic slice is not "
+                        << "supported (steps of 1 are); compile with a static "
+                           "--input-shape";
+    FailureOr<SymExpr> start =
+        clampSliceBound(nc, (*starts)[i], s[*ax], "start");
+    FailureOr<SymExpr> end = clampSliceBound(nc, (*ends)[i], s[*ax], "end");
+    if (failed(start) || failed(end))
+      return failure();
+    SymExpr size = imp.symbols.canonical(*end - *start);
+    if (!imp.symbols.provablyNonNegative(size)) {
+      if (!imp.symbols.provablyNonNegative(-size))
+        return nc.error() << "Slice [" << imp.symbols.str(*start) << ", "
+                          << imp.symbols.str(*end)
+                          << ") may be empty or not depending on run-time "
+                             "sizes; compile with a static --input-shape";
+      size = 0;
+      *start = 0; // an empty slice at an in-bounds offset
+    }
+    offs[*ax] = *start;
+    sizes[*ax] = size;
+  }
+  nc.results.push_back(imp.extractSlice(nc.loc, x, offs, sizes,
+                                        SmallVector<int64_t>(rank, 1)));
+  return success();
+}
+
 static LogicalResult importSlice(NodeContext &nc) {
   if (failed(checkArity(nc, 3, 5)))
     return failure();
   Importer &imp = nc.imp;
   Value x = nc.in(0);
+  auto symbolic = [&](size_t i) {
+    std::optional<Lit> l = imp.getSymLit(nc.in(i));
+    return l && l->isSymbolic();
+  };
+  if (Importer::isDynamic(x) || symbolic(1) || symbolic(2))
+    return importSliceDynamic(nc);
   ArrayRef<int64_t> s = Importer::shapeOf(x);
   int64_t rank = s.size();
   auto starts = nc.constInts(1, "starts");
@@ -468,15 +729,16 @@ void onnx_import::registerShapeOps(OpRegistry &r) {
   r.add("SpaceToDepth", {13},
         [](NodeContext &nc) { return importDepthSpace(nc, false); });
   r.add("Tile", {13}, importTile);
-  r.add("Shape", {13, 15, 19, 21}, importShape);
-  r.add("Size", {13, 19, 21}, importSize);
-  r.add("Reshape", {13, 14, 19, 21}, importReshape);
-  r.add("Flatten", {13, 21}, importFlatten);
-  r.add("Squeeze", {13, 21}, importSqueeze);
-  r.add("Unsqueeze", {13, 21}, importUnsqueeze);
-  r.add("Transpose", {13, 21}, importTranspose);
-  r.add("Expand", {13}, importExpand);
-  r.add("Concat", {13}, importConcat);
+  constexpr ShapeSupport dyn = ShapeSupport::Dynamic;
+  r.add("Shape", {13, 15, 19, 21}, importShape, dyn);
+  r.add("Size", {13, 19, 21}, importSize, dyn);
+  r.add("Reshape", {13, 14, 19, 21}, importReshape, dyn);
+  r.add("Flatten", {13, 21}, importFlatten, dyn);
+  r.add("Squeeze", {13, 21}, importSqueeze, dyn);
+  r.add("Unsqueeze", {13, 21}, importUnsqueeze, dyn);
+  r.add("Transpose", {13, 21}, importTranspose, dyn);
+  r.add("Expand", {13}, importExpand, dyn);
+  r.add("Concat", {13}, importConcat, dyn);
   r.add("Split", {13, 18}, importSplit);
-  r.add("Slice", {13}, importSlice);
+  r.add("Slice", {13}, importSlice, dyn);
 }

@@ -25,7 +25,12 @@ extern "C" {
 /* 2: fp8rt_model_run_ex (tensors in device memory, a CUDA stream) and
  * fp8rt_model_last_run_copies; every version-1 function is unchanged, so a
  * host written for version 1 runs a version-2 library as before. */
-#define FP8RT_ABI_VERSION 2
+/* 3: dynamic dimensions with bounds (fp8-compile --input-shape
+ * ids=1..8x1..64): fp8rt_model_input_bounds, fp8rt_model_input_dim_name,
+ * fp8rt_model_output_shape_for; the shape accessors say -1 for a dynamic
+ * dimension, and a run takes each input's actual sizes. Every version-2
+ * function is unchanged for static models. */
+#define FP8RT_ABI_VERSION 3
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
 typedef enum fp8rt_dtype {
@@ -135,12 +140,36 @@ int32_t fp8rt_model_input_dtype(const fp8rt_model *model, int32_t index);
 int32_t fp8rt_model_output_dtype(const fp8rt_model *model, int32_t index);
 int32_t fp8rt_model_input_rank(const fp8rt_model *model, int32_t index);
 int32_t fp8rt_model_output_rank(const fp8rt_model *model, int32_t index);
+/* -1 for a dynamic dimension (ABI 3). */
 const int64_t *fp8rt_model_input_shape(const fp8rt_model *model, int32_t index);
 const int64_t *fp8rt_model_output_shape(const fp8rt_model *model, int32_t index);
 
+/* ABI 3. The inclusive bounds of each dimension of input `index` into
+ * lo[rank] and hi[rank] (a static dimension: lo == hi == its size);
+ * FP8RT_INVALID_ARGUMENT for a bad index or NULL arrays. */
+fp8rt_status fp8rt_model_input_bounds(const fp8rt_model *model, int32_t index,
+                                      int64_t *lo, int64_t *hi);
+/* ABI 3. The name of dynamic dimension `dim` of input `index` (the model's
+ * dim_param, e.g. "batch"; dimensions of one name are equal in every run),
+ * or NULL for a static dimension or bad indices. */
+const char *fp8rt_model_input_dim_name(const fp8rt_model *model, int32_t index,
+                                       int32_t dim);
+/* ABI 3. The shape of output `index` (rank entries into `shape`) for a run
+ * on `inputs` (only their rank and shape are read: data may be NULL). The
+ * inputs' dynamic dimensions must lie within their bounds and agree where
+ * they share a name, else FP8RT_INVALID_ARGUMENT and the message says which
+ * (fp8rt_model_last_error). For a static model: fp8rt_model_output_shape. */
+fp8rt_status fp8rt_model_output_shape_for(fp8rt_model *model,
+                                          const fp8rt_tensor *inputs,
+                                          int32_t num_inputs, int32_t index,
+                                          int64_t *shape);
+
 /* Runs the model: `inputs` and `outputs` must match the signature exactly
  * (count, dtype, rank, shape; non-NULL data), all in host memory. Output
- * buffers may not alias inputs. */
+ * buffers may not alias inputs. A dynamic dimension of an input may be any
+ * size within its bounds (outside: FP8RT_INVALID_ARGUMENT naming the input,
+ * the dimension and its bounds; the model stays usable); the outputs must
+ * then have the shapes fp8rt_model_output_shape_for gives. */
 fp8rt_status fp8rt_model_run(fp8rt_model *model, const fp8rt_tensor *inputs,
                              int32_t num_inputs, const fp8rt_tensor *outputs,
                              int32_t num_outputs);

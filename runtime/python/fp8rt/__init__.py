@@ -23,6 +23,12 @@ as they are: dtype and shape must match exactly (no conversion on the
 device), and they must be C-contiguous. `model.last_run_copies()` counts
 the bytes a run copied between host and device.
 
+A library with dynamic dimensions (ABI 3, fp8-compile --input-shape
+ids=1..8x1..64) takes inputs of any shape within the bounds
+(`TensorInfo.bounds`, `.dim_names`; -1 in `.shape`) and returns outputs of
+the shapes they imply (`model.output_shapes(input_shapes)`); an input
+outside its bounds raises fp8rt.Error naming it and its bounds.
+
 Errors from the library raise fp8rt.Error with its message (which names
 the tensor, the CUDA error and the kernel where one is involved).
 
@@ -227,15 +233,37 @@ def _empty_like_library(proto, info):
 
 
 class TensorInfo:
-    """Name, ONNX dtype code, numpy dtype and shape of a model tensor."""
+    """Name, ONNX dtype code, numpy dtype and shape of a model tensor.
 
-    def __init__(self, name, dtype, shape):
+    A dynamic dimension (ABI 3) is -1 in `shape`; for inputs, `bounds` has
+    each dimension's inclusive (lo, hi) (lo == hi for a static one) and
+    `dim_names` its name (None for a static one)."""
+
+    def __init__(self, name, dtype, shape, bounds=None, dim_names=None):
         self.name, self.dtype, self.shape = name, dtype, tuple(shape)
         self.numpy_dtype = np.dtype(_DTYPES[dtype])
+        self.bounds = tuple(bounds) if bounds is not None else tuple(
+            (d, d) for d in self.shape)
+        self.dim_names = (tuple(dim_names) if dim_names is not None
+                          else (None,) * len(self.shape))
+
+    @property
+    def dynamic(self):
+        return any(d < 0 for d in self.shape)
+
+    def shape_text(self):
+        """The shape as text, a dynamic dimension as its bounds: "(1, 32)",
+        "(1..8, 1..64)"."""
+        if not self.dynamic:
+            return str(self.shape)
+        # Outputs have no bounds of their own: "?" (Model.output_shapes).
+        dims = [str(d) if d >= 0 else f"{lo}..{hi}" if lo >= 0 else "?"
+                for d, (lo, hi) in zip(self.shape, self.bounds)]
+        return "(" + ", ".join(dims) + ")"
 
     def __repr__(self):
         return (f"TensorInfo({self.name!r}, {_NAMES.get(self.dtype, self.dtype)}, "
-                f"{self.shape})")
+                f"{self.shape_text()})")
 
 
 class Model:
@@ -312,11 +340,40 @@ class Model:
         if not self._m:
             raise Error((err.value or b"fp8rt_model_create failed").decode())
 
+        self._shape_for = None
+        if self.abi_version >= 3:
+            for name in ("fp8rt_model_input_bounds", "fp8rt_model_input_dim_name",
+                         "fp8rt_model_output_shape_for"):
+                if not hasattr(lib, name):
+                    raise Error(f"{path} says ABI version {self.abi_version} "
+                                f"but has no {name}: not an fp8-compile model "
+                                "library")
+            lib.fp8rt_model_input_bounds.restype = i32
+            lib.fp8rt_model_input_bounds.argtypes = [
+                vp, i32, ctypes.POINTER(ctypes.c_int64),
+                ctypes.POINTER(ctypes.c_int64)]
+            lib.fp8rt_model_input_dim_name.restype = cp
+            lib.fp8rt_model_input_dim_name.argtypes = [vp, i32, i32]
+            self._shape_for = lib.fp8rt_model_output_shape_for
+            self._shape_for.restype = i32
+            self._shape_for.argtypes = [vp, ctypes.POINTER(_Tensor), i32, i32,
+                                        ctypes.POINTER(ctypes.c_int64)]
+
         def info(kind, i):
             get = lambda what: getattr(lib, f"fp8rt_model_{kind}_{what}")(self._m, i)
             rank, shape = get("rank"), get("shape")
-            return TensorInfo(get("name").decode(), get("dtype"),
-                              [shape[d] for d in range(rank)])
+            shape = [shape[d] for d in range(rank)]
+            bounds = names = None
+            if kind == "input" and self._shape_for is not None and rank > 0:
+                lo, hi = (ctypes.c_int64 * rank)(), (ctypes.c_int64 * rank)()
+                self._check(lib.fp8rt_model_input_bounds(self._m, i, lo, hi),
+                            "input_bounds")
+                bounds = list(zip(lo, hi))
+                names = [lib.fp8rt_model_input_dim_name(self._m, i, d)
+                         for d in range(rank)]
+                names = [n.decode() if n else None for n in names]
+            return TensorInfo(get("name").decode(), get("dtype"), shape,
+                              bounds, names)
 
         self.inputs = [info("input", i)
                        for i in range(lib.fp8rt_model_num_inputs(self._m))]
@@ -396,9 +453,15 @@ class Model:
         ins = [self._view(a, info, f"input '{info.name}'", stream, False)
                for a, info in zip(arrays, self.inputs)]
         for v, info in zip(ins, self.inputs):
-            if v.shape != info.shape:
+            if len(v.shape) != len(info.shape) or any(
+                    g != w for g, w in zip(v.shape, info.shape) if w >= 0):
                 raise Error(f"input '{info.name}': shape {v.shape} given, the "
-                            f"model was compiled for {info.shape}")
+                            f"model was compiled for {info.shape_text()}")
+        # Dynamic dimensions: the outputs' shapes for these inputs (the
+        # library checks the inputs' bounds here).
+        out_shapes = [info.shape for info in self.outputs]
+        if any(info.dynamic for info in self.outputs):
+            out_shapes = self.output_shapes([v.shape for v in ins])
         device_in = [a for a, v in zip(arrays, ins) if v.memory == _DEVICE]
         if stream is None:  # the producer's stream, if it names one
             stream = next((v.stream for v in ins if v.stream is not None), None)
@@ -420,14 +483,14 @@ class Model:
                                 f"{type(device_in[0]).__name__}: give the "
                                 f"outputs' buffers with out=")
             if buf is None:
-                buf = np.empty(info.shape, info.numpy_dtype)
+                buf = np.empty(out_shapes[k], info.numpy_dtype)
             results.append(buf)
         outs = [self._view(b, info, f"output '{info.name}'", stream, True)
                 for b, info in zip(results, self.outputs)]
-        for v, info in zip(outs, self.outputs):
-            if v.shape != info.shape:
+        for v, info, want in zip(outs, self.outputs, out_shapes):
+            if v.shape != tuple(want):
                 raise Error(f"output '{info.name}': buffer of shape {v.shape} "
-                            f"given, the output has {info.shape}")
+                            f"given, the output has {tuple(want)}")
         uses_device = any(v.memory == _DEVICE for v in ins + outs)
         if self._run_ex is None and (uses_device or stream is not None):
             raise Error(f"this library has ABI version {self.abi_version}: it "
@@ -440,6 +503,10 @@ class Model:
                 arr[k].data = v.ptr
                 if self._run_ex is not None:
                     arr[k].memory = v.memory
+        if self._shape_for is not None:  # this run's sizes
+            for shape, v in zip(self._shapes, ins + outs):
+                for d, size in enumerate(v.shape):
+                    shape[d] = size
         if self._run_ex is None:
             status = self._lib.fp8rt_model_run(self._m, in_arr, len(ins),
                                                out_arr, len(outs))
@@ -449,6 +516,28 @@ class Model:
                                   len(outs), ctypes.byref(self._options))
         self._check(status, "run")
         return results
+
+    def output_shapes(self, input_shapes):
+        """The outputs' shapes for a run on inputs of `input_shapes` (one
+        tuple per input); raises Error naming the input when a dynamic
+        dimension is outside its bounds (ABI 3; a static model's shapes
+        otherwise)."""
+        if self._shape_for is None:
+            return [info.shape for info in self.outputs]
+        if len(input_shapes) != len(self.inputs):
+            raise Error(f"{len(input_shapes)} input shapes given, the model "
+                        f"takes {len(self.inputs)}")
+        keep = [(ctypes.c_int64 * max(1, len(s)))(*s) for s in input_shapes]
+        arr = (_Tensor * max(1, len(keep)))()
+        for k, (shape, info) in enumerate(zip(keep, self.inputs)):
+            arr[k].dtype, arr[k].rank = info.dtype, len(input_shapes[k])
+            arr[k].shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+        result = []
+        for i, info in enumerate(self.outputs):
+            out = (ctypes.c_int64 * max(1, len(info.shape)))()
+            self._check(self._shape_for(self._m, arr, len(keep), i, out), "run")
+            result.append(tuple(out[d] for d in range(len(info.shape))))
+        return result
 
     def _descriptors(self):
         """The handle's input and output tensor arrays (fp8rt_tensor or

@@ -42,8 +42,9 @@ bool isZeroFill(Value init) {
 
 /// The products this pass serves (not the FP32 twins of an analysis build,
 /// which are the reference): default maps, f32/f16/bf16 operands of
-/// one type, a zero-filled f32 (or operand-typed) accumulator, static
-/// shapes.
+/// one type, a zero-filled f32 (or operand-typed) accumulator; static or
+/// dynamic shapes (the rounding is element-wise, the product's scales
+/// per tensor).
 bool isCandidate(linalg::LinalgOp op) {
   if (op->hasAttr(kFP32ReferenceAttrName))
     return false;
@@ -58,10 +59,7 @@ bool isCandidate(linalg::LinalgOp op) {
   Type acc = getElementTypeOrSelf(init.getType());
   return isa<Float32Type, Float16Type, BFloat16Type>(elt) &&
          getElementTypeOrSelf(rhs.getType()) == elt &&
-         (acc == elt || acc.isF32()) && isZeroFill(init) &&
-         cast<ShapedType>(lhs.getType()).hasStaticShape() &&
-         cast<ShapedType>(rhs.getType()).hasStaticShape() &&
-         cast<ShapedType>(init.getType()).hasStaticShape();
+         (acc == elt || acc.isF32()) && isZeroFill(init);
 }
 
 /// f32 -> bf16 bits, round to nearest even; NaN stays a (quiet) NaN.
@@ -177,7 +175,7 @@ Value roundAtRunTime(OpBuilder &b, Location loc, Value value, bool transpose) {
   const int64_t rank = type.getRank();
   SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   std::swap(perm[rank - 1], perm[rank - 2]);
-  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<OpFoldResult> shape = tensor::getMixedSizes(b, loc, x);
   std::swap(shape[rank - 1], shape[rank - 2]);
   Value init = tensor::EmptyOp::create(b, loc, shape, b.getBF16Type());
   return linalg::TransposeOp::create(b, loc, x, init, perm)->getResult(0);

@@ -437,9 +437,6 @@ struct FP8InsertScalesPass
       d.reason = "not an f32/f16/bf16 product";
     else if (!isZeroFill(init))
       d.reason = "accumulates into a non-zero tensor";
-    else if (!cast<ShapedType>(lhs.getType()).hasStaticShape() ||
-             !cast<ShapedType>(rhs.getType()).hasStaticShape())
-      d.reason = "dynamic shape";
     else {
       d.fp8 = true;
       if (batched && !includeAttention && !rhsIsWeight) {
@@ -477,6 +474,17 @@ struct FP8InsertScalesPass
         }
         break;
       }
+    }
+    // Dynamic dimensions (issue 14): per-tensor scales only, whose amax
+    // runs over the run's elements; scales per row or block would have
+    // dynamic shapes, which the lowering does not take yet.
+    const bool dynamic = !cast<ShapedType>(lhs.getType()).hasStaticShape() ||
+                         !cast<ShapedType>(rhs.getType()).hasStaticShape();
+    if (d.fp8 && dynamic && d.recipe != RecipeKind::Current &&
+        d.recipe != RecipeKind::Delayed) {
+      d.fp8 = false;
+      d.reason = "dynamic shape (only the per-tensor recipes, current and "
+                 "delayed, take dynamic dimensions yet)";
     }
     return d;
   }

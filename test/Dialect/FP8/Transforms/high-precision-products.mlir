@@ -93,3 +93,32 @@ func.func @attention(%q: tensor<1x4x8x16xf16>, %v: tensor<1x2x8x16xf16>, %m: ten
   %o2 = fp8.attention %qbb, %kb, %vbb scale(1.0) : (tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x4x8x16xf32>
   return %o, %o2 : tensor<1x4x8x16xf16>, tensor<1x4x8x16xf32>
 }
+
+// -----
+
+// Dynamic shapes (issue 14): the rounding is element-wise and the
+// transpose's destination takes the operand's run-time sizes.
+// CHECK-LABEL: func @batched_dynamic
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x?x16xf32>, %[[K:.+]]: tensor<?x16x?xf32>)
+// CHECK-DAG: %[[QB:.+]] = arith.truncf %[[Q]] : tensor<?x?x16xf32> to tensor<?x?x16xbf16>
+// CHECK-DAG: %[[KB:.+]] = arith.truncf %[[K]] : tensor<?x16x?xf32> to tensor<?x16x?xbf16>
+// CHECK-DAG: %[[B:.+]] = tensor.dim %[[KB]], %c0
+// CHECK-DAG: %[[N:.+]] = tensor.dim %[[KB]], %c2
+// CHECK: %[[E:.+]] = tensor.empty(%[[B]], %[[N]]) : tensor<?x?x16xbf16>
+// CHECK: %[[KT:.+]] = linalg.transpose ins(%[[KB]] : tensor<?x16x?xbf16>) outs(%[[E]] : tensor<?x?x16xbf16>) permutation = [0, 2, 1]
+// CHECK: fp8.scaled_matmul %[[QB]], %{{.+}} layout<tensor>, %[[KT]], %{{.+}} layout<tensor> transpose_rhs : (tensor<?x?x16xbf16>, tensor<f32>, tensor<?x?x16xbf16>, tensor<f32>) -> tensor<?x?x?xf32>
+// NOT-LABEL: func @batched_dynamic
+// NOT: fp8.scaled_matmul %{{.+}} layout<tensor>, %{{.+}} layout<tensor> : (tensor<?x?x16xbf16>, tensor<f32>, tensor<?x16x?xbf16>, tensor<f32>) -> tensor<?x?x?xf32>
+func.func @batched_dynamic(%q: tensor<?x?x16xf32>, %k: tensor<?x16x?xf32>) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %b = tensor.dim %q, %c0 : tensor<?x?x16xf32>
+  %m = tensor.dim %q, %c1 : tensor<?x?x16xf32>
+  %n = tensor.dim %k, %c2 : tensor<?x16x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%b, %m, %n) : tensor<?x?x?xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %y = linalg.batch_matmul ins(%q, %k : tensor<?x?x16xf32>, tensor<?x16x?xf32>) outs(%acc : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  return %y : tensor<?x?x?xf32>
+}
