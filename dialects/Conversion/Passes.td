@@ -266,6 +266,21 @@ def FP8GPUMapLoops : Pass<"fp8-gpu-map-loops", "::mlir::func::FuncOp"> {
   ];
 }
 
+def FP8GPURequireStaticShapes : Pass<"fp8-gpu-require-static-shapes",
+                                     "::mlir::ModuleOp"> {
+  let summary = "Refuse dynamic shapes before the GPU lowering";
+  let description = [{
+    The GPU kernels take static shapes only (dynamic shapes are CPU-only
+    for now, docs/Decoding.md). Without this check a dynamic model fails
+    deep in the lowering ("failed to legalize operation 'gpu.func'",
+    "cannot create out param for dynamically shaped result"). This pass,
+    the first of `fp8-gpu-lowering-pipeline`, fails on the first function
+    argument or result (named by its `onnx.name`), or else the first op
+    result, whose tensor or memref type has a dynamic dimension, saying
+    how to get a static module.
+  }];
+}
+
 def FP8GPUMergeKernelModules : Pass<"fp8-gpu-merge-kernel-modules",
                                     "::mlir::ModuleOp"> {
   let summary = "Put every kernel into one gpu.module";

@@ -162,6 +162,8 @@ void fp8::buildFP8GPULoweringPipeline(
   // Tensor level: the same as the CPU path, except that FP8 products and
   // attention are outlined for the GEMM and attention kernels and FP8 casts
   // stay arith casts (the GPU lowers them to cvt instructions).
+  // One clear error for a dynamic model (the kernels are static).
+  pm.addPass(createFP8GPURequireStaticShapes());
   pm.addPass(createFP8PackExternalWeights());
   pm.addPass(createFP8MaterializeExternalWeights());
   // Products write the 16-bit type their consumer rounds to (no FP32
