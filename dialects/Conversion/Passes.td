@@ -140,7 +140,10 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
     operands staged in shared memory, `wgmma.mma_async` (sm_90a) or
     `mma.sync.m16n8k32` (sm_89) with FP32 accumulators, per-K-block FP32
     promotion for block and MX scales, bias/epilogue and the rounding to the
-    result type in the epilogue. Functions the kernel cannot serve keep their
+    result type in the epilogue. M may be dynamic (the lhs's and the
+    output's row dimension): the host then reads it and launches a decode
+    kernel (M <= 64) or the general one, M passed to the kernel. Functions
+    the kernel cannot serve keep their
     reference body (lowered by the generic GPU loop mapping); a remark says
     why. Every function loses its `fp8.gemm` attribute: from here on it is
     an ordinary function (the pipeline inlines it).

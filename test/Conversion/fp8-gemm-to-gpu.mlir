@@ -192,11 +192,29 @@ func.func private @__fp8_gemm_kn(%a: memref<32x128xf8E4M3FN>, %sa: memref<f32>, 
 
 // -----
 
+// M at run time with thread copies: rows >= M are zero-filled against M
+// from the launch (test/Conversion/fp8-gemm-to-gpu-dynamic-m.mlir: TMA).
 // CHECK-LABEL: func.func private @__fp8_gemm_dyn
-// CHECK-NOT:     gpu.launch
+// CHECK:         %[[M:.*]] = memref.dim
+// CHECK:         gpu.launch_func @__fp8_gemm_dyn_kernel_m64::@__fp8_gemm_dyn_kernel_m64
+// CHECK:         gpu.launch_func @__fp8_gemm_dyn_kernel::@__fp8_gemm_dyn_kernel
+// CHECK:       gpu.func @__fp8_gemm_dyn_kernel({{.*}}, %[[KM:.*]]: index) kernel
+// CHECK:         arith.cmpi ult, %{{.*}}, %[[KM]] : index
 func.func private @__fp8_gemm_dyn(%a: memref<?x128xf8E4M3FN>, %sa: memref<f32>, %b: memref<64x128xf8E4M3FN>, %sb: memref<f32>, %out: memref<?x64xf32>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
-  // expected-remark @-2 {{dynamic shapes are not served yet}}
+  // expected-remark @-2 {{M <= 64 (M at run time): wgmma kernel m64n64k32, CTA tile 64x64x128}}
+  // expected-remark @-3 {{larger M (M at run time): wgmma kernel m64n64k32, CTA tile 64x64x128}}
+  return
+}
+
+// -----
+
+// Only M may be dynamic.
+// CHECK-LABEL: func.func private @__fp8_gemm_dynk
+// CHECK-NOT:     gpu.launch
+func.func private @__fp8_gemm_dynk(%a: memref<32x?xf8E4M3FN>, %sa: memref<f32>, %b: memref<64x?xf8E4M3FN>, %sb: memref<f32>, %out: memref<32x64xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+  // expected-remark @-2 {{operands must be memrefs with identity layout, statically shaped but for M (the lhs's and the output's row dimension)}}
   return
 }
 

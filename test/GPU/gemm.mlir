@@ -238,4 +238,51 @@ module {
     call @__fp8_gemm_bf16_perf_4k(%a, %sa, %b, %sb, %out) : (memref<4096x4096xbf16>, memref<f32>, memref<4096x4096xbf16>, memref<f32>, memref<4096x4096xbf16>) -> ()
     return
   }
+  // M at run time (GemmProblem::dynamicM): one function, called by
+  // gemm_test with several M; M <= 64 runs the decode kernel, larger M the
+  // warp-specialized one on every SM (tensor maps and bounds from M).
+  func.func private @__fp8_gemm_dyn_pt_bias_relu(%a: memref<?x512xf8E4M3FN>, %sa: memref<f32>, %b: memref<384x512xf8E4M3FN>, %sb: memref<f32>, %bias: memref<384xf16>, %out: memref<?x384xf16>)
+      attributes {fp8.gemm = {epilogue = 1 : i32, has_bias = true, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_dyn_pt_bias_relu(%a: memref<?x512xf8E4M3FN>, %sa: memref<f32>, %b: memref<384x512xf8E4M3FN>, %sb: memref<f32>, %bias: memref<384xf16>, %out: memref<?x384xf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_dyn_pt_bias_relu(%a, %sa, %b, %sb, %bias, %out) : (memref<?x512xf8E4M3FN>, memref<f32>, memref<384x512xf8E4M3FN>, memref<f32>, memref<384xf16>, memref<?x384xf16>) -> ()
+    return
+  }
+  // BF16 with M at run time, f32 out (TMA stores clipped at M).
+  func.func private @__fp8_gemm_dyn_bf16(%a: memref<?x1000xbf16>, %sa: memref<f32>, %b: memref<768x1000xbf16>, %sb: memref<f32>, %out: memref<?x768xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_dyn_bf16(%a: memref<?x1000xbf16>, %sa: memref<f32>, %b: memref<768x1000xbf16>, %sb: memref<f32>, %out: memref<?x768xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_dyn_bf16(%a, %sa, %b, %sb, %out) : (memref<?x1000xbf16>, memref<f32>, memref<768x1000xbf16>, memref<f32>, memref<?x768xf32>) -> ()
+    return
+  }
+  // A batch of 3 with dynamic rows folded into M = 3 x rows (E5M2).
+  func.func private @__fp8_gemm_dyn_fold_e5m2(%a: memref<3x?x256xf8E5M2>, %sa: memref<f32>, %b: memref<136x256xf8E5M2>, %sb: memref<f32>, %out: memref<3x?x136xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_dyn_fold_e5m2(%a: memref<3x?x256xf8E5M2>, %sa: memref<f32>, %b: memref<136x256xf8E5M2>, %sb: memref<f32>, %out: memref<3x?x136xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_dyn_fold_e5m2(%a, %sa, %b, %sb, %out) : (memref<3x?x256xf8E5M2>, memref<f32>, memref<136x256xf8E5M2>, memref<f32>, memref<3x?x136xbf16>) -> ()
+    return
+  }
+  // Per-tensor 4096^3 timed twice: M static and M at run time (the same
+  // kernel configuration; the bench compares them in one run).
+  func.func private @__fp8_gemm_perf_pt_4k(%a: memref<4096x4096xf8E4M3FN>, %sa: memref<f32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<f32>, %out: memref<4096x4096xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_perf_pt_4k(%a: memref<4096x4096xf8E4M3FN>, %sa: memref<f32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<f32>, %out: memref<4096x4096xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_perf_pt_4k(%a, %sa, %b, %sb, %out) : (memref<4096x4096xf8E4M3FN>, memref<f32>, memref<4096x4096xf8E4M3FN>, memref<f32>, memref<4096x4096xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_perf_dyn_pt_4k(%a: memref<?x4096xf8E4M3FN>, %sa: memref<f32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<f32>, %out: memref<?x4096xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_perf_dyn_pt_4k(%a: memref<?x4096xf8E4M3FN>, %sa: memref<f32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<f32>, %out: memref<?x4096xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_perf_dyn_pt_4k(%a, %sa, %b, %sb, %out) : (memref<?x4096xf8E4M3FN>, memref<f32>, memref<4096x4096xf8E4M3FN>, memref<f32>, memref<?x4096xbf16>) -> ()
+    return
+  }
 }

@@ -573,6 +573,11 @@ DECL5(bf16_small, 2, 0, 2, 0, 2)
 DECL5(bf16_batched_rhs, 3, 0, 3, 0, 3)
 DECL5(bf16_long_k_positive, 2, 0, 2, 0, 2)
 DECL5(bf16_perf_4k, 2, 0, 2, 0, 2)
+DECL6(dyn_pt_bias_relu, 2, 0, 2, 0, 1, 2)
+DECL5(dyn_bf16, 2, 0, 2, 0, 2)
+DECL5(dyn_fold_e5m2, 3, 0, 2, 0, 3)
+DECL5(perf_pt_4k, 2, 0, 2, 0, 2)
+DECL5(perf_dyn_pt_4k, 2, 0, 2, 0, 2)
 #endif
 
 int main(int argc, char **argv) {
@@ -703,6 +708,54 @@ int main(int argc, char **argv) {
         Ty::BF16, Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32,
         Epi::None, false, 2048, 20},
        run_bf16_perf_4k},
+      // M at run time: one compiled function per group, called with every
+      // M below (the decode kernel for M <= 64, else the warp-specialized
+      // one on 132 CTAs, most of them without a tile for small M; TMA clips
+      // A's loads and the output's stores at M).
+      {{"dyn_m1_pt_bias_relu_f16", 1, 1, 384, 512, false, Ty::E4M3, Ty::E4M3,
+        Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16, Epi::Relu},
+       run_dyn_pt_bias_relu},
+      {{"dyn_m17_pt_bias_relu_f16", 1, 17, 384, 512, false, Ty::E4M3,
+        Ty::E4M3, Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16,
+        Epi::Relu},
+       run_dyn_pt_bias_relu},
+      {{"dyn_m64_pt_bias_relu_f16", 1, 64, 384, 512, false, Ty::E4M3,
+        Ty::E4M3, Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16,
+        Epi::Relu},
+       run_dyn_pt_bias_relu},
+      {{"dyn_m65_pt_bias_relu_f16", 1, 65, 384, 512, false, Ty::E4M3,
+        Ty::E4M3, Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16,
+        Epi::Relu},
+       run_dyn_pt_bias_relu},
+      {{"dyn_m1000_pt_bias_relu_f16", 1, 1000, 384, 512, false, Ty::E4M3,
+        Ty::E4M3, Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16,
+        Epi::Relu},
+       run_dyn_pt_bias_relu},
+      {{"dyn_m4100_pt_bias_relu_f16", 1, 4100, 384, 512, false, Ty::E4M3,
+        Ty::E4M3, Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16,
+        Epi::Relu},
+       run_dyn_pt_bias_relu},
+      {{"dyn_m3_bf16_f32", 1, 3, 768, 1000, false, Ty::BF16, Ty::BF16,
+        Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
+       run_dyn_bf16},
+      {{"dyn_m300_bf16_f32", 1, 300, 768, 1000, false, Ty::BF16, Ty::BF16,
+        Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
+       run_dyn_bf16},
+      {{"dyn_fold_3x5_e5m2_bf16", 3, 5, 136, 256, false, Ty::E5M2, Ty::E5M2,
+        Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
+       run_dyn_fold_e5m2},
+      {{"dyn_fold_3x100_e5m2_bf16", 3, 100, 136, 256, false, Ty::E5M2,
+        Ty::E5M2, Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32,
+        Epi::None},
+       run_dyn_fold_e5m2},
+      {{"perf_pt_4096x4096x4096_bf16", 1, 4096, 4096, 4096, false, Ty::E4M3,
+        Ty::E4M3, Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32,
+        Epi::None, false, 2048, 20},
+       run_perf_pt_4k},
+      {{"perf_dyn_pt_4096x4096x4096_bf16", 1, 4096, 4096, 4096, false,
+        Ty::E4M3, Ty::E4M3, Ty::F32, Ty::BF16, tensorL(), tensorL(), 0,
+        Ty::F32, Epi::None, false, 2048, 20},
+       run_perf_dyn_pt_4k},
 #endif
   };
   if (argc > 1 && std::string(argv[1]) == "--no-run") {

@@ -32,7 +32,10 @@
 // computes a 64 x BN tile, from a TMA pipeline or (K % 16 != 0, or
 // tma-pipeline=false) one stage filled by thread copies. Every kernel
 // promotes in FP32 per K-block (128 K, 32 for MXFP8) and stores from the
-// registers. docs/GPU.md describes them.
+// registers or through TMA. A function whose M (the lhs's and the output's
+// row dimension) is dynamic gets two kernels behind a run-time choice (M <=
+// 64: the decode configuration; else the warp-specialized one), M passed
+// to the kernel. docs/GPU.md describes them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,23 +96,25 @@ struct ConvertFP8GemmToGPUPass
     options.tileN = tileN;
     options.tmaStore = tmaStore;
     options.decodeWarpSpecialized = decodeWarpSpecialized;
-    FailureOr<gemm::GemmPlan> plan = gemm::planGemm(func, options, why);
-    if (succeeded(plan) && chip == "sm_89") {
-      plan = failure();
+    FailureOr<SmallVector<gemm::GemmPlan, 2>> plans =
+        gemm::planGemms(func, options, why);
+    if (succeeded(plans) && chip == "sm_89") {
+      plans = failure();
       why = "the sm_89 mma.sync kernel is not implemented yet";
     }
     // Served or not, the function is an ordinary one from here on (the
     // description would otherwise reach the LLVM dialect, which has no
     // translation for fp8 attributes).
     func->removeAttr(kGemmAttrName);
-    if (failed(plan)) {
+    if (failed(plans)) {
       if (remarks)
         func.emitRemark() << "fp8 gemm: keeping the reference body: " << why;
       return;
     }
-    gemm::buildGemmKernel(func, *plan, symbols);
+    gemm::buildGemmKernel(func, *plans, symbols);
     if (remarks)
-      func.emitRemark() << "fp8 gemm: " << gemm::describeGemmPlan(*plan);
+      for (const gemm::GemmPlan &plan : *plans)
+        func.emitRemark() << "fp8 gemm: " << gemm::describeGemmPlan(plan);
   }
 };
 

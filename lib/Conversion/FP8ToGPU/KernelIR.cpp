@@ -118,7 +118,7 @@ Value fp8::buildMatrixDescriptor(KernelIR &k, Value smemAddr,
 }
 
 Value fp8::encodeByteTensorMap(KernelIR &k, Value data, ArrayRef<int64_t> dims,
-                               ArrayRef<int64_t> box) {
+                               ArrayRef<int64_t> box, Value outerDim) {
   OpBuilder &b = k.b;
   Location loc = k.loc;
   MLIRContext *ctx = b.getContext();
@@ -161,7 +161,9 @@ Value fp8::encodeByteTensorMap(KernelIR &k, Value data, ArrayRef<int64_t> dims,
   for (int32_t i = 0; i < static_cast<int32_t>(values.size()); ++i) {
     Value slot = LLVM::GEPOp::create(b, loc, ptrType, k.i64, array,
                                      ArrayRef<LLVM::GEPArg>{i});
-    LLVM::StoreOp::create(b, loc, k.cI64(values[i]), slot);
+    // The outermost size may be a run-time value (no stride depends on it).
+    Value v = i == 0 && outerDim ? k.toI64(outerDim) : k.cI64(values[i]);
+    LLVM::StoreOp::create(b, loc, v, slot);
     if (i % rank == 0)
       parts.push_back(slot);
   }

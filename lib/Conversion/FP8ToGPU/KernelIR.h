@@ -73,9 +73,10 @@ Value buildMatrixDescriptor(KernelIR &k, Value smemAddr, int64_t byteOffset,
 /// of global memory) seen as a row-major UINT8 tensor of `dims` (outermost
 /// first, innermost contiguous) with boxes of `box`, 128B swizzle, 256-byte
 /// L2 promotion and zero fill out of bounds. Returns the device address of
-/// the map (!llvm.ptr), a value of the host code.
+/// the map (!llvm.ptr), a value of the host code. `outerDim` (index), when
+/// given, replaces dims[0] by a run-time size.
 Value encodeByteTensorMap(KernelIR &k, Value data, ArrayRef<int64_t> dims,
-                          ArrayRef<int64_t> box);
+                          ArrayRef<int64_t> box, Value outerDim = {});
 
 /// One TMA copy of the box at `coords` (innermost first, i32 or index) of
 /// `map` into the shared bytes at `dst` (!llvm.ptr<3>), completing on the

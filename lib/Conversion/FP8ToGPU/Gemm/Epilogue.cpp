@@ -26,7 +26,7 @@ OutputValues::OutputValues(KernelBuilder &kb, const KernelValues &kv,
   if (!p.lhsScale.dependsOnK())
     for (int h = 0; h < 2; ++h)
       sa[h] = kb.scaleAt(kv.lhsScale, p.lhsScale, kv.bz,
-                         kb.minC(frag.rows[h], p.m - 1), zeroIdx);
+                         clampRow(kb, kv, frag.rows[h]), zeroIdx);
   if (!p.rhsScale.dependsOnK() && p.rhsScale.perTensor)
     sbTensor = kb.scaleAt(kv.rhsScale, p.rhsScale, kv.bz, zeroIdx, zeroIdx);
 }
@@ -84,7 +84,7 @@ Value openInBounds(KernelBuilder &kb, const KernelValues &kv,
   const GemmProblem &p = kb.p;
   Value row = frag.rowOf(i), col = frag.colOf(kb, i);
   Value ok =
-      arith::AndIOp::create(b, kb.loc, kb.ultC(row, p.m), kb.ultC(col, p.n));
+      arith::AndIOp::create(b, kb.loc, rowInRange(kb, kv, row), kb.ultC(col, p.n));
   auto ifOp = scf::IfOp::create(b, kb.loc, ok, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   return kb.add(kv.outBase, kb.add(kb.mulC(row, p.n), col));

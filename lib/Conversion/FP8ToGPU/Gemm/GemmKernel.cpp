@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -62,7 +63,9 @@ SmallVector<Value> flattenOperands(KernelBuilder &kb, Block &entry) {
     }
     ReassociationIndices all =
         llvm::to_vector(llvm::seq<int64_t>(0, t.getRank()));
-    auto flatType = MemRefType::get({t.getNumElements()}, t.getElementType());
+    auto flatType = MemRefType::get(
+        {t.hasStaticShape() ? t.getNumElements() : ShapedType::kDynamic},
+        t.getElementType());
     flat.push_back(memref::CollapseShapeOp::create(
         kb.b, kb.loc, flatType, arg, ArrayRef<ReassociationIndices>{all}));
   }
@@ -71,7 +74,7 @@ SmallVector<Value> flattenOperands(KernelBuilder &kb, Block &entry) {
 
 /// The values the host passes to the kernel, in parameter order: lhs,
 /// lhs_scale, rhs, rhs_scale, [bias], out (flat memrefs), [the tensor maps
-/// of A and B].
+/// of A and B], [the output's], [M at run time].
 SmallVector<Value> kernelParams(const KernelValues &host) {
   SmallVector<Value> params = {host.lhs, host.lhsScale, host.rhs,
                                host.rhsScale};
@@ -83,6 +86,8 @@ SmallVector<Value> kernelParams(const KernelValues &host) {
     params.append({host.tensorMapA, host.tensorMapB});
   if (host.tensorMapD)
     params.push_back(host.tensorMapD);
+  if (host.rowsM)
+    params.push_back(host.rowsM);
   return params;
 }
 
@@ -106,10 +111,13 @@ KernelValues bindParams(const KernelValues &host, Block &kernelEntry) {
   }
   if (host.tensorMapD)
     kv.tensorMapD = args[i++];
+  if (host.rowsM)
+    kv.rowsM = args[i++];
   return kv;
 }
 
-/// Grid: N tiles x M tiles x batch, or the persistent CTAs.
+/// Grid: N tiles x M tiles x batch, or the persistent CTAs (M tiles from
+/// the planned rows; createLaunch computes them from M at run time).
 std::array<int64_t, 3> gridSize(const GemmPlan &plan) {
   const GemmProblem &p = plan.problem;
   const GemmConfig &c = plan.config;
@@ -131,7 +139,9 @@ gpu::GPUFuncOp createKernelFunc(func::FuncOp func, const GemmPlan &plan,
   auto module = func->getParentOfType<ModuleOp>();
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   UnitAttr::get(ctx));
-  const std::string name = (func.getSymName() + "_kernel").str();
+  std::string name = (func.getSymName() + "_kernel").str();
+  if (plan.maxRows)
+    name += "_m" + std::to_string(plan.maxRows);
   OpBuilder b(ctx);
   auto gpuModule = gpu::GPUModuleOp::create(b, loc, name);
   symbols.insert(gpuModule, std::next(Block::iterator(func)));
@@ -143,9 +153,11 @@ gpu::GPUFuncOp createKernelFunc(func::FuncOp func, const GemmPlan &plan,
   std::array<int64_t, 3> grid = gridSize(plan);
   kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
       {static_cast<int32_t>(c.threads()), 1, 1}));
-  kernel.setKnownGridSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(grid[0]), static_cast<int32_t>(grid[1]),
-       static_cast<int32_t>(grid[2])}));
+  // A grid that follows M at run time has no known size.
+  if (!plan.problem.dynamicM || c.persistentCtas)
+    kernel.setKnownGridSizeAttr(b.getDenseI32ArrayAttr(
+        {static_cast<int32_t>(grid[0]), static_cast<int32_t>(grid[1]),
+         static_cast<int32_t>(grid[2])}));
   if (c.producerRegisters || c.consumerRegisters)
     kernel->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                     b.getI32IntegerAttr(1));
@@ -157,19 +169,20 @@ gpu::GPUFuncOp createKernelFunc(func::FuncOp func, const GemmPlan &plan,
   return kernel;
 }
 
-/// The gpu.launch_func of `kernel` with `params`, and the function's return
-/// after it.
+/// The gpu.launch_func of `kernel` with `params`; `rowsM` (M at run time,
+/// or null) sets a non-persistent grid's M tiles.
 void createLaunch(KernelBuilder &kb, const GemmPlan &plan,
                   const SmemLayout &layout, gpu::GPUFuncOp kernel,
-                  ValueRange params) {
+                  ValueRange params, Value rowsM) {
   std::array<int64_t, 3> grid = gridSize(plan);
   Value one = kb.cIdx(1);
   gpu::KernelDim3 gridDim{kb.cIdx(grid[0]), kb.cIdx(grid[1]),
                           kb.cIdx(grid[2])};
+  if (rowsM && !plan.config.persistentCtas)
+    gridDim.y = kb.divC(kb.addC(rowsM, plan.config.bm - 1), plan.config.bm);
   gpu::KernelDim3 blockDim{kb.cIdx(plan.config.threads()), one, one};
   gpu::LaunchFuncOp::create(kb.b, kb.loc, kernel, gridDim, blockDim,
                             kb.cI32(layout.totalBytes), params);
-  func::ReturnOp::create(kb.b, kb.loc);
 }
 
 /// Ids, the CTA tile's origin and the shared-memory buffer with its typed
@@ -224,41 +237,27 @@ void buildSingleWarpgroupBody(KernelBuilder &kb, const GemmPlan &plan,
   buildRegisterEpilogue(kb, plan, kv, frag, acc);
 }
 
-} // namespace
-
-void gemm::buildGemmKernel(func::FuncOp func, const GemmPlan &plan,
-                           SymbolTable &symbols) {
-  Block &entry = func.getBody().front();
-  // A fused consumer's body outlives the reference body it is part of.
-  std::optional<FusedEpilogue> fused;
-  if (plan.problem.fusedEpilogue)
-    fused.emplace(plan.problem.fusedEpilogue);
-  OpBuilder b = resetBody(func);
+/// The host code of one plan at `kb`'s insertion point (tensor maps and
+/// the launch) and its kernel; `host` holds the flat operands (and M at
+/// run time).
+void buildLaunchAndKernel(func::FuncOp func, const GemmPlan &plan,
+                          KernelValues host, FusedEpilogue *fused,
+                          OpBuilder &b, SymbolTable &symbols) {
   KernelBuilder kb(b, func.getLoc(), plan.problem);
-  SmallVector<Value> flat = flattenOperands(kb, entry);
-  KernelValues host;
-  host.lhs = flat[0];
-  host.lhsScale = flat[1];
-  host.rhs = flat[2];
-  host.rhsScale = flat[3];
-  host.bias = plan.problem.bias != GemmProblem::Bias::None ? flat[4] : Value();
-  host.out = flat.back();
-  for (const GemmProblem::EpilogueInput &in : plan.problem.epilogueInputs)
-    if (in.kind != GemmProblem::EpilogueInput::Kind::Product)
-      host.epilogueArgs.push_back(flat[in.arg]);
   SmemLayout layout = SmemLayout::get(plan.config);
   std::unique_ptr<TileLoader> loader = createTileLoader(plan, layout);
   loader->prepareHost(kb, host);
   if (plan.config.epilogue == EpilogueKind::SharedTMA)
-    host.tensorMapD = encodeOutputTensorMap(kb, plan, host.out);
+    host.tensorMapD = encodeOutputTensorMap(kb, plan, host.out, host.rowsM);
   SmallVector<Value> params = kernelParams(host);
   gpu::GPUFuncOp kernel =
       createKernelFunc(func, plan, ValueRange(params).getTypes(), symbols);
-  createLaunch(kb, plan, layout, kernel, params);
+  createLaunch(kb, plan, layout, kernel, params, host.rowsM);
 
+  OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&kernel.front());
   KernelValues kv = bindParams(host, kernel.front());
-  kv.fused = fused ? &*fused : nullptr;
+  kv.fused = fused;
   setupKernelValues(kb, plan, layout, kv);
   loader->prepare(kb, kv);
   if (plan.config.kind == KernelKind::WarpSpecialized)
@@ -267,4 +266,68 @@ void gemm::buildGemmKernel(func::FuncOp func, const GemmPlan &plan,
   else
     buildSingleWarpgroupBody(kb, plan, layout, kv, *loader);
   gpu::ReturnOp::create(b, kb.loc);
+}
+
+/// M at run time: the lhs's rows times its (static) batch dims.
+Value runtimeRows(KernelBuilder &kb, Value lhs) {
+  auto t = cast<MemRefType>(lhs.getType());
+  const int64_t rank = t.getRank();
+  int64_t batch = 1;
+  for (int64_t d : t.getShape().drop_back(2))
+    batch *= d;
+  Value rows = memref::DimOp::create(kb.b, kb.loc, lhs, rank - 2);
+  return batch > 1 ? kb.mulC(rows, batch) : rows;
+}
+
+} // namespace
+
+void gemm::buildGemmKernel(func::FuncOp func, ArrayRef<GemmPlan> plans,
+                           SymbolTable &symbols) {
+  assert(!plans.empty() && (plans.size() == 1 || plans[0].problem.dynamicM));
+  const GemmProblem &p = plans.front().problem;
+  Block &entry = func.getBody().front();
+  // A fused consumer's body outlives the reference body it is part of.
+  std::optional<FusedEpilogue> fused;
+  if (p.fusedEpilogue)
+    fused.emplace(p.fusedEpilogue);
+  OpBuilder b = resetBody(func);
+  KernelBuilder kb(b, func.getLoc(), p);
+  SmallVector<Value> flat = flattenOperands(kb, entry);
+  KernelValues host;
+  host.lhs = flat[0];
+  host.lhsScale = flat[1];
+  host.rhs = flat[2];
+  host.rhsScale = flat[3];
+  host.bias = p.bias != GemmProblem::Bias::None ? flat[4] : Value();
+  host.out = flat.back();
+  for (const GemmProblem::EpilogueInput &in : p.epilogueInputs)
+    if (in.kind != GemmProblem::EpilogueInput::Kind::Product)
+      host.epilogueArgs.push_back(flat[in.arg]);
+  FusedEpilogue *fusedPtr = fused ? &*fused : nullptr;
+  if (!p.dynamicM) {
+    buildLaunchAndKernel(func, plans.front(), host, fusedPtr, b, symbols);
+    func::ReturnOp::create(b, kb.loc);
+    return;
+  }
+  // M at run time: nothing to do for M = 0 (no launch of an empty grid,
+  // no tensor map of 0 rows); else the first plan that admits M.
+  host.rowsM = runtimeRows(kb, entry.getArgument(0));
+  Value any = arith::CmpIOp::create(b, kb.loc, arith::CmpIPredicate::ugt,
+                                    host.rowsM, kb.cIdx(0));
+  auto nonEmpty = scf::IfOp::create(b, kb.loc, any, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&nonEmpty.getThenRegion().front());
+  for (const GemmPlan &plan : plans) {
+    if (!plan.maxRows) {
+      buildLaunchAndKernel(func, plan, host, fusedPtr, b, symbols);
+      break;
+    }
+    Value fits = arith::CmpIOp::create(b, kb.loc, arith::CmpIPredicate::ule,
+                                       host.rowsM, kb.cIdx(plan.maxRows));
+    auto ifOp = scf::IfOp::create(b, kb.loc, fits, /*withElseRegion=*/true);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    buildLaunchAndKernel(func, plan, host, fusedPtr, b, symbols);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  }
+  b.setInsertionPointAfter(nonEmpty);
+  func::ReturnOp::create(b, kb.loc);
 }

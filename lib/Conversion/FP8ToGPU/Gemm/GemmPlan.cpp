@@ -40,6 +40,17 @@ bool isStaticIdentity(MemRefType t) {
   return t && t.hasStaticShape() && t.getLayout().isIdentity();
 }
 
+/// Identity layout, static but for the row dimension (rank - 2): the lhs or
+/// the output of a product with M at run time.
+bool isDynamicRowsIdentity(MemRefType t) {
+  if (!t || !t.getLayout().isIdentity() || t.getRank() < 2)
+    return false;
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    if (t.isDynamicDim(d) != (d == t.getRank() - 2))
+      return false;
+  return true;
+}
+
 /// The `fp8.gemm` dictionary, read.
 struct GemmAttrs {
   ScaleLayoutAttr lhsLayout, rhsLayout;
@@ -141,13 +152,18 @@ LogicalResult checkSignature(func::FuncOp func, GemmAttrs &attrs,
     return fail("signature is not (lhs, lhs_scale, rhs, rhs_scale, [bias], "
                 "[epilogue inputs], out) memrefs; run bufferization with "
                 "buffer-results-to-out-params first");
-  for (Type t : type.getInputs()) {
+  for (auto [i, t] : llvm::enumerate(type.getInputs())) {
     auto mt = dyn_cast<MemRefType>(t);
-    if (!isStaticIdentity(mt))
-      return fail("operands must be statically shaped memrefs with identity "
-                  "layout (dynamic shapes are not served yet)");
+    const bool rowsOnly = (i == 0 || i + 1 == type.getNumInputs()) &&
+                          isDynamicRowsIdentity(mt);
+    if (!isStaticIdentity(mt) && !rowsOnly)
+      return fail("operands must be memrefs with identity layout, statically "
+                  "shaped but for M (the lhs's and the output's row "
+                  "dimension)");
     args.push_back(mt);
   }
+  if (args.front().hasStaticShape() != args.back().hasStaticShape())
+    return fail("M is dynamic in one of the lhs and the output only");
   return success();
 }
 
@@ -180,7 +196,8 @@ LogicalResult analyzeShapes(ArrayRef<MemRefType> args, GemmProblem &p,
   batch = 1;
   for (int64_t d : ls.drop_back(2))
     batch *= d;
-  p.m = ls[rank - 2];
+  p.dynamicM = ShapedType::isDynamic(ls[rank - 2]);
+  p.m = p.dynamicM ? kDynamicPlanRows : ls[rank - 2];
   p.k = ls[rank - 1];
   p.n = rs[rs.size() - 2];
   if (rs.back() != p.k)
@@ -360,6 +377,17 @@ FailureOr<GemmProblem> gemm::analyzeGemm(func::FuncOp func, std::string &why) {
   }
   if (failed(analyzeShapes(args, p, batch, why)))
     return failure();
+  if (p.dynamicM) {
+    why = attrs.fused ? "dynamic M with a fused consumer is not served yet"
+          : p.rhsBatched
+              ? "dynamic M with a batched rhs is not served yet"
+              : !attrs.lhsLayout.isPerTensor()
+                  ? "dynamic M takes per-tensor lhs scales (the rows of "
+                    "its scales would be dynamic too)"
+                  : "";
+    if (!why.empty())
+      return failure();
+  }
   if (p.fusedEpilogue) {
     p.outType =
         cast<MemRefType>(func.getArguments().back().getType()).getElementType();
@@ -684,19 +712,44 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
     return fail("the tiles of all stages exceed 227 KB of shared memory");
   if (!c.persistentCtas && p.m > 65535 * c.bm)
     return fail("M too large for grid.y");
+  if (p.dynamicM && c.clusterM != 1)
+    return fail("dynamic M is not served with clusters yet");
   return success();
 }
 
-FailureOr<GemmPlan> gemm::planGemm(func::FuncOp func,
-                                   const GemmOptions &options,
-                                   std::string &why) {
+FailureOr<SmallVector<GemmPlan, 2>>
+gemm::planGemms(func::FuncOp func, const GemmOptions &options,
+                std::string &why) {
   FailureOr<GemmProblem> problem = analyzeGemm(func, why);
   if (failed(problem))
     return failure();
-  GemmPlan plan{*problem, chooseGemmConfig(*problem, options)};
-  if (failed(verifyGemmConfig(plan.problem, plan.config, why)))
+  SmallVector<GemmPlan, 2> plans;
+  // The cluster walk assumes M tiles known at compile time: M at run time
+  // runs without (cluster-m is an experimental speed option).
+  GemmOptions opts = options;
+  if (problem->dynamicM)
+    opts.clusterM = 1;
+  auto add = [&](GemmProblem p, int64_t maxRows) {
+    GemmPlan plan{p, chooseGemmConfig(p, opts), maxRows};
+    // Any M: a CTA per SM (those without a tile at run time exit).
+    if (p.dynamicM && !maxRows && plan.config.persistentCtas)
+      plan.config.persistentCtas = opts.smCount;
+    if (failed(verifyGemmConfig(plan.problem, plan.config, why)))
+      return failure();
+    plans.push_back(plan);
+    return success();
+  };
+  if (!problem->dynamicM) {
+    if (failed(add(*problem, 0)))
+      return failure();
+    return plans;
+  }
+  // Decode steps (M <= 64 rows: one row band) and everything else.
+  GemmProblem decode = *problem;
+  decode.m = kWgmmaM;
+  if (failed(add(decode, kWgmmaM)) || failed(add(*problem, 0)))
     return failure();
-  return plan;
+  return plans;
 }
 
 std::string gemm::describeGemmPlan(const GemmPlan &plan) {
@@ -704,6 +757,10 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
   const GemmConfig &c = plan.config;
   std::string s;
   llvm::raw_string_ostream os(s);
+  if (p.dynamicM)
+    os << (plan.maxRows ? "M <= " + std::to_string(plan.maxRows)
+                        : std::string("larger M"))
+       << " (M at run time): ";
   os << "wgmma kernel m64n" << c.bn << "k" << kMmaK / p.elementBytes
      << (p.elementBytes == 2 ? " bf16" : "");
   if (c.kind == KernelKind::WarpSpecialized)

@@ -62,6 +62,13 @@ struct GemmProblem {
   /// byte) and BF16 (2 bytes, unit per-tensor scales) share every builder
   /// but the wgmma instruction's type and K.
   int64_t m = 0, n = 0, k = 0;
+  /// M is a run-time value: the lhs's and the output's row dimension is
+  /// `?` (decode steps and prompts of any length). `m` is then the rows the
+  /// plan's configuration was chosen for (planGemms makes one plan for M <=
+  /// kWgmmaM and one for any M); the host reads M from the lhs and passes
+  /// it to the kernel (KernelValues::rowsM). Served with per-tensor lhs
+  /// scales, a rank-2 rhs, no cluster and no fused consumer.
+  bool dynamicM = false;
   int64_t elementBytes = 1;
   bool rhsBatched = false;
   SideScale lhsScale, rhsScale;
@@ -227,7 +234,13 @@ constexpr int64_t kMaxSmemBytes = 232448;
 struct GemmPlan {
   GemmProblem problem;
   GemmConfig config;
+  /// Dynamic M: this plan's kernel runs when M <= maxRows (0: any M).
+  int64_t maxRows = 0;
 };
+
+/// The rows a dynamic-M product's general plan is chosen for (a prompt's
+/// worth: persistent CTAs on every SM, 128-row tiles).
+constexpr int64_t kDynamicPlanRows = 8192;
 
 /// Checks the function against what the generator serves; on failure `why`
 /// says what did not fit (for the remark) and the body stays as it is.
@@ -241,9 +254,11 @@ GemmConfig chooseGemmConfig(const GemmProblem &problem,
 LogicalResult verifyGemmConfig(const GemmProblem &problem,
                                const GemmConfig &config, std::string &why);
 
-/// analyzeGemm + chooseGemmConfig + verifyGemmConfig.
-FailureOr<GemmPlan> planGemm(func::FuncOp func, const GemmOptions &options,
-                             std::string &why);
+/// analyzeGemm + chooseGemmConfig + verifyGemmConfig: one plan, or for a
+/// dynamic M two, tried in order at run time: M <= kWgmmaM (the decode
+/// configuration) and any M (chosen for kDynamicPlanRows rows).
+FailureOr<SmallVector<GemmPlan, 2>>
+planGemms(func::FuncOp func, const GemmOptions &options, std::string &why);
 
 /// The remark text that names the kernel a plan gives.
 std::string describeGemmPlan(const GemmPlan &plan);

@@ -43,6 +43,19 @@ Value gemm::tilesPointer(KernelBuilder &kb, const KernelValues &kv) {
                              raw, ArrayRef<LLVM::GEPArg>{kv.smemAlignOffset});
 }
 
+Value gemm::rowInRange(KernelBuilder &kb, const KernelValues &kv, Value row) {
+  if (!kv.rowsM)
+    return kb.ultC(row, kb.p.m);
+  return arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::ult, row,
+                               kv.rowsM);
+}
+
+Value gemm::clampRow(KernelBuilder &kb, const KernelValues &kv, Value row) {
+  if (!kv.rowsM)
+    return kb.minC(row, kb.p.m - 1);
+  return arith::MinUIOp::create(kb.b, kb.loc, row, kb.addC(kv.rowsM, -1));
+}
+
 void gemm::setTile(KernelBuilder &kb, const GemmConfig &config,
                    KernelValues &kv, Value nb, Value mb, Value bz) {
   const GemmProblem &p = kb.p;

@@ -63,7 +63,14 @@ struct KernelValues {
   /// GemmProblem::epilogueInputs order) and its body (null without one).
   SmallVector<Value> epilogueArgs;
   const class FusedEpilogue *fused = nullptr;
+  /// M at run time (index; GemmProblem::dynamicM), null for a static M.
+  Value rowsM;
 };
+
+/// Whether `row` (index) is below M, and `row` clamped to M - 1: constants
+/// for a static M, `kv.rowsM` for a dynamic one.
+Value rowInRange(KernelBuilder &kb, const KernelValues &kv, Value row);
+Value clampRow(KernelBuilder &kb, const KernelValues &kv, Value row);
 
 /// The tiles' base in shared memory (the dynamic buffer rounded up to
 /// SmemLayout::alignment) as !llvm.ptr<3>.

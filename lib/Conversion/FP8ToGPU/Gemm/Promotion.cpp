@@ -38,7 +38,7 @@ Promotion::UnitScales Promotion::load(KernelBuilder &kb, Value k0,
   if (lhsVaries())
     for (int h = 0; h < 2; ++h)
       s.values.push_back(kb.scaleAt(kv.lhsScale, p.lhsScale, kv.bz,
-                                    kb.minC(frag.rows[h], p.m - 1), kClamped));
+                                    clampRow(kb, kv, frag.rows[h]), kClamped));
   if (rhsVaries()) {
     int64_t next = 0;
     for (int64_t i = 0; i < frag.numRegs; ++i) {

@@ -34,6 +34,12 @@ struct CopySide {
   Value rowBase;
   int64_t validRows;
   const TileLayout *tile;
+  /// M at run time (index), replacing validRows; null when static.
+  Value runtimeRows = {};
+
+  Value rowValid(KernelBuilder &kb, Value row) const {
+    return runtimeRows ? kb.ult(row, runtimeRows) : kb.ultC(row, validRows);
+  }
 };
 
 /// Every thread of the CTA copies, zero-filling rows >= M (N) and columns
@@ -55,14 +61,14 @@ public:
   void load(KernelBuilder &kb, const KernelValues &kv, Value stage,
             Value k0) override {
     if (vector) {
-      CopySide a{lhsPtr, kv.lhsBase, kv.m0, kb.p.m, &layout.a};
+      CopySide a{lhsPtr, kv.lhsBase, kv.m0, kb.p.m, &layout.a, kv.rowsM};
       CopySide b{rhsPtr, kv.rhsBase, kv.n0, kb.p.n, &layout.b};
       copyVectorized(kb, a, stageOffset(kb, stage, 0), kv.tid, k0);
       copyVectorized(kb, b, stageOffset(kb, stage, layout.bOffset), kv.tid, k0);
       return;
     }
     assert(!stage && "element-wise copies serve a single stage");
-    CopySide a{kv.lhs, kv.lhsBase, kv.m0, kb.p.m, &layout.a};
+    CopySide a{kv.lhs, kv.lhsBase, kv.m0, kb.p.m, &layout.a, kv.rowsM};
     CopySide b{kv.rhs, kv.rhsBase, kv.n0, kb.p.n, &layout.b};
     copyScalar(kb, a, kv.tileA, kv.tid, k0);
     copyScalar(kb, b, kv.tileB, kv.tid, k0);
@@ -125,7 +131,7 @@ void ThreadCopyLoader::copyScalar(KernelBuilder &kb, const CopySide &side,
   b.setInsertionPointToStart(loop.getBody());
   Value r = loop.getInductionVar();
   Value gr = kb.add(side.rowBase, r);
-  Value ok = arith::AndIOp::create(b, loc, kOk, kb.ultC(gr, side.validRows));
+  Value ok = arith::AndIOp::create(b, loc, kOk, side.rowValid(kb, gr));
   auto ifOp = scf::IfOp::create(
       b, loc, ok,
       [&](OpBuilder &tb, Location l) {
@@ -179,7 +185,7 @@ void ThreadCopyLoader::storeChunk(KernelBuilder &kb, const CopySide &side,
   Location loc = kb.loc;
   auto vecType = VectorType::get({4}, kb.i32);
   Value gr = kb.add(side.rowBase, r);
-  Value ok = arith::AndIOp::create(b, loc, kOk, kb.ultC(gr, side.validRows));
+  Value ok = arith::AndIOp::create(b, loc, kOk, side.rowValid(kb, gr));
   auto ifOp = scf::IfOp::create(
       b, loc, ok,
       [&](OpBuilder &tb, Location l) {
@@ -207,9 +213,9 @@ void ThreadCopyLoader::storeChunk(KernelBuilder &kb, const CopySide &side,
 } // namespace
 
 Value TmaLoader::encodeTensorMap(KernelBuilder &kb, Value data, int64_t rows,
-                                 int64_t boxRows) {
+                                 int64_t boxRows, Value runtimeRows) {
   return encodeByteTensorMap(kb, data, {rows, kb.p.k},
-                             {boxRows, plan.config.bk});
+                             {boxRows, plan.config.bk}, runtimeRows);
 }
 
 void TmaLoader::prepareHost(KernelBuilder &kb, KernelValues &kv) {
@@ -217,7 +223,8 @@ void TmaLoader::prepareHost(KernelBuilder &kb, KernelValues &kv) {
   // Rows of every batch, one after the other: a box that crosses from one
   // batch into the next reads rows whose products are never stored (rows
   // >= M of A, columns >= N of B); K beyond the end is zero-filled.
-  kv.tensorMapA = encodeTensorMap(kb, kv.lhs, p.batch * p.m, layout.a.rows);
+  kv.tensorMapA =
+      encodeTensorMap(kb, kv.lhs, p.batch * p.m, layout.a.rows, kv.rowsM);
   kv.tensorMapB =
       encodeTensorMap(kb, kv.rhs, (p.rhsBatched ? p.batch : 1) * p.n,
                       layout.b.rows / plan.config.clusterM);

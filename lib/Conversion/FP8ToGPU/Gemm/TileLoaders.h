@@ -114,9 +114,10 @@ private:
     return smemAt(kb, kb.addC(kb.mulC(stage, 8), layout.emptyBarrierOffset()));
   }
   /// A call to the runtime's encoder for `data` (flat memref) seen as
-  /// [rows, K] bytes, boxes of `boxRows` x BK.
+  /// [rows, K] bytes, boxes of `boxRows` x BK; `runtimeRows` (index, or
+  /// null) replaces `rows` with M at run time.
   Value encodeTensorMap(KernelBuilder &kb, Value data, int64_t rows,
-                        int64_t boxRows);
+                        int64_t boxRows, Value runtimeRows = {});
   /// One tile's copy: box at (row, k0) of `map` into `dstOffset` (index),
   /// to the CTAs of `multicastMask` (i16) when given.
   void copyTile(KernelBuilder &kb, Value map, Value row, Value k0,

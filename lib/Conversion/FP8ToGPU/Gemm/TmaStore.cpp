@@ -55,7 +55,7 @@ void openIssuer(KernelBuilder &kb, const KernelValues &wkv) {
 Value clampedElement(KernelBuilder &kb, const KernelValues &wkv,
                      const AccumulatorFragment &frag, int64_t i, Value col) {
   const GemmProblem &p = kb.p;
-  Value row = kb.minC(frag.rowOf(i), p.m - 1);
+  Value row = clampRow(kb, wkv, frag.rowOf(i));
   return kb.add(wkv.outBase, kb.add(kb.mulC(row, p.n), col));
 }
 
@@ -159,7 +159,7 @@ void writeF32Tiles(KernelBuilder &kb, const KernelValues &wkv,
 } // namespace
 
 Value gemm::encodeOutputTensorMap(KernelBuilder &kb, const GemmPlan &plan,
-                                  Value out) {
+                                  Value out, Value rowsM) {
   const GemmProblem &p = plan.problem;
   const int64_t rowBytes = p.n * plan.config.storeBytes;
   // A batch on grid.z is its own outer dimension, so that a box of a batch
@@ -167,7 +167,8 @@ Value gemm::encodeOutputTensorMap(KernelBuilder &kb, const GemmPlan &plan,
   if (p.batch > 1)
     return encodeByteTensorMap(kb, out, {p.batch, p.m, rowBytes},
                                {1, kWgmmaM, kBoxBytes});
-  return encodeByteTensorMap(kb, out, {p.m, rowBytes}, {kWgmmaM, kBoxBytes});
+  return encodeByteTensorMap(kb, out, {p.m, rowBytes}, {kWgmmaM, kBoxBytes},
+                             rowsM);
 }
 
 void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,

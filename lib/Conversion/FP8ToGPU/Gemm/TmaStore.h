@@ -35,9 +35,9 @@
 namespace mlir::fp8::gemm {
 
 /// Host code: the tensor map of the output `out` (flat memref) for the
-/// staging tile's boxes.
+/// staging tile's boxes; `rowsM`: M at run time (null: the plan's M).
 Value encodeOutputTensorMap(KernelBuilder &kb, const GemmPlan &plan,
-                            Value out);
+                            Value out, Value rowsM = {});
 
 /// Consumer warpgroup `wg`'s (index) epilogue of one tile through the
 /// staging tile. `wkv` is the warpgroup's view (tid in [0, 128), m0 its

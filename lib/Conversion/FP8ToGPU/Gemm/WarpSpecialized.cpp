@@ -48,12 +48,19 @@ int64_t numKTiles(const GemmPlan &plan) {
 /// loads are zero-filled or unused rows) and not stored.
 class TileWalk {
 public:
-  TileWalk(KernelBuilder &kb, const GemmPlan &plan) : plan(plan) {
+  TileWalk(KernelBuilder &kb, const GemmPlan &plan, Value rowsM)
+      : plan(plan) {
     const GemmProblem &p = plan.problem;
     const GemmConfig &c = plan.config;
     numM = llvm::divideCeil(llvm::divideCeil(p.m, c.bm), c.clusterM);
     numN = llvm::divideCeil(p.n, c.bn);
     numTiles = p.batch * numM * numN;
+    if (rowsM) {
+      // M at run time (batch 1, no cluster: GemmProblem::dynamicM).
+      assert(p.batch == 1 && c.clusterM == 1);
+      dynNumM = kb.divC(kb.addC(rowsM, c.bm - 1), c.bm);
+      dynNumTiles = kb.mulC(dynNumM, numN);
+    }
     if (c.persistentCtas) {
       Value bx = gpu::BlockIdOp::create(kb.b, kb.loc, gpu::Dimension::x);
       cta = kb.divC(bx, c.clusterM);
@@ -71,11 +78,24 @@ public:
     }
     const int64_t grid =
         plan.config.persistentCtas / plan.config.clusterM;
-    // Tiles cta, cta + grid, ... < numTiles (cta < grid <= numTiles).
-    Value count = kb.addC(
-        kb.divC(arith::SubIOp::create(kb.b, kb.loc, kb.cIdx(numTiles - 1), cta),
-                grid),
-        1);
+    // Tiles cta, cta + grid, ... < numTiles (cta < grid <= numTiles; with
+    // M at run time there may be fewer tiles than CTAs: count 0 for those).
+    Value count;
+    if (dynNumTiles) {
+      Value left = arith::SubIOp::create(kb.b, kb.loc, dynNumTiles, cta);
+      Value any = arith::CmpIOp::create(kb.b, kb.loc,
+                                        arith::CmpIPredicate::ugt,
+                                        dynNumTiles, cta);
+      count = arith::SelectOp::create(
+          kb.b, kb.loc, any, kb.divC(kb.addC(left, grid - 1), grid),
+          kb.cIdx(0));
+    } else {
+      count = kb.addC(
+          kb.divC(arith::SubIOp::create(kb.b, kb.loc, kb.cIdx(numTiles - 1),
+                                        cta),
+                  grid),
+          1);
+    }
     auto loop = scf::ForOp::create(kb.b, kb.loc, kb.cIdx(0), count, kb.cIdx(1));
     OpBuilder::InsertionGuard g(kb.b);
     kb.b.setInsertionPointToStart(loop.getBody());
@@ -91,6 +111,10 @@ private:
   void decode(KernelBuilder &kb, Value id, Value &nb, Value &mb, Value &bz) {
     OpBuilder &b = kb.b;
     Location loc = kb.loc;
+    if (dynNumM) {
+      decodeDynamic(kb, id, nb, mb, bz);
+      return;
+    }
     const int64_t perBatch = numM * numN;
     bz = plan.problem.batch > 1 ? kb.divC(id, perBatch) : kb.cIdx(0);
     Value r = plan.problem.batch > 1 ? kb.remC(id, perBatch) : id;
@@ -110,9 +134,30 @@ private:
       mb = kb.add(kb.mulC(mb, plan.config.clusterM), rank);
   }
 
+  /// decode with the M tiles at run time (batch 1, no cluster).
+  void decodeDynamic(KernelBuilder &kb, Value id, Value &nb, Value &mb,
+                     Value &bz) {
+    OpBuilder &b = kb.b;
+    Location loc = kb.loc;
+    bz = kb.cIdx(0);
+    Value group = arith::MinUIOp::create(
+        b, loc, dynNumM,
+        kb.cIdx(std::max<int64_t>(plan.config.rasterGroup, 1)));
+    Value bandTiles = kb.mulC(group, numN);
+    Value firstM = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, id, bandTiles), group);
+    Value rows = arith::MinUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, dynNumM, firstM), group);
+    Value inBand = arith::RemUIOp::create(b, loc, id, bandTiles);
+    mb = kb.add(firstM, arith::RemUIOp::create(b, loc, inBand, rows));
+    nb = arith::DivUIOp::create(b, loc, inBand, rows);
+  }
+
   const GemmPlan &plan;
   /// Cluster rows (M tiles / C), N tiles, cluster tiles.
   int64_t numM = 0, numN = 0, numTiles = 0;
+  /// With M at run time: M tiles and tiles (index), else null.
+  Value dynNumM, dynNumTiles;
   /// The CTA's cluster (its index among the persistent clusters) and rank.
   Value cta, rank;
 };
@@ -329,7 +374,12 @@ void gemm::buildWarpSpecializedBody(KernelBuilder &kb, const GemmPlan &plan,
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmConfig &c = plan.config;
-  TileWalk walk(kb, plan);
+  // M at run time changes the walk unless every admitted M is one row
+  // band (the decode plan: M <= 64 = BM), whose tiles are the planned ones
+  // (a constant trip count keeps the K loop's registers as in a static
+  // build: a run-time count spilled 332 bytes in the BF16 decode kernel).
+  const bool oneBand = plan.maxRows && plan.maxRows <= c.bm;
+  TileWalk walk(kb, plan, oneBand ? Value() : kv.rowsM);
   Value wg = kb.divC(kv.tid, kWarpgroupThreads);
   auto role = scf::IfOp::create(b, loc, kb.eqC(wg, c.consumerWarpgroups),
                                 /*withElseRegion=*/true);
