@@ -63,6 +63,25 @@ for label, batch_prompts, flags in (
           f"sequences = onnxruntime's greedy tokens; first tokens "
           f"{sum(g[0] == w[0] for g, w in zip(got, want))}; same prefix per sequence "
           f"{[prefix(g, w) for g, w in zip(got, want)]} of 32")
+# The C loop over the same dynamic library, at batch 8 and 1.
+dyn_lib = os.path.join(work, f"dynamic-b8-w{width}-c{capacity}-none-cpu.so")
+for label, batch_prompts in (("FP32 batch 8", prompts), ("FP32 batch 1", prompts[:1])):
+    r = subprocess.run([os.path.join(tmp, "decode_dynamic"), dyn_lib, "32",
+                        *(",".join(map(str, p)) for p in batch_prompts)],
+                       capture_output=True, text=True, check=True)
+    c_tokens = [list(map(int, line.split())) for line in r.stdout.splitlines()]
+    print(f"C example, dynamic library, {label}: "
+          f"{sum(g == w for g, w in zip(c_tokens, want))} of {len(batch_prompts)} "
+          "sequences = onnxruntime's greedy tokens")
+for label, argv in (("too long", ["3", ",".join(map(str, range(13)))]),
+                    ("too many steps", ["40", *(",".join(map(str, p)) for p in prompts)]),
+                    ("batch beyond bounds", ["3", *(["1"] * 9)])):
+    r = subprocess.run([os.path.join(tmp, "decode_dynamic"), dyn_lib, *argv],
+                       capture_output=True, text=True)
+    print(f"C dynamic {label}:", r.stderr.strip())
+r = subprocess.run([os.path.join(tmp, "decode_dynamic"), libs[0], "3", "1"],
+                   capture_output=True, text=True)
+print("C dynamic static library:", r.stderr.strip())
 print("dynamic too long:", decode([list(range(13))], "--dynamic", check=False).stderr.strip())
 print("dynamic too many steps:",
       decode(prompts, "--dynamic", steps=40, check=False).stderr.strip())
