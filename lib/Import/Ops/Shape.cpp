@@ -562,6 +562,34 @@ static FailureOr<SymExpr> clampSliceBound(NodeContext &nc, const SymExpr &v,
                        "static --input-shape";
 }
 
+/// Slice's optional axes (default 0..n-1) and steps (default 1), checked
+/// against the `n` starts and `numEnds` ends.
+static LogicalResult sliceAxesAndSteps(NodeContext &nc, size_t n,
+                                       size_t numEnds,
+                                       SmallVectorImpl<int64_t> &axes,
+                                       SmallVectorImpl<int64_t> &steps) {
+  if (nc.in(3)) {
+    auto a = nc.constInts(3, "axes");
+    if (failed(a))
+      return failure();
+    axes.assign(a->begin(), a->end());
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  }
+  if (nc.in(4)) {
+    auto st = nc.constInts(4, "steps");
+    if (failed(st))
+      return failure();
+    steps.assign(st->begin(), st->end());
+  } else {
+    steps.assign(n, 1);
+  }
+  if (numEnds != n || axes.size() != n || steps.size() != n)
+    return nc.error() << "starts, ends, axes and steps must have equal lengths";
+  return success();
+}
+
 /// Slice of a tensor with dynamic dimensions, or with starts/ends computed
 /// from them: steps of 1, bounds whose clamping the symbols decide.
 static LogicalResult importSliceDynamic(NodeContext &nc) {
@@ -574,25 +602,8 @@ static LogicalResult importSliceDynamic(NodeContext &nc) {
   if (failed(starts) || failed(ends))
     return failure();
   SmallVector<int64_t> axes, steps;
-  if (nc.in(3)) {
-    auto a = nc.constInts(3, "axes");
-    if (failed(a))
-      return failure();
-    axes = *a;
-  } else {
-    axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
-  }
-  if (nc.in(4)) {
-    auto st = nc.constInts(4, "steps");
-    if (failed(st))
-      return failure();
-    steps = *st;
-  } else {
-    steps.assign(starts->size(), 1);
-  }
-  if (ends->size() != starts->size() || axes.size() != starts->size() ||
-      steps.size() != starts->size())
-    return nc.error() << "starts, ends, axes and steps must have equal lengths";
+  if (failed(sliceAxesAndSteps(nc, starts->size(), ends->size(), axes, steps)))
+    return failure();
   SymShape offs(rank, SymExpr(0)), sizes = s;
   for (size_t i = 0; i < axes.size(); ++i) {
     FailureOr<int64_t> ax = nc.normAxis(axes[i], rank);
@@ -643,25 +654,8 @@ static LogicalResult importSlice(NodeContext &nc) {
   if (failed(starts) || failed(ends))
     return failure();
   SmallVector<int64_t> axes, steps;
-  if (nc.in(3)) {
-    auto a = nc.constInts(3, "axes");
-    if (failed(a))
-      return failure();
-    axes = *a;
-  } else {
-    axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
-  }
-  if (nc.in(4)) {
-    auto st = nc.constInts(4, "steps");
-    if (failed(st))
-      return failure();
-    steps = *st;
-  } else {
-    steps.assign(starts->size(), 1);
-  }
-  if (ends->size() != starts->size() || axes.size() != starts->size() ||
-      steps.size() != starts->size())
-    return nc.error() << "starts, ends, axes and steps must have equal lengths";
+  if (failed(sliceAxesAndSteps(nc, starts->size(), ends->size(), axes, steps)))
+    return failure();
 
   SmallVector<int64_t> offs(rank, 0), sizes = llvm::to_vector(s),
       strides(rank, 1);

@@ -475,20 +475,28 @@ void chooseEpilogue(const GemmProblem &p, const GemmOptions &options,
 /// issues the TMA loads; setmaxnreg.dec to 40) and two consumer warpgroups
 /// (setmaxnreg.inc to 232; each owns 64 of the BM = 128 rows), as many
 /// stages as fit. 40 x 128 + 232 x 256 = 64512 of the SM's 65536 registers.
-void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
-                         GemmConfig &c) {
+/// The warp-specialized kernel's warpgroups (a producer and `consumers`,
+/// setmaxnreg 40/232) and whether it accumulates the whole K in the tensor
+/// cores: BF16 always, FP8 on request, when no scale varies along K.
+void setWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
+                        int64_t consumers, GemmConfig &c) {
   c.kind = KernelKind::WarpSpecialized;
-  c.consumerWarpgroups = 2;
-  c.bm = kWgmmaM * c.consumerWarpgroups;
+  c.consumerWarpgroups = consumers;
+  c.bm = kWgmmaM * consumers;
   c.producerRegisters = 40;
   c.consumerRegisters = 232;
-  // Without promotion a consumer holds one accumulator (BN / 2 registers
-  // per thread), so tiles may be 256 wide: half the shared-memory and L2
-  // traffic per FLOP of 128-wide ones.
   const bool kIndependent =
       !p.lhsScale.dependsOnK() && !p.rhsScale.dependsOnK();
   c.fastAccumulation =
       (options.fastAccumulation || p.elementBytes == 2) && kIndependent;
+}
+
+void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
+                         GemmConfig &c) {
+  setWarpSpecialized(p, options, 2, c);
+  // Without promotion a consumer holds one accumulator (BN / 2 registers
+  // per thread), so tiles may be 256 wide: half the shared-memory and L2
+  // traffic per FLOP of 128-wide ones.
   // (Where whole 256-column tiles cover N, or N is wide enough that the
   // last, partial one matters little.)
   if (c.fastAccumulation && p.n >= 256 && (p.n % 256 == 0 || p.n >= 2048))
@@ -497,7 +505,8 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
   // and the partial of a 192-wide tile fit (192 of the 232 registers; with
   // block scales they spill), and each k32 step reads 85 instead of 96
   // bytes of shared memory per tensor-core cycle.
-  else if (!c.fastAccumulation && kIndependent && p.n >= 192 &&
+  else if (!c.fastAccumulation && !p.lhsScale.dependsOnK() &&
+           !p.rhsScale.dependsOnK() && p.n >= 192 &&
            (p.n % 192 == 0 || p.n >= 2048))
     c.bn = 192;
   if (options.tileN)
@@ -539,15 +548,7 @@ bool isNarrowDecode(const GemmProblem &p, const GemmOptions &options,
 /// and a barrier wait instead of a CTA barrier and a refill.
 void makeDecodeWarpSpecialized(const GemmProblem &p,
                                const GemmOptions &options, GemmConfig &c) {
-  c.kind = KernelKind::WarpSpecialized;
-  c.consumerWarpgroups = 1;
-  c.bm = kWgmmaM;
-  c.producerRegisters = 40;
-  c.consumerRegisters = 232;
-  const bool kIndependent =
-      !p.lhsScale.dependsOnK() && !p.rhsScale.dependsOnK();
-  c.fastAccumulation =
-      (options.fastAccumulation || p.elementBytes == 2) && kIndependent;
+  setWarpSpecialized(p, options, 1, c);
   const int64_t rowTiles = p.batch * llvm::divideCeil(p.m, kWgmmaM);
   const int64_t perRow = std::max<int64_t>(1, options.smCount / rowTiles);
   c.bn = std::min<int64_t>(
