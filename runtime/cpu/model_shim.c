@@ -771,9 +771,14 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
       goto malformed;
     m->dims_at[i] = (int32_t)total_dims;
     total_dims += rank;
+    /* The tensor's bytes with every dynamic size at its upper bounds. */
+    size_t hi_bytes = t->bytes;
     for (long long d = 0; d < rank; ++d) {
       long long dim;
-      if (nsyms > 0 && *p != '-' && (*p < '0' || *p > '9')) {
+      /* A size naming a symbol (s0, 1+s1, 2*s0+-1: the importer writes the
+       * constant term first) is dynamic; a plain integer is static. */
+      const size_t token = strcspn(p, " \n");
+      if (nsyms > 0 && memchr(p, 's', token)) {
         /* A dynamic dimension: its polynomial, checked at the bounds. */
         if (!t->exprs && !(t->exprs = calloc((size_t)rank, sizeof(char *))))
           goto out_of_memory;
@@ -785,6 +790,12 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
         if (!eval_dim(t->exprs[d], m->symbol_values, m->num_symbols, &v) ||
             (i < nin && single_symbol(t->exprs[d]) < 0))
           goto malformed;
+        /* With every symbol at its upper bound the tensor stays below 2^62
+         * bytes, as a static one must (a sanity bound on the signature;
+         * each run computes and checks its sizes again). */
+        if (v > 0 && (__builtin_mul_overflow(hi_bytes, (size_t)v, &hi_bytes) ||
+                      hi_bytes > ((size_t)1 << 62)))
+          goto malformed;
         t->shape[d] = -1;
         continue;
       }
@@ -794,7 +805,9 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
       /* No tensor of a real model needs 2^62 bytes: a larger product is a
        * corrupt signature, never an allocation size. */
       if (__builtin_mul_overflow(t->bytes, (size_t)dim, &t->bytes) ||
-          t->bytes > ((size_t)1 << 62))
+          t->bytes > ((size_t)1 << 62) ||
+          __builtin_mul_overflow(hi_bytes, (size_t)dim, &hi_bytes) ||
+          hi_bytes > ((size_t)1 << 62))
         goto malformed;
     }
     if (!parse_int(&p, &len) || len < 0 || (long long)strlen(p) < len)
@@ -977,9 +990,13 @@ static int resolve_dims(fp8rt_model *m, const fp8rt_tensor *in_v1,
   for (int32_t i = 0; i < m->num_inputs; ++i) {
     const tensor_sig *want = &m->tensors[i];
     fp8rt_tensor_ex got = tensor_at(in_v1, in_ex, i);
-    if (got.rank != want->rank || (got.rank > 0 && !got.shape)) {
+    if (got.rank != want->rank) {
       set_error(m, "input %d ('%s'): rank %d given, the model takes %d", i,
                 want->name, got.rank, want->rank);
+      return 0;
+    }
+    if (got.rank > 0 && !got.shape) {
+      set_error(m, "input %d ('%s'): shape is NULL", i, want->name);
       return 0;
     }
     if (!want->exprs)
@@ -1021,6 +1038,13 @@ static int resolve_dims(fp8rt_model *m, const fp8rt_tensor *in_v1,
         set_error(m, "%s '%s': dimension %d (%s) cannot be computed",
                   i < m->num_inputs ? "input" : "output", t->name, d,
                   t->exprs[d]);
+        return 0;
+      }
+      if (dims[d] < 0) { /* e.g. -1+s0 at s0 = 0: no such tensor */
+        set_error(m, "%s '%s': dimension %d (%s) is %lld for these input "
+                  "sizes: the model cannot run on them",
+                  i < m->num_inputs ? "input" : "output", t->name, d,
+                  t->exprs[d], (long long)dims[d]);
         return 0;
       }
     }

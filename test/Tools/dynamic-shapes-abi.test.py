@@ -5,6 +5,9 @@ W), K = concat(P, X) along dimension 1).
     check DATA OUT      fp8-run --save's outputs against numpy
     wrapper LIB SRC     the Python wrapper (runtime/python/fp8rt)
     signature LIB       the library's signature text (__fp8_model_signature)
+    append LIB SRC      Inputs/dynamic-append-one.onnxtext's library (K =
+                        concat(P, N) of 1+past rows, R = K[:, 1:]) through
+                        the wrapper at past = 0 and 5
 """
 import os
 import sys
@@ -63,6 +66,19 @@ def main():
                 print(f"{label}: {e}")
         y2, k2 = m.run(x, p, w)
         print("still runs:", bool(np.array_equal(y, y2) and np.array_equal(k, k2)))
+    elif mode == "append":
+        sys.path.insert(0, os.path.join(sys.argv[3], "runtime", "python"))
+        import fp8rt
+        m = fp8rt.Model(sys.argv[2])
+        print("outputs: " + ", ".join(f"{i.name} {i.shape_text()}" for i in m.outputs))
+        r = np.random.default_rng(2)
+        n = r.standard_normal((1, 1, 4)).astype(np.float32)
+        for past in (0, 5):
+            p = r.standard_normal((1, past, 4)).astype(np.float32)
+            k, rest = m.run(p, n)
+            want = np.concatenate([p, n], 1)
+            print(f"past {past}: K {k.shape} {bool(np.array_equal(k, want))}, "
+                  f"R {rest.shape} {bool(np.array_equal(rest, want[:, 1:]))}")
 
 
 if __name__ == "__main__":

@@ -214,9 +214,9 @@ def _dlpack_view(a, info, what, stream):
                  keep=(a, capsule), stream=(stream or 1) if on_device else None)
 
 
-def _empty_like_library(proto, info):
-    """A new device array for output `info` from the library of the device
-    array `proto` (torch or CuPy), or None."""
+def _empty_like_library(proto, info, shape):
+    """A new device array of `shape` for output `info` from the library of
+    the device array `proto` (torch or CuPy), or None."""
     lib = type(proto).__module__.split(".")[0]
     # (The library is loaded: `proto` is one of its arrays.)
     if lib == "torch":
@@ -224,11 +224,11 @@ def _empty_like_library(proto, info):
         names = {17: "uint8", 19: "uint8", 4: "uint16", 12: "uint32",
                  13: "uint64", 9: "bool", 16: "bfloat16"}
         dtype = getattr(torch, names.get(info.dtype, str(info.numpy_dtype)))
-        return torch.empty(info.shape, dtype=dtype, device=proto.device)
+        return torch.empty(tuple(shape), dtype=dtype, device=proto.device)
     if lib == "cupy":
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(proto.device.id):
-            return cupy.empty(info.shape, dtype=info.numpy_dtype)
+            return cupy.empty(tuple(shape), dtype=info.numpy_dtype)
     return None
 
 
@@ -477,7 +477,7 @@ class Model:
         for k, info in enumerate(self.outputs):
             buf = out[k] if out is not None else None
             if buf is None and device_in:
-                buf = _empty_like_library(device_in[0], info)
+                buf = _empty_like_library(device_in[0], info, out_shapes[k])
                 if buf is None:
                     raise Error(f"inputs are device arrays of "
                                 f"{type(device_in[0]).__name__}: give the "
