@@ -378,15 +378,17 @@ FailureOr<GemmProblem> gemm::analyzeGemm(func::FuncOp func, std::string &why) {
   if (failed(analyzeShapes(args, p, batch, why)))
     return failure();
   if (p.dynamicM) {
-    why = attrs.fused ? "dynamic M with a fused consumer is not served yet"
-          : p.rhsBatched
-              ? "dynamic M with a batched rhs is not served yet"
-              : !attrs.lhsLayout.isPerTensor()
-                  ? "dynamic M takes per-tensor lhs scales (the rows of "
-                    "its scales would be dynamic too)"
-                  : "";
-    if (!why.empty())
+    const char *refusal =
+        attrs.fused ? "dynamic M with a fused consumer is not served yet"
+        : p.rhsBatched ? "dynamic M with a batched rhs is not served yet"
+        : !attrs.lhsLayout.isPerTensor()
+            ? "dynamic M takes per-tensor lhs scales (the rows of its "
+              "scales would be dynamic too)"
+            : nullptr;
+    if (refusal) {
+      why = refusal;
       return failure();
+    }
   }
   if (p.fusedEpilogue) {
     p.outType =
@@ -491,6 +493,15 @@ void setWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
       (options.fastAccumulation || p.elementBytes == 2) && kIndependent;
 }
 
+/// The stages of a warp-specialized kernel: `ws-stages` (at most the K
+/// tiles), or as many as fit up to `most`.
+int64_t warpSpecializedStages(const GemmProblem &p, const GemmOptions &options,
+                              const GemmConfig &c, int64_t most) {
+  if (options.wsStages > 0)
+    return std::min<int64_t>(options.wsStages, llvm::divideCeil(p.k, c.bk));
+  return maxStages(p, c, most);
+}
+
 void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
                          GemmConfig &c) {
   setWarpSpecialized(p, options, 2, c);
@@ -525,9 +536,7 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
         std::min<int64_t>(options.smCount / c.clusterM, clusterTiles) *
         c.clusterM;
   }
-  c.stages = options.wsStages > 0
-                 ? std::min<int64_t>(options.wsStages, llvm::divideCeil(p.k, c.bk))
-                 : maxStages(p, c);
+  c.stages = warpSpecializedStages(p, options, c, kMaxStages);
 }
 
 /// Whether a product of few rows (decode steps: M <= 64 tokens) leaves SMs
@@ -558,10 +567,7 @@ void makeDecodeWarpSpecialized(const GemmProblem &p,
   if (options.persistent)
     c.persistentCtas = std::min<int64_t>(
         options.smCount, rowTiles * llvm::divideCeil(p.n, c.bn));
-  c.stages = options.wsStages > 0
-                 ? std::min<int64_t>(options.wsStages,
-                                     llvm::divideCeil(p.k, c.bk))
-                 : maxStages(p, c, kMaxDecodeStages);
+  c.stages = warpSpecializedStages(p, options, c, kMaxDecodeStages);
 }
 
 /// Products of few rows (decode steps: M <= 64 tokens) read B once and
