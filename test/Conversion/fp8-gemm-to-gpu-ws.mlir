@@ -9,6 +9,9 @@
 // RUN: fp8-opt %s -split-input-file \
 // RUN:   --convert-fp8-gemm-to-gpu="decode-ws=0 remarks=true" 2>&1 >/dev/null \
 // RUN:   | FileCheck %s --check-prefix=SINGLEWG
+// RUN: fp8-opt %s -split-input-file \
+// RUN:   --convert-fp8-gemm-to-gpu="ws-stages=5 remarks=true" 2>&1 >/dev/null \
+// RUN:   | FileCheck %s --check-prefix=CHUNKS
 
 // The warp-specialized kernel (TMA loads, M >= 128): 384 threads, warpgroups
 // 0 and 1 consume (64 rows each of a 128-row CTA tile), warpgroup 2
@@ -164,16 +167,71 @@ func.func private @__fp8_gemm_small_m(%a: memref<120x512xf8E4M3FN>, %sa: memref<
 
 // -----
 
+// Per-tensor scales, promoting: 128 x 192 tiles (40 KB stages) and the
+// whole 48 KB staging tile leave 4 stages. ws-stages=5 asks for 5, which
+// the staging tile leaves in 3 chunks of one 64-column box (16 KB each):
+// 204800 + 16384 + 80 + 1008 = 222272 bytes.
+// CHUNKS-LABEL: fp8 gemm: wgmma kernel m64n192k32
+// CHUNKS-SAME:  TMA into 5 128B-swizzled stages, TMA-store epilogue in 3 column chunks
+func.func private @__fp8_gemm_pt192(%a: memref<256x1024xf8E4M3FN>, %sa: memref<f32>, %b: memref<384x1024xf8E4M3FN>, %sb: memref<f32>, %out: memref<256x384xbf16>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n192k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x192x128, promotion every 128 K, grid 4 persistent CTAs over 4 tiles, TMA into 4 128B-swizzled stages, TMA-store epilogue}}
+  return
+}
+
+// -----
+
 // BF16 operands (fp8-high-precision-products' products): the same
 // generator, k16 BF16 wgmma on the same 128-byte K tiles (64 elements);
 // BF16 wgmma accumulates in FP32, so the whole K stays in the tensor cores
-// (no promotion) with 128 x 256 tiles: 4 stages of 48 KB.
+// (no promotion) with 128 x 256 tiles: 4 stages of 48 KB. The whole f32
+// staging tile (128 KB) would leave 2 stages, so the epilogue stages the
+// tile in 4 column chunks of 32 KB (192 KB + 32 KB + 8 mbarriers + 1008
+// bytes = 230448), each warpgroup in turn: the previous chunk read out, 16
+// f32 pairs per thread (64 columns) into its 8 KB part, fenced, 2 boxes of
+// 32 columns stored at columns n0 + 64 c + {0, 32}. With ws-stages=3 two
+// chunks of 64 KB fit (147456 + 65536 + 6 mbarriers + 1008 bytes).
 // CHECK-LABEL: func.func private @__fp8_gemm_bf16
+// CHECK:         dynamic_shared_memory_size %c230448_i32
 // CHECK:       gpu.func @__fp8_gemm_bf16_kernel
 // CHECK:           nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK:               nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-16:    llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
+// CHECK-NEXT:        nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-2:       nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK-NEXT:          nvvm.cp.async.bulk.commit.group
+// CHECK:               nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-16:    llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
+// CHECK-NEXT:        nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-2:       nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK-NEXT:          nvvm.cp.async.bulk.commit.group
+// CHECK:               nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-16:    llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
+// CHECK-NEXT:        nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-2:       nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK-NEXT:          nvvm.cp.async.bulk.commit.group
+// CHECK:               nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-16:    llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
+// CHECK-NEXT:        nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK-COUNT-2:       nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK-NEXT:          nvvm.cp.async.bulk.commit.group
+// CHECK-NOT:           nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK:               nvvm.cp.async.bulk.wait_group 0
+// CHECK-NOT:           {read}
+// CHECK:           gpu.return
+// STAGES-LABEL:  func.func private @__fp8_gemm_bf16
+// STAGES:          dynamic_shared_memory_size %c214048_i32
 func.func private @__fp8_gemm_bf16(%a: memref<256x1024xbf16>, %sa: memref<f32>, %b: memref<512x1024xbf16>, %sb: memref<f32>, %out: memref<256x512xf32>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n256k16 bf16, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x256x64, fast accumulation (no promotion), grid 4 persistent CTAs over 4 tiles, TMA into 4 128B-swizzled stages}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n256k16 bf16, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x256x64, fast accumulation (no promotion), grid 4 persistent CTAs over 4 tiles, TMA into 4 128B-swizzled stages, TMA-store epilogue in 4 column chunks}}
   return
 }
 

@@ -455,9 +455,10 @@ int64_t outputBytes(const GemmProblem &p) {
 
 /// The epilogue through shared memory and TMA stores where its boxes fit
 /// -- output rows that are 16-byte multiples (the tensor map's row stride)
-/// and tiles of whole 128-byte box columns -- and where the staging tile
-/// still leaves the pipeline 4 stages (or every K tile): a 128 x 256 f32
-/// tile (128 KB) would leave two.
+/// and tiles of whole 128-byte box columns -- and where the staging tile,
+/// whole or in column chunks, still leaves the pipeline 4 stages
+/// (`ws-stages` when set; at most every K tile): a 128 x 256 f32 tile (128
+/// KB) would leave two, in four 32 KB chunks it leaves four.
 void chooseEpilogue(const GemmProblem &p, const GemmOptions &options,
                     GemmConfig &c) {
   const int64_t bytes = outputBytes(p);
@@ -467,10 +468,22 @@ void chooseEpilogue(const GemmProblem &p, const GemmOptions &options,
   GemmConfig staged = c;
   staged.epilogue = EpilogueKind::SharedTMA;
   staged.storeBytes = bytes;
-  const int64_t wanted =
-      std::min<int64_t>(kMinStagedStages, llvm::divideCeil(p.k, c.bk));
-  if (maxStages(p, staged) >= wanted)
-    c = staged;
+  const int64_t wanted = std::min<int64_t>(
+      options.wsStages > 0 ? options.wsStages : kMinStagedStages,
+      llvm::divideCeil(p.k, c.bk));
+  // The whole tile staged at once, else in as few column chunks of whole
+  // 128-byte boxes as leave the stages (a 128 x 256 bf16 tile's 64 KB
+  // would leave 3 stages; two 32 KB chunks leave 4).
+  const int64_t boxes = c.bn * bytes / 128;
+  for (staged.storeChunks = 1; staged.storeChunks <= boxes;
+       ++staged.storeChunks) {
+    if (boxes % staged.storeChunks != 0)
+      continue;
+    if (maxStages(p, staged) >= wanted) {
+      c = staged;
+      return;
+    }
+  }
 }
 
 /// DeepGEMM's FP8 kernel shape: one producer warpgroup (its first thread
@@ -685,10 +698,10 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
     if (c.kind != KernelKind::WarpSpecialized)
       return fail("the TMA-store epilogue is the warp-specialized kernel's");
     if (c.storeBytes != outputBytes(p) || (p.n * c.storeBytes) % 16 != 0 ||
-        (c.bn * c.storeBytes) % 128 != 0)
+        c.storeChunks < 1 || (c.bn * c.storeBytes / 128) % c.storeChunks != 0)
       return fail("the TMA-store epilogue needs output rows of 16-byte "
-                  "multiples and tiles of whole 128-byte boxes");
-  } else if (c.storeBytes != 0) {
+                  "multiples and column chunks of whole 128-byte boxes");
+  } else if (c.storeBytes != 0 || c.storeChunks != 1) {
     return fail("a staging tile without the TMA-store epilogue");
   }
   if (c.clusterM > 1 &&
@@ -795,7 +808,10 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
   if (c.loader == LoaderKind::TMA)
     os << ", TMA into " << c.stages << " 128B-swizzled stages";
   if (c.epilogue == EpilogueKind::SharedTMA)
-    os << ", TMA-store epilogue";
+    os << ", TMA-store epilogue"
+       << (c.storeChunks > 1
+               ? " in " + std::to_string(c.storeChunks) + " column chunks"
+               : std::string());
   if (p.fusedEpilogue)
     os << ", fused element-wise epilogue (" << p.epilogueInputs.size() - 1
        << " more inputs)";

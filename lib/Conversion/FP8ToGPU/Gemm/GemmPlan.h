@@ -161,6 +161,10 @@ struct GemmConfig {
   /// SharedTMA: bytes of one output element in the staging tile (BM x BN of
   /// them after the stages; 0 for the register epilogue).
   int64_t storeBytes = 0;
+  /// SharedTMA: the staging tile holds BN / storeChunks columns; a tile is
+  /// written out in that many column chunks, each waiting until the TMA
+  /// engine has read the previous one (128 x 256 tiles keep 4 stages).
+  int64_t storeChunks = 1;
   /// Scales independent of K only: the wgmmas accumulate the whole K into
   /// the FP32 total (no promotion units), a K tile's wgmmas stay in flight
   /// while the next tile's issue (wait_group 1). Always for BF16 operands,

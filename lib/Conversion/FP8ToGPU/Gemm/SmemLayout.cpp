@@ -62,7 +62,8 @@ SmemLayout SmemLayout::get(const GemmConfig &config) {
         (config.kind == KernelKind::WarpSpecialized ? 2 : 1);
   l.storeOffset = l.stages * l.stageStride;
   l.storeTileBytes = config.epilogue == EpilogueKind::SharedTMA
-                         ? llvm::alignTo(config.bm * config.bn *
+                         ? llvm::alignTo(config.bm *
+                                             (config.bn / config.storeChunks) *
                                              config.storeBytes,
                                          1024)
                          : 0;

@@ -56,9 +56,9 @@ struct SmemLayout {
   int64_t stageStride = 0;
   /// Offset of the B tile of stage 0 (A starts at 0).
   int64_t bOffset = 0;
-  /// The epilogue's staging tile (EpilogueKind::SharedTMA): BM x BN output
-  /// elements after the stages, 1024-aligned, as one 64-row x BN part per
-  /// consumer warpgroup (`storeTileBytes` = 0 without it).
+  /// The epilogue's staging tile (EpilogueKind::SharedTMA): BM x (BN /
+  /// storeChunks) output elements after the stages, 1024-aligned, as one
+  /// 64-row part per consumer warpgroup (`storeTileBytes` = 0 without it).
   int64_t storeOffset = 0, storeTileBytes = 0;
   /// Offset of the mbarriers (`numBarriers` x 8 bytes), 0 when none.
   int64_t barrierOffset = 0;

@@ -12,6 +12,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::gemm;
@@ -22,14 +24,18 @@ namespace {
 constexpr int64_t kBoxBytes = 128;
 constexpr int64_t kBoxTileBytes = kWgmmaM * kBoxBytes;
 
-/// One warpgroup's part of the staging tile.
+/// One warpgroup's part of the staging tile, which holds one column chunk
+/// of its 64 x BN outputs at a time.
 struct OutputGeometry {
-  int64_t boxes;    ///< boxes per warpgroup row band (BN * bytes / 128)
+  int64_t boxes;    ///< boxes per chunk of a warpgroup's row band
   int64_t wgBytes;  ///< bytes of one warpgroup's part of the staging tile
+  int64_t blocks;   ///< 8-column blocks per chunk
 };
 
 OutputGeometry geometry(const GemmConfig &c) {
-  return {c.bn * c.storeBytes / kBoxBytes, kWgmmaM * c.bn * c.storeBytes};
+  const int64_t columns = c.bn / c.storeChunks;
+  return {columns * c.storeBytes / kBoxBytes,
+          kWgmmaM * columns * c.storeBytes, columns / 8};
 }
 
 /// The warpgroup barrier (named barrier 1 + wg of 128 threads; barrier 0 is
@@ -93,10 +99,12 @@ Value smemByte(KernelBuilder &kb, Value tiles, Value offset) {
 /// stmatrix.x4 of the matrices (rows 0-7, cb), (rows 8-15, cb), (rows 0-7,
 /// cb + 1), (rows 8-15, cb + 1) of the warp's 16 rows; lane l gives the
 /// address of row l % 8 of matrix l / 8. A block is one 16-byte chunk.
+/// The chunk's blocks are [firstBlock, firstBlock + blocks), a multiple of
+/// a box (8 blocks) each.
 void writeHalfTiles(KernelBuilder &kb, const KernelValues &wkv,
                     const AccumulatorFragment &frag,
                     const OutputValues &values, Value acc, Value tiles,
-                    Value wgBase) {
+                    Value wgBase, int64_t firstBlock, int64_t blocks) {
   OpBuilder &b = kb.b;
   MLIRContext *ctx = b.getContext();
   Value warp = kb.divC(wkv.tid, 32), lane = kb.remC(wkv.tid, 32);
@@ -107,13 +115,12 @@ void writeHalfTiles(KernelBuilder &kb, const KernelValues &wkv,
                      laneRow);
   Value rowBytes = kb.add(wgBase, kb.mulC(row, kBoxBytes));
   Value chunkStep = kb.divC(matrix, 2);
-  const int64_t blocks = frag.numRegs / 4;
-  for (int64_t cb = 0; cb < blocks; cb += 2) {
+  for (int64_t cb = firstBlock; cb < firstBlock + blocks; cb += 2) {
     SmallVector<Value, 4> sources;
     for (int64_t m = 0; m < 4; ++m)
       sources.push_back(
           packPair(kb, wkv, frag, values, acc, 4 * (cb + m / 2) + 2 * (m % 2)));
-    const int64_t box = cb / 8, firstChunk = cb % 8;
+    const int64_t box = (cb - firstBlock) / 8, firstChunk = cb % 8;
     Value chunk = arith::XOrIOp::create(
         b, kb.loc, kb.addC(chunkStep, firstChunk), laneRow);
     Value offset = kb.add(kb.addC(rowBytes, box * kBoxTileBytes),
@@ -125,21 +132,23 @@ void writeHalfTiles(KernelBuilder &kb, const KernelValues &wkv,
   }
 }
 
-/// f32 outputs: each register pair (8 bytes of one row) with one store.
+/// f32 outputs: each register pair (8 bytes of one row) with one store;
+/// the chunk's 8-column blocks are [firstBlock, firstBlock + blocks), a
+/// multiple of a box (4 blocks) each.
 void writeF32Tiles(KernelBuilder &kb, const KernelValues &wkv,
                    const AccumulatorFragment &frag,
                    const OutputValues &values, Value acc, Value tiles,
-                   Value wgBase) {
+                   Value wgBase, int64_t firstBlock, int64_t blocks) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Value warp = kb.divC(wkv.tid, 32), lane = kb.remC(wkv.tid, 32);
   Value quad = kb.divC(lane, 4), inQuad = kb.remC(lane, 4);
   auto vecType = VectorType::get({2}, kb.f32);
-  for (int64_t i = 0; i < frag.numRegs; i += 2) {
+  for (int64_t i = 4 * firstBlock; i < 4 * (firstBlock + blocks); i += 2) {
     // Row in the warpgroup's 64 (row % 8 = lane / 4), 8-column block cb
-    // = 32 bytes: chunk 2 (cb % 4) + (lane % 4) / 2 of box cb / 4, at byte
-    // (lane % 2) * 8 of it.
-    const int64_t half = (i / 2) % 2, cb = i / 4;
+    // = 32 bytes: chunk 2 (cb % 4) + (lane % 4) / 2 of box cb / 4 (of the
+    // column chunk), at byte (lane % 2) * 8 of it.
+    const int64_t half = (i / 2) % 2, cb = i / 4 - firstBlock;
     Value row = kb.add(kb.mulC(warp, 16), kb.addC(quad, 8 * half));
     Value chunk = arith::XOrIOp::create(
         b, loc, kb.addC(kb.divC(inQuad, 2), 2 * (cb % 4)), quad);
@@ -182,40 +191,48 @@ void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
   const OutputGeometry g = geometry(c);
   Value tiles = tilesPointer(kb, wkv);
   Value wgBase = kb.addC(kb.mulC(wg, g.wgBytes), layout.storeOffset);
-  // 1. The previous tile's boxes have been read out of the staging tile.
-  {
+  const GemmProblem &p = plan.problem;
+  std::optional<OutputValues> values;
+  for (int64_t chunk = 0; chunk < c.storeChunks; ++chunk) {
+    // 1. The previous chunk's (tile's) boxes have been read out of the
+    //    staging tile.
+    {
+      OpBuilder::InsertionGuard guard(b);
+      openIssuer(kb, wkv);
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+    }
+    warpgroupBarrier(kb, wg);
+    // 2. The chunk's finished registers into the staging tile.
+    if (!values)
+      values.emplace(kb, wkv, frag);
+    const int64_t firstBlock = chunk * g.blocks;
+    if (c.storeBytes == 2)
+      writeHalfTiles(kb, wkv, frag, *values, acc, tiles, wgBase, firstBlock,
+                     g.blocks);
+    else
+      writeF32Tiles(kb, wkv, frag, *values, acc, tiles, wgBase, firstBlock,
+                    g.blocks);
+    // 3. Visible to the TMA engine, then stored.
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    warpgroupBarrier(kb, wg);
     OpBuilder::InsertionGuard guard(b);
     openIssuer(kb, wkv);
-    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+    for (int64_t box = 0; box < g.boxes; ++box) {
+      Value inner = kb.toI32(kb.addC(kb.mulC(wkv.n0, c.storeBytes),
+                                     (chunk * g.boxes + box) * kBoxBytes));
+      SmallVector<Value, 3> coords = {inner, kb.toI32(wkv.m0)};
+      if (p.batch > 1)
+        coords.push_back(kb.toI32(wkv.bz));
+      Value src = smemByte(kb, tiles, kb.addC(wgBase, box * kBoxTileBytes));
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+          b, loc, wkv.tensorMapD, src, coords, /*l2CacheHint=*/Value(),
+          NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   }
-  warpgroupBarrier(kb, wg);
-  // 2. The finished registers into the staging tile.
-  OutputValues values(kb, wkv, frag);
-  if (c.storeBytes == 2)
-    writeHalfTiles(kb, wkv, frag, values, acc, tiles, wgBase);
-  else
-    writeF32Tiles(kb, wkv, frag, values, acc, tiles, wgBase);
-  // 3. Visible to the TMA engine, then stored.
-  NVVM::FenceProxyOp::create(
-      b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
-  warpgroupBarrier(kb, wg);
-  OpBuilder::InsertionGuard guard(b);
-  openIssuer(kb, wkv);
-  const GemmProblem &p = plan.problem;
-  for (int64_t box = 0; box < g.boxes; ++box) {
-    Value inner = kb.toI32(kb.addC(kb.mulC(wkv.n0, c.storeBytes),
-                                   box * kBoxBytes));
-    SmallVector<Value, 3> coords = {inner, kb.toI32(wkv.m0)};
-    if (p.batch > 1)
-      coords.push_back(kb.toI32(wkv.bz));
-    Value src = smemByte(kb, tiles, kb.addC(wgBase, box * kBoxTileBytes));
-    NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
-        b, loc, wkv.tensorMapD, src, coords, /*l2CacheHint=*/Value(),
-        NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
-  }
-  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
 }
 
 void gemm::finishTmaStores(KernelBuilder &kb, const KernelValues &wkv) {

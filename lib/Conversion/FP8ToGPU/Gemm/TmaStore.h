@@ -3,14 +3,16 @@
 // Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
 //
 // EpilogueKind::SharedTMA, for the warp-specialized kernel: each consumer
-// warpgroup owns 64 rows x BN of the staging tile (SmemLayout::storeOffset),
-// stored as BN * bytes / 128 boxes of 64 rows x 128 bytes, each in TMA's
-// 128B-swizzled order (the 16-byte chunk c of row r at chunk c ^ (r % 8)):
+// warpgroup owns 64 rows x BN / storeChunks of the staging tile
+// (SmemLayout::storeOffset), stored as boxes of 64 rows x 128 bytes, each in
+// TMA's 128B-swizzled order (the 16-byte chunk c of row r at chunk c ^ (r %
+// 8)). For each column chunk of its 64 x BN outputs (one, unless the whole
+// tile would leave the pipeline too few stages):
 //
 //   1. its issuing thread (the warpgroup's first) waits until the
-//      warpgroup's previous TMA stores finished reading the staging tile
-//      (cp.async.bulk.wait_group.read 0), a warpgroup barrier tells the
-//      others;
+//      warpgroup's previous TMA stores (the previous chunk's or tile's)
+//      finished reading the staging tile (cp.async.bulk.wait_group.read 0),
+//      a warpgroup barrier tells the others;
 //   2. every thread writes its finished registers (OutputValues) into the
 //      tile -- stmatrix.x4 for 16-bit outputs (the wgmma accumulator layout
 //      is stmatrix's: four 8 x 8 matrices of two 8-column blocks per
