@@ -12,6 +12,8 @@
 // RUN: fp8-opt %s -split-input-file \
 // RUN:   --convert-fp8-gemm-to-gpu="ws-stages=5 remarks=true" 2>&1 >/dev/null \
 // RUN:   | FileCheck %s --check-prefix=CHUNKS
+// RUN: fp8-opt %s -split-input-file --convert-fp8-gemm-to-gpu="ws-stages=5" \
+// RUN:   | FileCheck %s --check-prefix=CHUNKIR
 
 // The warp-specialized kernel (TMA loads, M >= 128): 384 threads, warpgroups
 // 0 and 1 consume (64 rows each of a 128-row CTA tile), warpgroup 2
@@ -173,6 +175,29 @@ func.func private @__fp8_gemm_small_m(%a: memref<120x512xf8E4M3FN>, %sa: memref<
 // 204800 + 16384 + 80 + 1008 = 222272 bytes.
 // CHUNKS-LABEL: fp8 gemm: wgmma kernel m64n192k32
 // CHUNKS-SAME:  TMA into 5 128B-swizzled stages, TMA-store epilogue in 3 column chunks
+// Each chunk: 4 stmatrix.x4 (64 bf16 columns of the warp's 16 rows), one
+// box stored at byte column n0 * 2 + 128 c.
+// CHUNKIR-LABEL: func.func private @__fp8_gemm_pt192
+// CHUNKIR:         dynamic_shared_memory_size %c222272_i32
+// CHUNKIR:       gpu.func @__fp8_gemm_pt192_kernel
+// CHUNKIR-COUNT-4:   nvvm.stmatrix
+// CHUNKIR-NEXT:      nvvm.fence.proxy
+// CHUNKIR:             nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHUNKIR-NEXT:        nvvm.cp.async.bulk.commit.group
+// CHUNKIR:             nvvm.cp.async.bulk.wait_group 0 {read}
+// CHUNKIR-COUNT-4:   nvvm.stmatrix
+// CHUNKIR-NEXT:      nvvm.fence.proxy
+// CHUNKIR:             arith.constant 128 : index
+// CHUNKIR:             nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHUNKIR-NEXT:        nvvm.cp.async.bulk.commit.group
+// CHUNKIR:             nvvm.cp.async.bulk.wait_group 0 {read}
+// CHUNKIR-COUNT-4:   nvvm.stmatrix
+// CHUNKIR-NEXT:      nvvm.fence.proxy
+// CHUNKIR:             arith.constant 256 : index
+// CHUNKIR:             nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHUNKIR-NEXT:        nvvm.cp.async.bulk.commit.group
+// CHUNKIR-NOT:         nvvm.stmatrix
+// CHUNKIR:           gpu.return
 func.func private @__fp8_gemm_pt192(%a: memref<256x1024xf8E4M3FN>, %sa: memref<f32>, %b: memref<384x1024xf8E4M3FN>, %sb: memref<f32>, %out: memref<256x384xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
   // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n192k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x192x128, promotion every 128 K, grid 4 persistent CTAs over 4 tiles, TMA into 4 128B-swizzled stages, TMA-store epilogue}}
@@ -188,7 +213,7 @@ func.func private @__fp8_gemm_pt192(%a: memref<256x1024xf8E4M3FN>, %sa: memref<f
 // staging tile (128 KB) would leave 2 stages, so the epilogue stages the
 // tile in 4 column chunks of 32 KB (192 KB + 32 KB + 8 mbarriers + 1008
 // bytes = 230448), each warpgroup in turn: the previous chunk read out, 16
-// f32 pairs per thread (64 columns) into its 8 KB part, fenced, 2 boxes of
+// f32 pairs per thread (64 columns) into its 16 KB part, fenced, 2 boxes of
 // 32 columns stored at columns n0 + 64 c + {0, 32}. With ws-stages=3 two
 // chunks of 64 KB fit (147456 + 65536 + 6 mbarriers + 1008 bytes).
 // CHECK-LABEL: func.func private @__fp8_gemm_bf16
@@ -200,28 +225,43 @@ func.func private @__fp8_gemm_pt192(%a: memref<256x1024xf8E4M3FN>, %sa: memref<f
 // CHECK-COUNT-16:    llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
 // CHECK-NEXT:        nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
-// CHECK-COUNT-2:       nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK:               nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK:               arith.constant 128 : index
+// CHECK:               arith.constant 8192 : index
+// CHECK:               nvvm.cp.async.bulk.tensor.global.shared.cta
 // CHECK-NEXT:          nvvm.cp.async.bulk.commit.group
 // CHECK:               nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
 // CHECK-COUNT-16:    llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
 // CHECK-NEXT:        nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
-// CHECK-COUNT-2:       nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK:               arith.constant 256 : index
+// CHECK:               nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK:               arith.constant 384 : index
+// CHECK:               arith.constant 8192 : index
+// CHECK:               nvvm.cp.async.bulk.tensor.global.shared.cta
 // CHECK-NEXT:          nvvm.cp.async.bulk.commit.group
 // CHECK:               nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
 // CHECK-COUNT-16:    llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
 // CHECK-NEXT:        nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
-// CHECK-COUNT-2:       nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK:               arith.constant 512 : index
+// CHECK:               nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK:               arith.constant 640 : index
+// CHECK:               arith.constant 8192 : index
+// CHECK:               nvvm.cp.async.bulk.tensor.global.shared.cta
 // CHECK-NEXT:          nvvm.cp.async.bulk.commit.group
 // CHECK:               nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
 // CHECK-COUNT-16:    llvm.store {{.*}} : vector<2xf32>, !llvm.ptr<3>
 // CHECK-NEXT:        nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK:             nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
-// CHECK-COUNT-2:       nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK:               arith.constant 768 : index
+// CHECK:               nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK:               arith.constant 896 : index
+// CHECK:               arith.constant 8192 : index
+// CHECK:               nvvm.cp.async.bulk.tensor.global.shared.cta
 // CHECK-NEXT:          nvvm.cp.async.bulk.commit.group
 // CHECK-NOT:           nvvm.cp.async.bulk.tensor.global.shared.cta
 // CHECK:               nvvm.cp.async.bulk.wait_group 0

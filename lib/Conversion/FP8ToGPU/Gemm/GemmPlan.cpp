@@ -698,7 +698,8 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
     if (c.kind != KernelKind::WarpSpecialized)
       return fail("the TMA-store epilogue is the warp-specialized kernel's");
     if (c.storeBytes != outputBytes(p) || (p.n * c.storeBytes) % 16 != 0 ||
-        c.storeChunks < 1 || (c.bn * c.storeBytes / 128) % c.storeChunks != 0)
+        (c.bn * c.storeBytes) % 128 != 0 || c.storeChunks < 1 ||
+        (c.bn * c.storeBytes / 128) % c.storeChunks != 0)
       return fail("the TMA-store epilogue needs output rows of 16-byte "
                   "multiples and column chunks of whole 128-byte boxes");
   } else if (c.storeBytes != 0 || c.storeChunks != 1) {

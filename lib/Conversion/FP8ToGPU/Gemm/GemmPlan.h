@@ -158,8 +158,8 @@ struct GemmConfig {
   Swizzle swizzle = Swizzle::None;
   LoaderKind loader = LoaderKind::ThreadVector;
   EpilogueKind epilogue = EpilogueKind::Registers;
-  /// SharedTMA: bytes of one output element in the staging tile (BM x BN of
-  /// them after the stages; 0 for the register epilogue).
+  /// SharedTMA: bytes of one output element in the staging tile (BM x BN /
+  /// storeChunks of them after the stages; 0 for the register epilogue).
   int64_t storeBytes = 0;
   /// SharedTMA: the staging tile holds BN / storeChunks columns; a tile is
   /// written out in that many column chunks, each waiting until the TMA
