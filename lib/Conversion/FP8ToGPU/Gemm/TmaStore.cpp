@@ -12,8 +12,6 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
-#include <optional>
-
 using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::gemm;
@@ -192,25 +190,28 @@ void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
   Value tiles = tilesPointer(kb, wkv);
   Value wgBase = kb.addC(kb.mulC(wg, g.wgBytes), layout.storeOffset);
   const GemmProblem &p = plan.problem;
-  std::optional<OutputValues> values;
-  for (int64_t chunk = 0; chunk < c.storeChunks; ++chunk) {
-    // 1. The previous chunk's (tile's) boxes have been read out of the
-    //    staging tile.
+  // 1. The staging tile is free: the warpgroup's previous TMA stores (the
+  //    previous tile's, later the previous chunk's) have read it out.
+  auto waitForStagingTile = [&] {
     {
       OpBuilder::InsertionGuard guard(b);
       openIssuer(kb, wkv);
       NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
     }
     warpgroupBarrier(kb, wg);
+  };
+  waitForStagingTile();
+  OutputValues values(kb, wkv, frag);
+  for (int64_t chunk = 0; chunk < c.storeChunks; ++chunk) {
+    if (chunk > 0)
+      waitForStagingTile();
     // 2. The chunk's finished registers into the staging tile.
-    if (!values)
-      values.emplace(kb, wkv, frag);
     const int64_t firstBlock = chunk * g.blocks;
     if (c.storeBytes == 2)
-      writeHalfTiles(kb, wkv, frag, *values, acc, tiles, wgBase, firstBlock,
+      writeHalfTiles(kb, wkv, frag, values, acc, tiles, wgBase, firstBlock,
                      g.blocks);
     else
-      writeF32Tiles(kb, wkv, frag, *values, acc, tiles, wgBase, firstBlock,
+      writeF32Tiles(kb, wkv, frag, values, acc, tiles, wgBase, firstBlock,
                     g.blocks);
     // 3. Visible to the TMA engine, then stored.
     NVVM::FenceProxyOp::create(
