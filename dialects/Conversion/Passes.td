@@ -184,6 +184,18 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
     Option<"tileN", "tile-n", "unsigned", "0",
            "CTA tile N of the warp-specialized kernel (a multiple of 8 up to "
            "256; 0: the heuristic's choice)">,
+    Option<"tileM", "tile-m", "unsigned", "0",
+           "CTA tile M of the two-consumer warp-specialized kernel: 128, or "
+           "256 (each consumer computes two 64-row bands per stage; served "
+           "for promoting products with tiles up to 128 wide and a static "
+           "M); 0: the heuristic's choice (256 for block-scaled products "
+           "whose tiles fill the SMs' rounds)">,
+    Option<"stageScales", "stage-scales", "bool", "true",
+           "Warp-specialized kernels with 256-row tiles copy the f32 scales "
+           "that vary along K (block scales) into shared memory with each K "
+           "tile (a producer warp's cp.async, completing on the stage's full "
+           "mbarrier), so the consumers read them there (false: the "
+           "consumers load them from global memory a unit ahead)">,
     Option<"tmaStore", "tma-store", "bool", "true",
            "Warp-specialized kernels write each tile through a 128B-swizzled "
            "staging tile in shared memory and TMA stores that drain while "

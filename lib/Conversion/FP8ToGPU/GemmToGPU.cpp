@@ -73,6 +73,12 @@ struct ConvertFP8GemmToGPUPass
           << chip << "' (expected sm_90a or sm_89)";
       return signalPassFailure();
     }
+    if (tileM != 0 && tileM != 128 && tileM != 256) {
+      emitError(module.getLoc(), "convert-fp8-gemm-to-gpu: tile-m must be "
+                                 "0, 128 or 256, not ")
+          << static_cast<int64_t>(tileM);
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> funcs;
     for (auto func : module.getOps<func::FuncOp>())
       if (func->hasAttr(kGemmAttrName))
@@ -94,6 +100,8 @@ struct ConvertFP8GemmToGPUPass
     options.clusterM = clusterM;
     options.fastAccumulation = fastAccumulation;
     options.tileN = tileN;
+    options.tileM = tileM;
+    options.stageScales = stageScales;
     options.tmaStore = tmaStore;
     options.decodeWarpSpecialized = decodeWarpSpecialized;
     FailureOr<SmallVector<gemm::GemmPlan, 2>> plans =

@@ -445,8 +445,11 @@ int64_t maxStages(const GemmProblem &p, GemmConfig c,
   return best;
 }
 
-/// Fewest pipeline stages the TMA-store epilogue's staging tile may leave.
-constexpr int64_t kMinStagedStages = 4;
+/// Fewest pipeline stages the TMA-store epilogue's staging tile may leave:
+/// 4, or 3 for 256-row tiles (48 KB stages: 4 of them, their staged scales
+/// and even half the 64 KB staging tile exceed 227 KB, and their register
+/// epilogue spills).
+int64_t minStagedStages(const GemmConfig &c) { return c.mWaves > 1 ? 3 : 4; }
 
 /// Bytes of one element of the product's output.
 int64_t outputBytes(const GemmProblem &p) {
@@ -469,7 +472,7 @@ void chooseEpilogue(const GemmProblem &p, const GemmOptions &options,
   staged.epilogue = EpilogueKind::SharedTMA;
   staged.storeBytes = bytes;
   const int64_t wanted = std::min<int64_t>(
-      options.wsStages > 0 ? options.wsStages : kMinStagedStages,
+      options.wsStages > 0 ? options.wsStages : minStagedStages(c),
       llvm::divideCeil(p.k, c.bk));
   // The whole tile staged at once, else in as few column chunks of whole
   // 128-byte boxes as leave the stages (a 128 x 256 bf16 tile's 64 KB
@@ -515,6 +518,51 @@ int64_t warpSpecializedStages(const GemmProblem &p, const GemmOptions &options,
   return maxStages(p, c, most);
 }
 
+/// Rounds of `smCount` CTAs that `tiles` output tiles take.
+int64_t rounds(int64_t tiles, const GemmOptions &options) {
+  return llvm::divideCeil(tiles, options.smCount);
+}
+
+/// Two row bands per consumer (256-row tiles: GemmConfig::mWaves) for
+/// promoting products whose scales vary along K (block scales), whose
+/// 128-wide tiles are bound by the bytes they load per FLOP: a 256 x 128
+/// tile loads 3/4 of them (H200, 2026-12-04: 1085-1155 TFLOP/s against
+/// 998-1061 with 128 x 128 tiles, docs/PERFORMANCE.md). Taken where its
+/// rounds over the SMs cost less than the 128-row tiles' at ~1.25x their
+/// speed and there are at least two (8192 x 4096 x 4096: 8 rounds of
+/// 256-row tiles vs 16 of 128-row; 512 x 4096 x 4096: 64 tiles would leave
+/// half the SMs idle, so 128 rows). `tile-m` overrides where two bands are
+/// served (promoting, BN <= 128, M static).
+void chooseRowBands(const GemmProblem &p, const GemmOptions &options,
+                    GemmConfig &c) {
+  // Served: promoting consumers, tiles up to 128 wide, a static M.
+  if (c.fastAccumulation || c.bn > 128 || p.dynamicM)
+    return;
+  bool two;
+  if (options.tileM) {
+    two = options.tileM == 4 * kWgmmaM;
+  } else {
+    if (!p.lhsScale.dependsOnK() && !p.rhsScale.dependsOnK())
+      return;
+    const int64_t nTiles = p.batch * llvm::divideCeil(p.n, c.bn);
+    const int64_t r128 = rounds(nTiles * llvm::divideCeil(p.m, 128), options);
+    const int64_t r256 = rounds(nTiles * llvm::divideCeil(p.m, 256), options);
+    // 2 x r256 / 1.25 < r128, and at least two rounds: with one the CTAs'
+    // single tiles save no loads across tiles, and ptxas spills the
+    // straight-line code of a one-tile walk with two totals live.
+    two = r256 >= 2 && 8 * r256 < 5 * r128;
+  }
+  c.mWaves = two ? 2 : 1;
+  c.bm = kWgmmaM * c.consumerWarpgroups * c.mWaves;
+  // Two totals and a partial take 192 registers of the consumers' 224; the
+  // producer keeps 56 (its second warp copies the staged scales): 56 + 2 x
+  // 224 per thread of a warpgroup are the 168 x 3 the CTA is launched with.
+  if (two) {
+    c.producerRegisters = 56;
+    c.consumerRegisters = 224;
+  }
+}
+
 void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
                          GemmConfig &c) {
   setWarpSpecialized(p, options, 2, c);
@@ -535,6 +583,12 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
     c.bn = 192;
   if (options.tileN)
     c.bn = options.tileN;
+  chooseRowBands(p, options, c);
+  // Staged scales pay with two bands (H200, 2026-12-04: 1085-1155 against
+  // 1018-1117 TFLOP/s loading them a unit ahead); 128-row tiles did not
+  // gain (971-1067 against 998-1061) and would give up a stage.
+  if (options.stageScales && c.mWaves > 1)
+    c.stagedScales = stagedScalesFor(p, c);
   chooseEpilogue(p, options, c);
   if (options.persistent) {
     const int64_t numM = llvm::divideCeil(p.m, c.bm);
@@ -655,8 +709,14 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
     why = reason.str();
     return failure();
   };
-  if (c.bm != kWgmmaM * c.consumerWarpgroups)
-    return fail("BM must be 64 rows per consumer warpgroup");
+  if (c.mWaves < 1 || c.mWaves > 2 || c.bm != kWgmmaM * c.rowBands())
+    return fail("BM must be 64 rows per consumer warpgroup, or 128 per "
+                "consumer warpgroup in two row bands");
+  if (c.mWaves > 1 &&
+      (c.kind != KernelKind::WarpSpecialized || c.fastAccumulation ||
+       p.dynamicM))
+    return fail("two row bands per consumer are for the promoting "
+                "warp-specialized kernel with a static M");
   if (c.kind == KernelKind::SingleWarpgroup &&
       (c.consumerWarpgroups != 1 || c.producerRegisters ||
        c.consumerRegisters))
@@ -671,10 +731,17 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
     for (int64_t r : {c.producerRegisters, c.consumerRegisters})
       if (r < 24 || r > 256 || r % 8 != 0)
         return fail("setmaxnreg counts must be multiples of 8 in [24, 256]");
+    // setmaxnreg moves registers within what the CTA was launched with:
+    // the per-thread limit of its block size (65536 / threads, a multiple
+    // of 8: 168 for 384 threads) times its threads. Asking for more blocks
+    // the consumers' setmaxnreg.inc forever.
+    const int64_t launched =
+        std::min<int64_t>(255, 65536 / c.threads()) / 8 * 8 * c.threads();
     if ((c.producerRegisters + c.consumerRegisters * c.consumerWarpgroups) *
             kWarpgroupThreads >
-        65536)
-      return fail("the warpgroups' registers exceed the SM's 65536");
+        launched)
+      return fail("the warpgroups' setmaxnreg counts exceed the registers "
+                  "the CTA is launched with");
   }
   if (c.bn % 8 != 0 || c.bn < 8 || c.bn > 256)
     return fail("wgmma N must be a multiple of 8 in [8, 256]");
@@ -683,15 +750,22 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
        p.rhsScale.dependsOnK()))
     return fail("fast accumulation is for the warp-specialized kernel and "
                 "scales that do not vary along K");
-  // A promoting consumer holds the total and a partial: BN registers per
-  // thread, which must leave room for addresses and scales.
+  // A promoting consumer holds a total per row band and a partial: (bands
+  // + 1) x BN / 2 registers per thread, which must leave room for addresses
+  // and scales.
   if (!c.fastAccumulation && c.kind == KernelKind::WarpSpecialized &&
-      (c.bn > 192 ||
+      (c.bn > 192 || (c.mWaves > 1 && c.bn > 128) ||
        (c.bn > 128 && (p.lhsScale.dependsOnK() || p.rhsScale.dependsOnK()))))
-    return fail("a promoting consumer holds 2 x BN / 2 accumulator registers: "
-                "tiles up to 192 wide, 128 with scales that vary along K");
+    return fail("a promoting consumer holds (bands + 1) x BN / 2 accumulator "
+                "registers: tiles up to 192 wide, 128 with scales that vary "
+                "along K or two row bands");
   if (c.bk != 128 || c.bk % p.promo != 0)
     return fail("BK must be 128 bytes and hold whole promotion units");
+  if (c.stagedScales.enabled() &&
+      (c.kind != KernelKind::WarpSpecialized ||
+       !(c.stagedScales == stagedScalesFor(p, c))))
+    return fail("staged scales are the warp-specialized kernel's, with a "
+                "slot for each f32 scale that varies along K");
   if (c.clusterN != 1 || c.clusterM < 1 || c.clusterM > 2)
     return fail("configuration not implemented yet");
   if (c.epilogue == EpilogueKind::SharedTMA) {
@@ -773,6 +847,27 @@ gemm::planGemms(func::FuncOp func, const GemmOptions &options,
   return plans;
 }
 
+StagedScales gemm::stagedScalesFor(const GemmProblem &p,
+                                   const GemmConfig &c) {
+  StagedScales s;
+  const bool lhs = p.lhsScale.dependsOnK(), rhs = p.rhsScale.dependsOnK();
+  if ((!lhs && !rhs) || (lhs && !p.lhsScale.elementType.isF32()) ||
+      (rhs && !p.rhsScale.elementType.isF32()))
+    return s;
+  s.units = c.bk / p.promo;
+  s.lhsRows = lhs ? c.bm : 0;
+  if (rhs) {
+    // The distinct scales of a tile's columns, as Promotion reads them.
+    if (p.rhsScale.rowBlock % c.bn == 0)
+      s.rhsSlots = 1, s.rhsStep = 0;
+    else if (p.rhsScale.rowBlock % 8 == 0)
+      s.rhsSlots = c.bn / 8, s.rhsStep = 8;
+    else
+      s.rhsSlots = c.bn, s.rhsStep = 1;
+  }
+  return s;
+}
+
 std::string gemm::describeGemmPlan(const GemmPlan &plan) {
   const GemmProblem &p = plan.problem;
   const GemmConfig &c = plan.config;
@@ -788,6 +883,8 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
     os << ", warp-specialized (1 producer + " << c.consumerWarpgroups
        << " consumer warpgroups, setmaxnreg " << c.producerRegisters << "/"
        << c.consumerRegisters << ")";
+  if (c.mWaves > 1)
+    os << ", " << c.mWaves << " row bands per consumer";
   os << ", CTA tile " << c.bm << "x" << c.bn
      << "x" << c.bk / p.elementBytes
      << (c.fastAccumulation
@@ -808,6 +905,8 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
        << "x" << p.batch;
   if (c.loader == LoaderKind::TMA)
     os << ", TMA into " << c.stages << " 128B-swizzled stages";
+  if (c.stagedScales.enabled())
+    os << " with " << c.stagedScales.count() << " staged scales each";
   if (c.epilogue == EpilogueKind::SharedTMA)
     os << ", TMA-store epilogue"
        << (c.storeChunks > 1

@@ -141,6 +141,30 @@ enum class EpilogueKind {
   SharedTMA,
 };
 
+/// The scale values that vary along K which one K tile's promotions read,
+/// copied into shared memory with the tile (warp-specialized kernel): a
+/// producer warp copies them (cp.async, completing on the stage's full
+/// mbarrier), so the consumers read them from the stage instead of waiting
+/// on global loads between their wgmma groups. Slots of 4 bytes per stage:
+/// for each promotion unit u, lhs slot u * lhsRows + r holds the lhs scale
+/// of the tile's row r; then for each unit, rhs slot u * rhsSlots + s the
+/// rhs scale of the tile's column s * rhsStep (one slot when the rhs row
+/// blocks are whole CTA tiles: rhsStep 0; one per 8 columns: 8; per
+/// column: 1). A unit that starts past K holds zeros. F32 scales only.
+struct StagedScales {
+  int64_t units = 0, lhsRows = 0, rhsSlots = 0, rhsStep = 0;
+
+  int64_t lhsCount() const { return units * lhsRows; }
+  int64_t count() const { return units * (lhsRows + rhsSlots); }
+  bool enabled() const { return count() > 0; }
+  /// Bytes of one stage's slots (16-byte multiples).
+  int64_t stageBytes() const { return (4 * count() + 15) / 16 * 16; }
+  bool operator==(const StagedScales &o) const {
+    return units == o.units && lhsRows == o.lhsRows &&
+           rhsSlots == o.rhsSlots && rhsStep == o.rhsStep;
+  }
+};
+
 /// How the kernel computes the product: every knob of the generator.
 struct GemmConfig {
   KernelKind kind = KernelKind::SingleWarpgroup;
@@ -149,8 +173,16 @@ struct GemmConfig {
   int64_t bm = kWgmmaM, bn = 128, bk = 128;
   /// Shared-memory stages of the A/B tiles.
   int64_t stages = 1;
-  /// Warpgroups running wgmma (each owns 64 rows of the BM rows).
+  /// Warpgroups running wgmma.
   int64_t consumerWarpgroups = 1;
+  /// Row bands of 64 that each consumer warpgroup computes, one after the
+  /// other, on every stage (1 or 2): BM = 64 x consumerWarpgroups x
+  /// mWaves, band b = wave * consumerWarpgroups + warpgroup at rows 64 b of
+  /// the tile (DeepGEMM's "waves"). With two, a promoting consumer keeps a
+  /// total per band and one partial (3 x BN / 2 registers), so a 256 x 128
+  /// tile loads 3/4 of the A and B bytes per FLOP of a 128 x 128 one (block
+  /// scales: the total and partial of a 192-wide tile spill).
+  int64_t mWaves = 1;
   /// setmaxnreg for the producer and consumer warpgroups (0: none).
   int64_t producerRegisters = 0, consumerRegisters = 0;
   /// Thread-block cluster (TMA multicast of B along M, of A along N).
@@ -165,6 +197,9 @@ struct GemmConfig {
   /// written out in that many column chunks, each waiting until the TMA
   /// engine has read the previous one (128 x 256 tiles keep 4 stages).
   int64_t storeChunks = 1;
+  /// K-dependent scales staged in shared memory with each K tile (none:
+  /// the consumers load them from global memory).
+  StagedScales stagedScales;
   /// Scales independent of K only: the wgmmas accumulate the whole K into
   /// the FP32 total (no promotion units), a K tile's wgmmas stay in flight
   /// while the next tile's issue (wait_group 1). Always for BF16 operands,
@@ -183,6 +218,8 @@ struct GemmConfig {
   int64_t warpgroups() const {
     return consumerWarpgroups + (kind == KernelKind::WarpSpecialized ? 1 : 0);
   }
+  /// 64-row bands of the CTA tile (BM / 64).
+  int64_t rowBands() const { return consumerWarpgroups * mWaves; }
   int64_t threads() const { return warpgroups() * kWarpgroupThreads; }
 };
 
@@ -212,10 +249,19 @@ struct GemmOptions {
   bool fastAccumulation = false;
   /// The warp-specialized kernel's tile N (0: chooseBn's).
   int64_t tileN = 0;
+  /// The two-consumer warp-specialized kernel's tile M, 128 or 256 (two
+  /// row bands per consumer: GemmConfig::mWaves); 0: the heuristic's
+  /// (256 for promoting products with scales that vary along K, where the
+  /// tiles still fill the SMs' rounds).
+  int64_t tileM = 0;
   /// The warp-specialized kernel's epilogue through shared memory and TMA
   /// stores (EpilogueKind::SharedTMA) where the output rows are 16-byte
   /// multiples; false: stores from the registers.
   bool tmaStore = true;
+  /// The warp-specialized kernel with 256-row tiles stages the f32 scales
+  /// that vary along K (block scales) in shared memory with each K tile
+  /// (GemmConfig::stagedScales); false: its consumers load them.
+  bool stageScales = true;
   /// Products of at most 64 rows whose 128-wide tiles leave SMs idle
   /// (decode steps) run the warp-specialized kernel with one consumer
   /// warpgroup, narrow tiles that cover the SMs once, and up to
@@ -285,6 +331,12 @@ epilogueInputKind(linalg::GenericOp g, OpOperand &input, int64_t n);
 /// Clones at `b` the defining op of every value `region` uses from outside
 /// that `map` does not map yet (a fused consumer's constants), and maps it.
 void cloneCapturedValues(Region &region, OpBuilder &b, IRMapping &map);
+
+/// The staged scales of `problem` for tiles of `config`'s shape (BM, BN,
+/// BK): the slots its K-dependent f32 scales need (none when no scale
+/// varies along K or one is not f32).
+StagedScales stagedScalesFor(const GemmProblem &problem,
+                             const GemmConfig &config);
 
 /// The wgmma operand type of an FP8 or BF16 element type.
 std::optional<NVVM::WGMMATypes> wgmmaType(Type t);

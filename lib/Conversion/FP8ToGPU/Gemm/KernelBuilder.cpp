@@ -14,25 +14,29 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::gemm;
 
-Value KernelBuilder::scaleAt(Value mem, const SideScale &s, Value batch,
-                             Value row, Value kIdx) {
+Value KernelBuilder::scaleIndex(const SideScale &s, Value batch, Value row,
+                               Value kIdx) {
   if (s.perTensor)
-    return toF32(load(mem, Value()));
+    return Value();
   Value rb = divC(row, s.rowBlock);
   if (s.mMajorStride) {
     Value kb = s.numKBlocks > 1 ? divC(kIdx, s.kBlock) : Value();
     Value col = s.batched ? mulC(batch, s.numKBlocks) : Value();
     if (kb)
       col = col ? add(col, kb) : kb;
-    Value lin = col ? add(mulC(col, s.mMajorStride), rb) : rb;
-    return toF32(load(mem, lin));
+    return col ? add(mulC(col, s.mMajorStride), rb) : rb;
   }
   if (s.batched)
     rb = add(mulC(batch, s.numRowBlocks), rb);
   Value lin = mulC(rb, s.numKBlocks);
   if (s.numKBlocks > 1)
     lin = add(lin, divC(kIdx, s.kBlock));
-  return toF32(load(mem, lin));
+  return lin;
+}
+
+Value KernelBuilder::scaleAt(Value mem, const SideScale &s, Value batch,
+                             Value row, Value kIdx) {
+  return toF32(load(mem, scaleIndex(s, batch, row, kIdx)));
 }
 
 Value gemm::tilesPointer(KernelBuilder &kb, const KernelValues &kv) {

@@ -32,6 +32,9 @@ struct KernelBuilder : KernelIR {
   /// in range (callers clamp).
   Value scaleAt(Value mem, const SideScale &s, Value batch, Value row,
                 Value kIdx);
+  /// Its element's linear index in the flat scale memref (null for a
+  /// per-tensor scale).
+  Value scaleIndex(const SideScale &s, Value batch, Value row, Value kIdx);
 };
 
 /// Values the launch body computes once.

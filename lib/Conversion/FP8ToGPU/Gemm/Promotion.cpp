@@ -53,6 +53,45 @@ Promotion::UnitScales Promotion::load(KernelBuilder &kb, Value k0,
   return s;
 }
 
+Promotion::UnitScales Promotion::loadStaged(KernelBuilder &kb, Value tiles,
+                                            Value slots,
+                                            const KernelValues &tile,
+                                            int64_t unit) {
+  const StagedScales &staged = plan.config.stagedScales;
+  UnitScales s;
+  auto slot = [&](Value index) {
+    Value byte = kb.add(slots, kb.mulC(index, 4));
+    Value ptr = LLVM::GEPOp::create(kb.b, kb.loc, tiles.getType(),
+                                    kb.b.getI8Type(), tiles,
+                                    ArrayRef<LLVM::GEPArg>{kb.toI64(byte)});
+    return LLVM::LoadOp::create(kb.b, kb.loc, kb.f32, ptr, 4).getResult();
+  };
+  if (lhsVaries())
+    for (int h = 0; h < 2; ++h)
+      s.values.push_back(slot(kb.addC(
+          arith::SubIOp::create(kb.b, kb.loc, frag.rows[h], tile.m0),
+          unit * staged.lhsRows)));
+  if (rhsVaries()) {
+    const int64_t first = staged.lhsCount() + unit * staged.rhsSlots;
+    int64_t next = 0;
+    for (int64_t i = 0; i < frag.numRegs; ++i) {
+      if (rhsGroup(i) != next)
+        continue;
+      // The register's column's slot (as copyStagedScales numbers them).
+      Value index =
+          staged.rhsStep == 0   ? kb.cIdx(first)
+          : staged.rhsStep == 8 ? kb.cIdx(first + i / 4)
+                                : kb.addC(arith::SubIOp::create(
+                                              kb.b, kb.loc,
+                                              frag.colOf(kb, i), tile.n0),
+                                          first);
+      s.values.push_back(slot(index));
+      ++next;
+    }
+  }
+  return s;
+}
+
 SmallVector<Value> Promotion::factors(KernelBuilder &kb,
                                       const UnitScales &scales) {
   const int64_t rhsFirst = lhsVaries() ? 2 : 0;

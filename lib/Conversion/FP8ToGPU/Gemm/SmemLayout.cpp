@@ -60,13 +60,18 @@ SmemLayout SmemLayout::get(const GemmConfig &config) {
     l.numBarriers =
         config.stages *
         (config.kind == KernelKind::WarpSpecialized ? 2 : 1);
-  l.storeOffset = l.stages * l.stageStride;
+  l.scaleOffset = l.stages * l.stageStride;
+  l.scaleStageBytes = config.stagedScales.stageBytes();
+  const int64_t scalesEnd = l.scaleOffset + l.stages * l.scaleStageBytes;
   l.storeTileBytes = config.epilogue == EpilogueKind::SharedTMA
                          ? llvm::alignTo(config.bm *
                                              (config.bn / config.storeChunks) *
                                              config.storeBytes,
                                          1024)
                          : 0;
+  // The staging tile is 128B-swizzled: it starts on a 1024-byte atom.
+  l.storeOffset =
+      l.storeTileBytes ? llvm::alignTo(scalesEnd, l.alignment) : scalesEnd;
   const int64_t tilesEnd = l.storeOffset + l.storeTileBytes;
   l.barrierOffset = l.numBarriers ? tilesEnd : 0;
   // The dynamic buffer is only 16-byte aligned: the kernel rounds its base

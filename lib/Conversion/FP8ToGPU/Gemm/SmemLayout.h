@@ -4,7 +4,9 @@
 //
 // Where the K-major A and B tiles of each pipeline stage (and, for TMA
 // loads, a full mbarrier per stage, plus an empty one per stage in the
-// warp-specialized kernel) live in the dynamic shared-memory buffer
+// warp-specialized kernel; the stages' staged scales and the epilogue's
+// staging tile when the configuration has them) live in the dynamic
+// shared-memory buffer
 // (offsets from its base rounded up to `alignment`), how a
 // (row, k) element of a tile maps to a byte, and the wgmma matrix
 // descriptors that read them.
@@ -56,9 +58,12 @@ struct SmemLayout {
   int64_t stageStride = 0;
   /// Offset of the B tile of stage 0 (A starts at 0).
   int64_t bOffset = 0;
+  /// The staged scales (GemmConfig::stagedScales) after the stages: stage
+  /// s's slots at scaleOffset + s * scaleStageBytes (0 bytes without them).
+  int64_t scaleOffset = 0, scaleStageBytes = 0;
   /// The epilogue's staging tile (EpilogueKind::SharedTMA): BM x (BN /
   /// storeChunks) output elements after the stages, 1024-aligned, as one
-  /// 64-row part per consumer warpgroup (`storeTileBytes` = 0 without it).
+  /// 64-row part per row band (`storeTileBytes` = 0 without it).
   int64_t storeOffset = 0, storeTileBytes = 0;
   /// Offset of the mbarriers (`numBarriers` x 8 bytes), 0 when none.
   int64_t barrierOffset = 0;
@@ -79,6 +84,9 @@ struct SmemLayout {
   /// + 8 * s); empty barriers exist in the warp-specialized kernel only.
   int64_t fullBarrierOffset() const { return barrierOffset; }
   int64_t emptyBarrierOffset() const { return barrierOffset + 8 * stages; }
+  int64_t scaleStageOffset(int64_t stage) const {
+    return scaleOffset + stage * scaleStageBytes;
+  }
 };
 
 /// The 64-bit wgmma matrix descriptor of the tile bytes at `smemAddr` (i64

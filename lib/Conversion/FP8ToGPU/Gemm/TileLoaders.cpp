@@ -255,7 +255,10 @@ void TmaLoader::prepare(KernelBuilder &kb, const KernelValues &kv) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&init.getThenRegion().front());
     for (int64_t s = 0; s < layout.stages; ++s) {
-      mbarrierInit(kb, fullBarrier(kb, kb.cIdx(s)), 1);
+      // The issuing thread's arrive.expect_tx, and with staged scales the
+      // copying warp's 32 lanes' (cp.async.mbarrier.arrive.noinc).
+      mbarrierInit(kb, fullBarrier(kb, kb.cIdx(s)),
+                   1 + (plan.config.stagedScales.enabled() ? 32 : 0));
       if (withEmpty)
         mbarrierInit(kb, emptyBarrier(kb, kb.cIdx(s)), consumerWarps);
     }

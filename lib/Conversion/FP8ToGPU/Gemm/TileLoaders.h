@@ -75,8 +75,9 @@ public:
 
   void prepareHost(KernelBuilder &kb, KernelValues &kv) override;
   /// Thread 0 initializes the full mbarriers (one arrival: the issuing
-  /// thread's arrive.expect_tx) and the empty ones (one arrival per
-  /// consumer warp), then a CTA barrier publishes them.
+  /// thread's arrive.expect_tx; 32 more with staged scales: the copying
+  /// warp's lanes) and the empty ones (one arrival per consumer warp), then
+  /// a CTA barrier publishes them.
   void prepare(KernelBuilder &kb, const KernelValues &kv) override;
   /// Thread 0 issues the stage's copies.
   void load(KernelBuilder &kb, const KernelValues &kv, Value stage,
@@ -104,12 +105,14 @@ public:
   /// arrive on its barriers (a cluster barrier; nothing without clusters).
   void finish(KernelBuilder &kb);
 
-private:
-  /// A pointer into the tiles' region: byte `offset` (index) from its base.
-  Value smemAt(KernelBuilder &kb, Value offset);
+  /// `stage`'s full mbarrier (!llvm.ptr<3>).
   Value fullBarrier(KernelBuilder &kb, Value stage) {
     return smemAt(kb, kb.addC(kb.mulC(stage, 8), layout.fullBarrierOffset()));
   }
+
+private:
+  /// A pointer into the tiles' region: byte `offset` (index) from its base.
+  Value smemAt(KernelBuilder &kb, Value offset);
   Value emptyBarrier(KernelBuilder &kb, Value stage) {
     return smemAt(kb, kb.addC(kb.mulC(stage, 8), layout.emptyBarrierOffset()));
   }

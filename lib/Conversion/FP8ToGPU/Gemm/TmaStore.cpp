@@ -22,12 +22,12 @@ namespace {
 constexpr int64_t kBoxBytes = 128;
 constexpr int64_t kBoxTileBytes = kWgmmaM * kBoxBytes;
 
-/// One warpgroup's part of the staging tile, which holds one column chunk
-/// of its 64 x BN outputs at a time.
+/// One 64-row band's part of the staging tile, which holds one column
+/// chunk of its 64 x BN outputs at a time.
 struct OutputGeometry {
-  int64_t boxes;    ///< boxes per chunk of a warpgroup's row band
-  int64_t wgBytes;  ///< bytes of one warpgroup's part of the staging tile
-  int64_t blocks;   ///< 8-column blocks per chunk
+  int64_t boxes;     ///< boxes per chunk of a row band
+  int64_t bandBytes; ///< bytes of one row band's part of the staging tile
+  int64_t blocks;    ///< 8-column blocks per chunk
 };
 
 OutputGeometry geometry(const GemmConfig &c) {
@@ -102,16 +102,16 @@ Value smemByte(KernelBuilder &kb, Value tiles, Value offset) {
 void writeHalfTiles(KernelBuilder &kb, const KernelValues &wkv,
                     const AccumulatorFragment &frag,
                     const OutputValues &values, Value acc, Value tiles,
-                    Value wgBase, int64_t firstBlock, int64_t blocks) {
+                    Value partBase, int64_t firstBlock, int64_t blocks) {
   OpBuilder &b = kb.b;
   MLIRContext *ctx = b.getContext();
   Value warp = kb.divC(wkv.tid, 32), lane = kb.remC(wkv.tid, 32);
   Value matrix = kb.divC(lane, 8), laneRow = kb.remC(lane, 8);
-  // The lane's row in the warpgroup's 64 and its byte offset; the second
+  // The lane's row in the band's 64 and its byte offset; the second
   // column block's matrices (2, 3) start one chunk later.
   Value row = kb.add(kb.add(kb.mulC(warp, 16), kb.mulC(kb.remC(matrix, 2), 8)),
                      laneRow);
-  Value rowBytes = kb.add(wgBase, kb.mulC(row, kBoxBytes));
+  Value rowBytes = kb.add(partBase, kb.mulC(row, kBoxBytes));
   Value chunkStep = kb.divC(matrix, 2);
   for (int64_t cb = firstBlock; cb < firstBlock + blocks; cb += 2) {
     SmallVector<Value, 4> sources;
@@ -136,14 +136,14 @@ void writeHalfTiles(KernelBuilder &kb, const KernelValues &wkv,
 void writeF32Tiles(KernelBuilder &kb, const KernelValues &wkv,
                    const AccumulatorFragment &frag,
                    const OutputValues &values, Value acc, Value tiles,
-                   Value wgBase, int64_t firstBlock, int64_t blocks) {
+                   Value partBase, int64_t firstBlock, int64_t blocks) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Value warp = kb.divC(wkv.tid, 32), lane = kb.remC(wkv.tid, 32);
   Value quad = kb.divC(lane, 4), inQuad = kb.remC(lane, 4);
   auto vecType = VectorType::get({2}, kb.f32);
   for (int64_t i = 4 * firstBlock; i < 4 * (firstBlock + blocks); i += 2) {
-    // Row in the warpgroup's 64 (row % 8 = lane / 4), 8-column block cb
+    // Row in the band's 64 (row % 8 = lane / 4), 8-column block cb
     // = 32 bytes: chunk 2 (cb % 4) + (lane % 4) / 2 of box cb / 4 (of the
     // column chunk), at byte (lane % 2) * 8 of it.
     const int64_t half = (i / 2) % 2, cb = i / 4 - firstBlock;
@@ -151,7 +151,7 @@ void writeF32Tiles(KernelBuilder &kb, const KernelValues &wkv,
     Value chunk = arith::XOrIOp::create(
         b, loc, kb.addC(kb.divC(inQuad, 2), 2 * (cb % 4)), quad);
     Value offset = kb.add(
-        kb.add(kb.addC(wgBase, (cb / 4) * kBoxTileBytes),
+        kb.add(kb.addC(partBase, (cb / 4) * kBoxTileBytes),
                kb.mulC(row, kBoxBytes)),
         kb.add(kb.mulC(chunk, 16), kb.mulC(kb.remC(lane, 2), 8)));
     Value v = LLVM::UndefOp::create(b, loc, vecType);
@@ -180,15 +180,18 @@ Value gemm::encodeOutputTensorMap(KernelBuilder &kb, const GemmPlan &plan,
 
 void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
                                  const SmemLayout &layout,
-                                 const KernelValues &wkv,
-                                 const AccumulatorFragment &frag, Value acc,
-                                 Value wg) {
+                                 ArrayRef<StagedBand> bands, Value wg) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmConfig &c = plan.config;
   const OutputGeometry g = geometry(c);
+  // Every band's view has the warpgroup's thread index.
+  const KernelValues &wkv = *bands.front().wkv;
   Value tiles = tilesPointer(kb, wkv);
-  Value wgBase = kb.addC(kb.mulC(wg, g.wgBytes), layout.storeOffset);
+  SmallVector<Value, 2> bandBase;
+  for (const StagedBand &band : bands)
+    bandBase.push_back(
+        kb.addC(kb.mulC(band.index, g.bandBytes), layout.storeOffset));
   const GemmProblem &p = plan.problem;
   // 1. The staging tile is free: the warpgroup's previous TMA stores (the
   //    previous tile's, later the previous chunk's) have read it out.
@@ -201,18 +204,23 @@ void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
     warpgroupBarrier(kb, wg);
   };
   waitForStagingTile();
-  OutputValues values(kb, wkv, frag);
+  SmallVector<OutputValues, 2> values;
+  for (const StagedBand &band : bands)
+    values.emplace_back(kb, *band.wkv, *band.frag);
   for (int64_t chunk = 0; chunk < c.storeChunks; ++chunk) {
     if (chunk > 0)
       waitForStagingTile();
-    // 2. The chunk's finished registers into the staging tile.
+    // 2. The chunk's finished registers of every band into the staging
+    //    tile.
     const int64_t firstBlock = chunk * g.blocks;
-    if (c.storeBytes == 2)
-      writeHalfTiles(kb, wkv, frag, values, acc, tiles, wgBase, firstBlock,
-                     g.blocks);
-    else
-      writeF32Tiles(kb, wkv, frag, values, acc, tiles, wgBase, firstBlock,
-                    g.blocks);
+    for (auto [band, base, vals] : llvm::zip(bands, bandBase, values)) {
+      if (c.storeBytes == 2)
+        writeHalfTiles(kb, *band.wkv, *band.frag, vals, band.acc, tiles, base,
+                       firstBlock, g.blocks);
+      else
+        writeF32Tiles(kb, *band.wkv, *band.frag, vals, band.acc, tiles, base,
+                      firstBlock, g.blocks);
+    }
     // 3. Visible to the TMA engine, then stored.
     NVVM::FenceProxyOp::create(
         b, loc, NVVM::ProxyKind::async_shared,
@@ -221,16 +229,18 @@ void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
     warpgroupBarrier(kb, wg);
     OpBuilder::InsertionGuard guard(b);
     openIssuer(kb, wkv);
-    for (int64_t box = 0; box < g.boxes; ++box) {
-      Value inner = kb.toI32(kb.addC(kb.mulC(wkv.n0, c.storeBytes),
-                                     (chunk * g.boxes + box) * kBoxBytes));
-      SmallVector<Value, 3> coords = {inner, kb.toI32(wkv.m0)};
-      if (p.batch > 1)
-        coords.push_back(kb.toI32(wkv.bz));
-      Value src = smemByte(kb, tiles, kb.addC(wgBase, box * kBoxTileBytes));
-      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
-          b, loc, wkv.tensorMapD, src, coords, /*l2CacheHint=*/Value(),
-          NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
+    for (auto [band, base] : llvm::zip(bands, bandBase)) {
+      for (int64_t box = 0; box < g.boxes; ++box) {
+        Value inner = kb.toI32(kb.addC(kb.mulC(wkv.n0, c.storeBytes),
+                                       (chunk * g.boxes + box) * kBoxBytes));
+        SmallVector<Value, 3> coords = {inner, kb.toI32(band.wkv->m0)};
+        if (p.batch > 1)
+          coords.push_back(kb.toI32(wkv.bz));
+        Value src = smemByte(kb, tiles, kb.addC(base, box * kBoxTileBytes));
+        NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+            b, loc, wkv.tensorMapD, src, coords, /*l2CacheHint=*/Value(),
+            NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
+      }
     }
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   }

@@ -2,19 +2,20 @@
 //
 // Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
 //
-// EpilogueKind::SharedTMA, for the warp-specialized kernel: each consumer
-// warpgroup owns 64 rows x BN / storeChunks of the staging tile
+// EpilogueKind::SharedTMA, for the warp-specialized kernel: each 64-row
+// band of the tile owns 64 rows x BN / storeChunks of the staging tile
 // (SmemLayout::storeOffset), stored as boxes of 64 rows x 128 bytes, each in
 // TMA's 128B-swizzled order (the 16-byte chunk c of row r at chunk c ^ (r %
-// 8)). For each column chunk of its 64 x BN outputs (one, unless the whole
-// tile would leave the pipeline too few stages):
+// 8)); a consumer warpgroup stores its bands (one, or two with
+// GemmConfig::mWaves). For each column chunk of its bands' 64 x BN outputs
+// (one, unless the whole tile would leave the pipeline too few stages):
 //
 //   1. its issuing thread (the warpgroup's first) waits until the
 //      warpgroup's previous TMA stores (the previous chunk's or tile's)
 //      finished reading the staging tile (cp.async.bulk.wait_group.read 0),
 //      a warpgroup barrier tells the others;
-//   2. every thread writes its finished registers (OutputValues) into the
-//      tile -- stmatrix.x4 for 16-bit outputs (the wgmma accumulator layout
+//   2. every thread writes its bands' finished registers (OutputValues)
+//      into the tile -- stmatrix.x4 for 16-bit outputs (the wgmma accumulator layout
 //      is stmatrix's: four 8 x 8 matrices of two 8-column blocks per
 //      instruction), 8-byte stores for f32 -- conflict-free thanks to the
 //      swizzle;
@@ -41,13 +42,22 @@ namespace mlir::fp8::gemm {
 Value encodeOutputTensorMap(KernelBuilder &kb, const GemmPlan &plan,
                             Value out, Value rowsM = {});
 
+/// One 64-row band of a consumer's tile to store: the warpgroup's view of
+/// it (tid in [0, 128), m0 the band's first row), its fragment, its FP32
+/// total, and its index among the tile's bands (its part of the staging
+/// tile).
+struct StagedBand {
+  const KernelValues *wkv;
+  const AccumulatorFragment *frag;
+  Value acc, index;
+};
+
 /// Consumer warpgroup `wg`'s (index) epilogue of one tile through the
-/// staging tile. `wkv` is the warpgroup's view (tid in [0, 128), m0 its
-/// first row), `acc` its FP32 total.
+/// staging tile: each chunk of all its bands (GemmConfig::mWaves) written,
+/// then stored in one bulk group.
 void buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
-                           const SmemLayout &layout, const KernelValues &wkv,
-                           const AccumulatorFragment &frag, Value acc,
-                           Value wg);
+                           const SmemLayout &layout,
+                           ArrayRef<StagedBand> bands, Value wg);
 
 /// After a warpgroup's last tile: its stores completed (the CTA must not
 /// exit while the TMA engine still reads its shared memory).

@@ -8,6 +8,7 @@
 #include "Epilogue.h"
 #include "Mainloop.h"
 #include "Promotion.h"
+#include "ScaleStaging.h"
 #include "TmaStore.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -188,22 +189,47 @@ void buildProducer(KernelBuilder &kb, const GemmPlan &plan,
   auto elected = scf::IfOp::create(
       b, loc, kb.eqC(kv.tid, c.consumerWarpgroups * kWarpgroupThreads),
       /*withElseRegion=*/false);
+  // Walks the CTA's K steps: `fill(tile, stage, k0)` once the stage is
+  // empty.
+  auto walkStages = [&](function_ref<void(const KernelValues &, Value, Value)>
+                            fill) {
+    walk.forEachTile(kb, kv, [&](const KernelValues &tile, Value t) {
+      auto kLoop = scf::ForOp::create(b, loc, kb.cIdx(0),
+                                      kb.cIdx(numKTiles(plan)), kb.cIdx(1));
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(kLoop.getBody());
+      Value kt = kLoop.getInductionVar();
+      StageUse use = stageUse(
+          kb, kb.add(kb.mulC(t, numKTiles(plan)), kt), layout.stages);
+      // The stage's previous use (parity ^ 1). A fresh mbarrier counts as
+      // having completed the phase before its first, so the first S K steps
+      // do not wait.
+      Value previous = arith::XOrIOp::create(b, loc, use.parity, kb.cI32(1));
+      loader.waitEmpty(kb, use.stage, previous);
+      fill(tile, use.stage, kb.mulC(kt, c.bk));
+    });
+  };
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&elected.getThenRegion().front());
+    walkStages([&](const KernelValues &tile, Value stage, Value k0) {
+      loader.issue(kb, tile, stage, k0);
+    });
+  }
+  if (!c.stagedScales.enabled())
+    return;
+  // The producer's second warp copies the staged scales of each K tile.
+  auto copier = scf::IfOp::create(
+      b, loc,
+      kb.eqC(kb.divC(kv.tid, 32),
+             c.consumerWarpgroups * (kWarpgroupThreads / 32) + 1),
+      /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&elected.getThenRegion().front());
-  walk.forEachTile(kb, kv, [&](const KernelValues &tile, Value t) {
-    auto kLoop = scf::ForOp::create(b, loc, kb.cIdx(0),
-                                    kb.cIdx(numKTiles(plan)), kb.cIdx(1));
-    OpBuilder::InsertionGuard g2(b);
-    b.setInsertionPointToStart(kLoop.getBody());
-    Value kt = kLoop.getInductionVar();
-    StageUse use = stageUse(
-        kb, kb.add(kb.mulC(t, numKTiles(plan)), kt), layout.stages);
-    // The stage's previous use (parity ^ 1). A fresh mbarrier counts as
-    // having completed the phase before its first, so the first S K steps
-    // do not wait.
-    Value previous = arith::XOrIOp::create(b, loc, use.parity, kb.cI32(1));
-    loader.waitEmpty(kb, use.stage, previous);
-    loader.issue(kb, tile, use.stage, kb.mulC(kt, c.bk));
+  b.setInsertionPointToStart(&copier.getThenRegion().front());
+  Value tiles = tilesPointer(kb, kv), lane = kb.remC(kv.tid, 32);
+  walkStages([&](const KernelValues &tile, Value stage, Value k0) {
+    copyStagedScales(kb, plan, layout, tile, tiles, stage, k0, lane,
+                     loader.fullBarrier(kb, stage));
   });
 }
 
@@ -255,114 +281,163 @@ Value buildFastAccumulationLoop(KernelBuilder &kb, const GemmPlan &plan,
   return kLoop.getResult(0);
 }
 
-/// Most K-dependent scale values per unit that the promoting loop carries
-/// from one unit to the next (block scales: 2 row scales + 1 column-block
-/// scale); more (MXFP8's per-column scales) would cost the registers of the
-/// accumulators, so those are loaded in the unit that uses them.
+/// Most K-dependent scale values per unit and row band that the promoting
+/// loop carries from one unit to the next (block scales: 2 row scales + 1
+/// column-block scale); more (MXFP8's per-column scales) would cost the
+/// registers of the accumulators, so those are loaded in the unit that
+/// uses them.
 constexpr size_t kMaxPrefetchedScales = 4;
 
-/// The K loop of a promoting consumer: per promotion unit a fresh partial
-/// (fence, k32 steps, commit), promoted into the FP32 total once its
-/// wgmmas completed (wait_group 0); the stage goes back to the producer
-/// before the last unit's promotion, which needs registers only. While the
-/// tensor cores compute a unit, the next unit's scales load (carried into
-/// the next iteration for the last unit of a tile) and this unit's factors
-/// are combined, so no scale load's latency stands between two wgmma
-/// groups. Stage and parity are carried too (no division by the stage
-/// count per K tile). Returns the total.
-Value buildPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
-                         const SmemLayout &layout, const KernelValues &tile,
-                         TmaLoader &loader, Promotion &promotion,
-                         const AccumulatorFragment &frag, Value aRows,
-                         Value lane, Value firstStep) {
+/// One 64-row band of a consumer's tile: its view of the tile (tid in the
+/// warpgroup, m0 its first row), the accumulator fragment, the byte offset
+/// of its rows in an A stage (whole 1024-byte swizzle atoms: 64 rows of
+/// 128 bytes), its index among the tile's bands (wave * consumers + wg).
+struct RowBand {
+  KernelValues wkv;
+  AccumulatorFragment frag;
+  Value aRows, index;
+};
+
+/// The K loop of a promoting consumer: per promotion unit and row band a
+/// fresh partial (fence, k32 steps, commit), promoted into the band's FP32
+/// total once its wgmmas completed (wait_group 0); the stage goes back to
+/// the producer before the last band's last promotion, which needs
+/// registers only. While the tensor cores compute a unit, the band's next
+/// unit's scales load (carried into the next iteration for the last unit
+/// of a tile) and this unit's factors are combined, so no scale load's
+/// latency stands between two wgmma groups. With two bands the partial's
+/// registers serve them in turn: the other consumer's wgmmas keep the
+/// tensor cores busy while this one promotes. Stage and parity are carried
+/// too (no division by the stage count per K tile). Returns the totals.
+SmallVector<Value, 2>
+buildPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
+                   const SmemLayout &layout, const KernelValues &tile,
+                   TmaLoader &loader, MutableArrayRef<Promotion> promotions,
+                   ArrayRef<RowBand> bands, Value lane, Value firstStep) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const int64_t bk = plan.config.bk, stages = layout.stages;
   const int64_t unitsPerTile = bk / plan.problem.promo;
-  Value zeroAcc = LLVM::ZeroOp::create(b, loc, frag.type);
+  const size_t numBands = bands.size();
+  Value zeroAcc = LLVM::ZeroOp::create(b, loc, bands.front().frag.type);
   StageUse first = stageUse(kb, firstStep, stages);
-  Promotion::UnitScales scales0 = promotion.load(kb, kb.cIdx(0), 0);
-  const bool prefetch = scales0.values.size() <= kMaxPrefetchedScales;
-  SmallVector<Value> init = {zeroAcc, first.stage, first.parity};
-  // The carried scales (and their guard, when the first unit has one: the
-  // units that do are never first in a tile, so it is never carried).
+  // Staged scales are read from the stage; otherwise each unit's scales
+  // load from global memory, where there are few enough a unit ahead.
+  const bool staged = plan.config.stagedScales.enabled();
+  Value tiles = staged ? tilesPointer(kb, tile) : Value();
+  SmallVector<Promotion::UnitScales, 2> scales0;
+  if (!staged)
+    for (Promotion &promotion : promotions)
+      scales0.push_back(promotion.load(kb, kb.cIdx(0), 0));
+  const size_t perBand = staged ? 0 : scales0.front().values.size();
+  const bool prefetch = !staged && perBand <= kMaxPrefetchedScales;
+  // Carried: the totals, stage and parity, then the bands' scales (and
+  // their guard, when the first unit has one: the units that do are never
+  // first in a tile, so it is never carried).
+  SmallVector<Value> init(numBands, zeroAcc);
+  init.append({first.stage, first.parity});
   if (prefetch)
-    init.append(scales0.values.begin(), scales0.values.end());
+    for (const Promotion::UnitScales &s : scales0)
+      init.append(s.values.begin(), s.values.end());
   auto kLoop = scf::ForOp::create(b, loc, kb.cIdx(0), kb.cIdx(numKTiles(plan)),
                                   kb.cIdx(1), init);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(kLoop.getBody());
   Value kt = kLoop.getInductionVar();
   auto iter = kLoop.getRegionIterArgs();
-  Value total = iter[0], stage = iter[1], parity = iter[2];
-  Promotion::UnitScales current;
-  current.values.assign(iter.begin() + 3, iter.end());
+  SmallVector<Value, 2> totals(iter.begin(), iter.begin() + numBands);
+  Value stage = iter[numBands], parity = iter[numBands + 1];
+  SmallVector<Promotion::UnitScales, 2> current(numBands);
+  if (prefetch)
+    for (size_t w = 0; w < numBands; ++w)
+      current[w].values.assign(iter.begin() + numBands + 2 + w * perBand,
+                               iter.begin() + numBands + 2 + (w + 1) * perBand);
   Value k0 = kb.mulC(kt, bk);
   loader.waitFull(kb, stage, parity);
   Value stageBase = arith::AddIOp::create(
       b, loc, tile.smemBase, kb.toI64(kb.mulC(stage, layout.stageStride)));
-  Value aBase = arith::AddIOp::create(b, loc, stageBase, aRows);
+  Value slots =
+      staged ? kb.addC(kb.mulC(stage, layout.scaleStageBytes),
+                       layout.scaleOffset)
+             : Value();
   for (int64_t u = 0; u < unitsPerTile; ++u) {
-    Value partial = issueUnitWgmma(kb, plan, layout, aBase, stageBase,
-                                   layout.bOffset, zeroAcc, u);
-    Promotion::UnitScales next;
-    if (prefetch)
-      next = u + 1 < unitsPerTile ? promotion.load(kb, k0, u + 1)
-                                  : promotion.load(kb, kb.addC(k0, bk), 0);
-    else
-      current = promotion.load(kb, k0, u);
-    SmallVector<Value> factors = promotion.factors(kb, current);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    // Every wgmma on the stage completed: hand it back before promoting.
-    if (u == unitsPerTile - 1)
-      loader.arriveEmpty(kb, stage, lane);
-    total = promotion.apply(kb, total, partial, factors);
-    if (prefetch)
-      current = next;
+    for (size_t w = 0; w < numBands; ++w) {
+      Promotion &promotion = promotions[w];
+      Value aBase = arith::AddIOp::create(b, loc, stageBase, bands[w].aRows);
+      Value partial = issueUnitWgmma(kb, plan, layout, aBase, stageBase,
+                                     layout.bOffset, zeroAcc, u);
+      Promotion::UnitScales next;
+      if (prefetch)
+        next = u + 1 < unitsPerTile ? promotion.load(kb, k0, u + 1)
+                                    : promotion.load(kb, kb.addC(k0, bk), 0);
+      else if (staged)
+        current[w] = promotion.loadStaged(kb, tiles, slots, tile, u);
+      else
+        current[w] = promotion.load(kb, k0, u);
+      SmallVector<Value> factors = promotion.factors(kb, current[w]);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      // Every wgmma on the stage completed: hand it back before promoting.
+      if (u == unitsPerTile - 1 && w == numBands - 1)
+        loader.arriveEmpty(kb, stage, lane);
+      totals[w] = promotion.apply(kb, totals[w], partial, factors);
+      if (prefetch)
+        current[w] = next;
+    }
   }
   auto [stage1, parity1] = nextStage(kb, stage, parity, stages);
-  SmallVector<Value> yield = {total, stage1, parity1};
+  SmallVector<Value> yield(totals.begin(), totals.end());
+  yield.append({stage1, parity1});
   if (prefetch)
-    yield.append(current.values.begin(), current.values.end());
+    for (const Promotion::UnitScales &s : current)
+      yield.append(s.values.begin(), s.values.end());
   scf::YieldOp::create(b, loc, yield);
-  return kLoop.getResult(0);
+  return SmallVector<Value, 2>(kLoop.getResults().take_front(numBands));
 }
 
-/// The consumer's output of one tile: registers, or the TMA-store epilogue.
-void buildConsumerEpilogue(KernelBuilder &kb, const GemmPlan &plan,
-                           const SmemLayout &layout, const KernelValues &wkv,
-                           const AccumulatorFragment &frag, Value total,
-                           Value wg) {
-  if (plan.config.epilogue == EpilogueKind::SharedTMA)
-    buildTmaStoreEpilogue(kb, plan, layout, wkv, frag, total, wg);
-  else
-    buildRegisterEpilogue(kb, plan, wkv, frag, total);
-}
-
-/// Consumer warpgroup `wg` (index) on one tile: its 64 rows, from the
+/// Consumer warpgroup `wg` (index) on one tile: its row bands, from the
 /// stages to the output. `t` is the tile's number in the CTA's walk.
 void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
                        const SmemLayout &layout, const KernelValues &tile,
                        TmaLoader &loader, Value wg, Value t) {
   const GemmConfig &c = plan.config;
-  // The warpgroup's view: its thread index and first row.
-  KernelValues wkv = tile;
-  wkv.tid = kb.remC(tile.tid, kWarpgroupThreads);
-  wkv.m0 = kb.add(tile.m0, kb.mulC(wg, kWgmmaM));
-  Value lane = kb.remC(tile.tid, 32);
-  AccumulatorFragment frag = AccumulatorFragment::build(kb, wkv, c.bn);
-  Promotion promotion(plan, wkv, frag);
-  // Byte offset of the warpgroup's rows in an A tile (whole 1024-byte
-  // swizzle atoms: 64 rows of 128 bytes).
-  Value aRows = kb.toI64(kb.mulC(wg, kWgmmaM * c.bk));
+  Value lane;
+  SmallVector<RowBand, 2> bands;
+  for (int64_t w = 0; w < c.mWaves; ++w) {
+    RowBand band;
+    band.index = kb.addC(wg, w * c.consumerWarpgroups);
+    band.wkv = tile;
+    band.wkv.tid = kb.remC(tile.tid, kWarpgroupThreads);
+    band.wkv.m0 = kb.add(tile.m0, kb.mulC(band.index, kWgmmaM));
+    // (After the first band's m0: the order the one-band kernel's code
+    // was generated in before row bands, whose PTX is kept byte-identical.)
+    if (!lane)
+      lane = kb.remC(tile.tid, 32);
+    band.frag = AccumulatorFragment::build(kb, band.wkv, c.bn);
+    band.aRows = kb.toI64(kb.mulC(band.index, kWgmmaM * c.bk));
+    bands.push_back(band);
+  }
+  // (Promotion refers to its band's values: `bands` is complete.)
+  SmallVector<Promotion, 2> promotions;
+  for (const RowBand &band : bands)
+    promotions.emplace_back(plan, band.wkv, band.frag);
   Value firstStep = kb.mulC(t, numKTiles(plan));
-  Value total =
-      c.fastAccumulation
-          ? buildFastAccumulationLoop(kb, plan, layout, tile, loader, frag,
-                                      aRows, lane, firstStep)
-          : buildPromotingLoop(kb, plan, layout, tile, loader, promotion, frag,
-                               aRows, lane, firstStep);
-  buildConsumerEpilogue(kb, plan, layout, wkv, frag, total, wg);
+  SmallVector<Value, 2> totals;
+  if (c.fastAccumulation)
+    totals.push_back(buildFastAccumulationLoop(
+        kb, plan, layout, tile, loader, bands.front().frag,
+        bands.front().aRows, lane, firstStep));
+  else
+    totals = buildPromotingLoop(kb, plan, layout, tile, loader, promotions,
+                                bands, lane, firstStep);
+  if (c.epilogue == EpilogueKind::SharedTMA) {
+    SmallVector<StagedBand, 2> staged;
+    for (auto [band, total] : llvm::zip(bands, totals))
+      staged.push_back({&band.wkv, &band.frag, total, band.index});
+    buildTmaStoreEpilogue(kb, plan, layout, staged, wg);
+    return;
+  }
+  for (auto [band, total] : llvm::zip(bands, totals))
+    buildRegisterEpilogue(kb, plan, band.wkv, band.frag, total);
 }
 
 } // namespace

@@ -12,11 +12,13 @@
 //              and B (BN rows) into the stage.
 //   consumer c setmaxnreg.inc; for every K tile: load the scales of the
 //              tile's first promotion unit, wait until the stage is full,
-//              per promotion unit: wgmma m64nBNk32 on rows [64c, 64c + 64)
-//              of A into a fresh accumulator, commit, wait; after the
-//              stage's last unit lane 0 of every warp arrives on the stage's
-//              empty mbarrier; total += partial * sa * sb. Then the
-//              register epilogue of its 64 rows.
+//              per promotion unit and row band w (GemmConfig::mWaves: one,
+//              or two in 256-row tiles): wgmma m64nBNk32 on rows
+//              [64b, 64b + 64) of A, b = w * C + c, into a fresh
+//              accumulator, commit, wait; after the stage's last unit lane
+//              0 of every warp arrives on the stage's empty mbarrier;
+//              total[w] += partial * sa * sb. Then the epilogue of its
+//              bands (registers, or the TMA-store staging tile).
 //
 // There is no CTA barrier in the K loop: the consumers meet the producer
 // only at the mbarriers, so while one consumer promotes, the other's wgmmas

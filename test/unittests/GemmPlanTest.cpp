@@ -1,0 +1,126 @@
+//===- GemmPlanTest.cpp - The FP8 GEMM heuristic and its verifier ---------===//
+//
+// Part of fp8-opt. chooseGemmConfig / verifyGemmConfig / SmemLayout
+// (lib/Conversion/FP8ToGPU/Gemm) on hand-made problems: the 256-row tiles
+// of block-scaled products, their staged scales, and the setmaxnreg counts
+// a CTA may ask for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmPlan.h"
+#include "SmemLayout.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::fp8::gemm;
+
+namespace {
+class GemmPlanTest : public ::testing::Test {
+protected:
+  /// M x K x N, E4M3 operands, bf16 output; 1x128 activation and 128x128
+  /// weight block scales (f32), or per-tensor scales.
+  GemmProblem problem(int64_t m, int64_t k, int64_t n, bool block = true) {
+    Builder b(&ctx);
+    GemmProblem p;
+    p.lhsType = p.rhsType = b.getType<Float8E4M3FNType>();
+    p.outType = b.getBF16Type();
+    p.m = m, p.k = k, p.n = n;
+    auto side = [&](int64_t rows, int64_t rowBlock) {
+      SideScale s;
+      s.perTensor = !block;
+      s.rowBlock = block ? rowBlock : 1;
+      s.kBlock = block ? 128 : 1;
+      s.numRowBlocks = block ? (rows + rowBlock - 1) / rowBlock : 1;
+      s.numKBlocks = block ? (k + 127) / 128 : 1;
+      s.elementType = b.getF32Type();
+      return s;
+    };
+    p.lhsScale = side(m, 1);
+    p.rhsScale = side(n, 128);
+    p.promo = 128;
+    return p;
+  }
+  GemmOptions options() {
+    GemmOptions o;
+    o.tmaPipeline = true;
+    return o;
+  }
+  MLIRContext ctx;
+};
+
+TEST_F(GemmPlanTest, BlockScalesTake256RowTilesWithStagedScales) {
+  GemmProblem p = problem(8192, 4096, 4096);
+  GemmConfig c = chooseGemmConfig(p, options());
+  std::string why;
+  ASSERT_TRUE(succeeded(verifyGemmConfig(p, c, why))) << why;
+  EXPECT_EQ(c.bm, 256);
+  EXPECT_EQ(c.bn, 128);
+  EXPECT_EQ(c.mWaves, 2);
+  EXPECT_EQ(c.producerRegisters, 56);
+  EXPECT_EQ(c.consumerRegisters, 224);
+  // 256 row scales and the tile's one column-block scale per K tile.
+  EXPECT_EQ(c.stagedScales.units, 1);
+  EXPECT_EQ(c.stagedScales.lhsRows, 256);
+  EXPECT_EQ(c.stagedScales.rhsSlots, 1);
+  EXPECT_EQ(c.stagedScales.count(), 257);
+  EXPECT_EQ(c.stages, 3);
+  EXPECT_EQ(c.epilogue, EpilogueKind::SharedTMA);
+  SmemLayout l = SmemLayout::get(c);
+  EXPECT_EQ(l.scaleOffset, 3 * 49152);
+  EXPECT_EQ(l.scaleStageBytes, 1040);
+  // The staging tile starts on a 1024-byte swizzle atom after the scales.
+  EXPECT_EQ(l.storeOffset, 151552);
+  EXPECT_LE(l.totalBytes, kMaxSmemBytes);
+}
+
+TEST_F(GemmPlanTest, RowBandsOnlyWhereTheyPay) {
+  // One round of 128-row tiles: 256 rows would idle half the SMs.
+  EXPECT_EQ(chooseGemmConfig(problem(512, 512, 4096), options()).bm, 128);
+  // 256-row tiles in a single round (each CTA one tile): 128 rows.
+  EXPECT_EQ(chooseGemmConfig(problem(2048, 512, 2048), options()).bm, 128);
+  // Per-tensor scales: 128 x 192, no staged scales.
+  GemmConfig pt =
+      chooseGemmConfig(problem(8192, 4096, 4096, /*block=*/false), options());
+  EXPECT_EQ(pt.bm, 128);
+  EXPECT_EQ(pt.bn, 192);
+  EXPECT_FALSE(pt.stagedScales.enabled());
+  // The options override.
+  GemmOptions o = options();
+  o.tileM = 128;
+  EXPECT_EQ(chooseGemmConfig(problem(8192, 4096, 4096), o).bm, 128);
+  o = options();
+  o.stageScales = false;
+  GemmConfig unstaged = chooseGemmConfig(problem(8192, 4096, 4096), o);
+  EXPECT_EQ(unstaged.bm, 256);
+  EXPECT_FALSE(unstaged.stagedScales.enabled());
+}
+
+TEST_F(GemmPlanTest, SetmaxnregCountsFitTheLaunchedRegisters) {
+  GemmProblem p = problem(8192, 4096, 4096);
+  GemmConfig c = chooseGemmConfig(p, options());
+  std::string why;
+  // 64 + 2 x 224 = 512 per thread of a warpgroup > 168 x 3: the consumers'
+  // setmaxnreg.inc would wait forever (it hung on the H200).
+  c.producerRegisters = 64;
+  EXPECT_TRUE(failed(verifyGemmConfig(p, c, why)));
+  EXPECT_NE(why.find("setmaxnreg"), std::string::npos) << why;
+  c.producerRegisters = 40;
+  c.consumerRegisters = 232;
+  EXPECT_TRUE(succeeded(verifyGemmConfig(p, c, why))) << why;
+}
+
+TEST_F(GemmPlanTest, StagedScalesMustMatchTheProblem) {
+  GemmProblem p = problem(8192, 4096, 4096);
+  GemmConfig c = chooseGemmConfig(p, options());
+  std::string why;
+  c.stagedScales.lhsRows = 128;
+  EXPECT_TRUE(failed(verifyGemmConfig(p, c, why)));
+  // Per-tensor scales have nothing to stage.
+  EXPECT_FALSE(
+      stagedScalesFor(problem(8192, 4096, 4096, false), c).enabled());
+}
+} // namespace
