@@ -9,6 +9,8 @@
 // RUN: fp8-opt %s -split-input-file \
 // RUN:   --convert-fp8-gemm-to-gpu="remarks=true stage-scales=0" 2>&1 >/dev/null \
 // RUN:   | FileCheck %s --check-prefix=UNSTAGED
+// RUN: fp8-opt %s -split-input-file \
+// RUN:   --convert-fp8-gemm-to-gpu="stage-scales=0" | FileCheck %s --check-prefix=UNSTAGEDIR
 // RUN: not fp8-opt %s -split-input-file --convert-fp8-gemm-to-gpu="tile-m=100" \
 // RUN:   2>&1 | FileCheck %s --check-prefix=BADTILE
 
@@ -51,8 +53,9 @@
 // Eight row scales per lane (rows lane + 32 j) ...
 // CHECK-COUNT-8:         nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache =  ca : !llvm.ptr<3>, !llvm.ptr<1>
 // ... the column block's scale from lane 0, into slot 256 ...
-// CHECK:                 %[[LANE0:.*]] = arith.cmpi ult, %{{.*}}, %c1{{.*}} : index
-// CHECK:                 arith.addi %{{.*}}, %c256{{.*}} : index
+// CHECK:                 %[[LANE0:.*]] = arith.cmpi ult, %[[LANE:.*]], %c1{{(_[0-9]+)?}} : index
+// CHECK:                 %[[SLOT:.*]] = arith.addi %[[LANE]], %c256{{(_[0-9]+)?}} : index
+// CHECK:                 arith.muli %[[SLOT]], %c4{{(_[0-9]+)?}} : index
 // CHECK:                 scf.if %[[LANE0]] {
 // CHECK:                   nvvm.cp.async.shared.global
 // CHECK-NEXT:            }
@@ -61,8 +64,8 @@
 // CHECK:           nvvm.setmaxregister  increase 224
 // Band 1 of warpgroup wg is band wg + 2: its rows of an A stage start at
 // (wg + 2) * 64 rows x 128 bytes.
-// CHECK:             %[[BAND1:.*]] = arith.addi %{{.*}}, %c2{{.*}} : index
-// CHECK:             arith.muli %[[BAND1]], %c8192{{.*}} : index
+// CHECK:             %[[BAND1:.*]] = arith.addi %{{.*}}, %c2{{(_[0-9]+)?}} : index
+// CHECK:             arith.muli %[[BAND1]], %c8192{{(_[0-9]+)?}} : index
 // The consumer carries two totals, the stage and the parity (no scales:
 // they are read from the stage).
 // CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<({{.*}})>, !llvm.struct<({{.*}})>, index, i32) {
@@ -71,7 +74,13 @@
 // CHECK:               nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4:       nvvm.wgmma.mma_async
 // CHECK:               nvvm.wgmma.commit.group.sync.aligned
-// CHECK-COUNT-3:       llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// Its two rows' slots (row - m0) and the column block's (slot 256).
+// CHECK:               arith.subi %{{.*}}, %{{.*}} : index
+// CHECK:               llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK:               arith.subi %{{.*}}, %{{.*}} : index
+// CHECK:               llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK:               arith.muli %c256{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}} : index
+// CHECK:               llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
 // CHECK:               nvvm.wgmma.wait.group.sync.aligned 0
 // Band 1.
 // CHECK:               nvvm.wgmma.fence.aligned
@@ -93,6 +102,21 @@
 // Without staged scales the consumers load them a unit ahead, and the 3
 // stages leave room for the whole staging tile.
 // UNSTAGED: remark: fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 56/224), 2 row bands per consumer, CTA tile 256x128x128, promotion every 128 K, grid 132 persistent CTAs over 512 tiles, TMA into 3 128B-swizzled stages, TMA-store epilogue
+// ... a full barrier expects the TMA thread alone, no warp copies scales,
+// and the consumers carry both bands' scales (2 rows + the column block's
+// each) from one K tile to the next, loading the next ones while a band's
+// wgmmas run.
+// UNSTAGEDIR-LABEL: func.func private @__fp8_gemm_block_big
+// UNSTAGEDIR:         nvvm.mbarrier.init %{{.*}}, %c1_i32 : !llvm.ptr<3>, i32
+// UNSTAGEDIR-NOT:     nvvm.cp.async.shared.global
+// UNSTAGEDIR:         nvvm.setmaxregister  increase 224
+// UNSTAGEDIR:           scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<({{.*}})>, !llvm.struct<({{.*}})>, index, i32, f32, f32, f32, f32, f32, f32) {
+// UNSTAGEDIR:             nvvm.wgmma.commit.group.sync.aligned
+// UNSTAGEDIR-COUNT-3:     memref.load
+// UNSTAGEDIR:             nvvm.wgmma.wait.group.sync.aligned 0
+// UNSTAGEDIR:             nvvm.wgmma.commit.group.sync.aligned
+// UNSTAGEDIR-COUNT-3:     memref.load
+// UNSTAGEDIR:             nvvm.wgmma.wait.group.sync.aligned 0
 func.func private @__fp8_gemm_block_big(%a: memref<4096x512xf8E4M3FN>, %sa: memref<4096x4xf32>, %b: memref<4096x512xf8E4M3FN>, %sb: memref<32x4xf32>, %out: memref<4096x4096xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
   // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 56/224), 2 row bands per consumer, CTA tile 256x128x128, promotion every 128 K, grid 132 persistent CTAs over 512 tiles, TMA into 3 128B-swizzled stages with 257 staged scales each, TMA-store epilogue}}

@@ -524,15 +524,17 @@ int64_t rounds(int64_t tiles, const GemmOptions &options) {
 }
 
 /// Two row bands per consumer (256-row tiles: GemmConfig::mWaves) for
-/// promoting products whose scales vary along K (block scales), whose
-/// 128-wide tiles are bound by the bytes they load per FLOP: a 256 x 128
-/// tile loads 3/4 of them (H200, 2026-12-04: 1085-1155 TFLOP/s against
-/// 998-1061 with 128 x 128 tiles, docs/PERFORMANCE.md). Taken where its
-/// rounds over the SMs cost less than the 128-row tiles' at ~1.25x their
-/// speed and there are at least two (8192 x 4096 x 4096: 8 rounds of
-/// 256-row tiles vs 16 of 128-row; 512 x 4096 x 4096: 64 tiles would leave
-/// half the SMs idle, so 128 rows). `tile-m` overrides where two bands are
-/// served (promoting, BN <= 128, M static).
+/// promoting products whose f32 scales vary along K (the block recipe's),
+/// whose 128-wide tiles are bound by the bytes they load per FLOP: a 256 x
+/// 128 tile loads 3/4 of them. Measured (H200, docs/PERFORMANCE.md) with
+/// persistent CTAs, staged scales and the TMA-store epilogue, so taken
+/// only with those (their register epilogue spills), where the rounds of
+/// 256-row tiles over the SMs cost less than the 128-row tiles' at ~1.1x
+/// their speed per FLOP (measured 1.06-1.12x) and there are at least two
+/// (8192 x 4096 x 4096: 8 rounds vs 16; 512 x 4096 x 4096: 64 tiles would
+/// leave half the SMs idle; 2560 x 4096 x 4096: 3 vs 5, 128 rows).
+/// `tile-m` overrides where two bands are served (promoting, BN <= 128, M
+/// static).
 void chooseRowBands(const GemmProblem &p, const GemmOptions &options,
                     GemmConfig &c) {
   // Served: promoting consumers, tiles up to 128 wide, a static M.
@@ -542,15 +544,20 @@ void chooseRowBands(const GemmProblem &p, const GemmOptions &options,
   if (options.tileM) {
     two = options.tileM == 4 * kWgmmaM;
   } else {
-    if (!p.lhsScale.dependsOnK() && !p.rhsScale.dependsOnK())
+    GemmConfig wide = c;
+    wide.mWaves = 2;
+    wide.bm = 4 * kWgmmaM;
+    const int64_t bytes = outputBytes(p);
+    if (!options.persistent || !options.tmaStore || (p.n * bytes) % 16 != 0 ||
+        (c.bn * bytes) % 128 != 0 || !stagedScalesFor(p, wide).enabled())
       return;
     const int64_t nTiles = p.batch * llvm::divideCeil(p.n, c.bn);
     const int64_t r128 = rounds(nTiles * llvm::divideCeil(p.m, 128), options);
     const int64_t r256 = rounds(nTiles * llvm::divideCeil(p.m, 256), options);
-    // 2 x r256 / 1.25 < r128, and at least two rounds: with one the CTAs'
+    // 2 x r256 / 1.1 < r128, and at least two rounds: with one the CTAs'
     // single tiles save no loads across tiles, and ptxas spills the
     // straight-line code of a one-tile walk with two totals live.
-    two = r256 >= 2 && 8 * r256 < 5 * r128;
+    two = r256 >= 2 && 20 * r256 < 11 * r128;
   }
   c.mWaves = two ? 2 : 1;
   c.bm = kWgmmaM * c.consumerWarpgroups * c.mWaves;
@@ -584,9 +591,8 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
   if (options.tileN)
     c.bn = options.tileN;
   chooseRowBands(p, options, c);
-  // Staged scales pay with two bands (H200, 2026-12-04: 1085-1155 against
-  // 1018-1117 TFLOP/s loading them a unit ahead); 128-row tiles did not
-  // gain (971-1067 against 998-1061) and would give up a stage.
+  // Staged scales for two bands only: 128-row tiles did not gain from them
+  // and would give up a stage (docs/GPU.md).
   if (options.stageScales && c.mWaves > 1)
     c.stagedScales = stagedScalesFor(p, c);
   chooseEpilogue(p, options, c);
@@ -849,22 +855,15 @@ gemm::planGemms(func::FuncOp func, const GemmOptions &options,
 
 StagedScales gemm::stagedScalesFor(const GemmProblem &p,
                                    const GemmConfig &c) {
-  StagedScales s;
   const bool lhs = p.lhsScale.dependsOnK(), rhs = p.rhsScale.dependsOnK();
   if ((!lhs && !rhs) || (lhs && !p.lhsScale.elementType.isF32()) ||
-      (rhs && !p.rhsScale.elementType.isF32()))
-    return s;
-  s.units = c.bk / p.promo;
+      (rhs && (!p.rhsScale.elementType.isF32() ||
+               p.rhsScale.rowBlock % c.bn != 0)) ||
+      c.bk != p.promo)
+    return {};
+  StagedScales s;
   s.lhsRows = lhs ? c.bm : 0;
-  if (rhs) {
-    // The distinct scales of a tile's columns, as Promotion reads them.
-    if (p.rhsScale.rowBlock % c.bn == 0)
-      s.rhsSlots = 1, s.rhsStep = 0;
-    else if (p.rhsScale.rowBlock % 8 == 0)
-      s.rhsSlots = c.bn / 8, s.rhsStep = 8;
-    else
-      s.rhsSlots = c.bn, s.rhsStep = 1;
-  }
+  s.rhs = rhs;
   return s;
 }
 

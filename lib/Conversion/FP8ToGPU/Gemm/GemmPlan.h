@@ -141,29 +141,31 @@ enum class EpilogueKind {
   SharedTMA,
 };
 
-/// The scale values that vary along K which one K tile's promotions read,
+/// The scale values that vary along K which one K tile's promotion reads,
 /// copied into shared memory with the tile (warp-specialized kernel): a
 /// producer warp copies them (cp.async, completing on the stage's full
 /// mbarrier), so the consumers read them from the stage instead of waiting
-/// on global loads between their wgmma groups. Slots of 4 bytes per stage:
-/// for each promotion unit u, lhs slot u * lhsRows + r holds the lhs scale
-/// of the tile's row r; then for each unit, rhs slot u * rhsSlots + s the
-/// rhs scale of the tile's column s * rhsStep (one slot when the rhs row
-/// blocks are whole CTA tiles: rhsStep 0; one per 8 columns: 8; per
-/// column: 1). A unit that starts past K holds zeros. F32 scales only.
+/// on global loads between their wgmma groups. Served for the block layouts
+/// whose scales are f32, one promotion unit per K tile (K blocks of 128)
+/// and at most one rhs scale per CTA tile (rhs row blocks of whole tiles):
+/// 4-byte slots per stage, slot r the lhs scale of the tile's row r (r <
+/// lhsRows), then the rhs scale (when `rhs`).
 struct StagedScales {
-  int64_t units = 0, lhsRows = 0, rhsSlots = 0, rhsStep = 0;
+  int64_t lhsRows = 0;
+  bool rhs = false;
 
-  int64_t lhsCount() const { return units * lhsRows; }
-  int64_t count() const { return units * (lhsRows + rhsSlots); }
+  int64_t count() const { return lhsRows + (rhs ? 1 : 0); }
   bool enabled() const { return count() > 0; }
   /// Bytes of one stage's slots (16-byte multiples).
   int64_t stageBytes() const { return (4 * count() + 15) / 16 * 16; }
   bool operator==(const StagedScales &o) const {
-    return units == o.units && lhsRows == o.lhsRows &&
-           rhsSlots == o.rhsSlots && rhsStep == o.rhsStep;
+    return lhsRows == o.lhsRows && rhs == o.rhs;
   }
 };
+
+/// Lanes of the producer warp that copies the staged scales (the producer
+/// warpgroup's second warp), each arriving on a stage's full mbarrier.
+constexpr int64_t kScaleCopyLanes = 32;
 
 /// How the kernel computes the product: every knob of the generator.
 struct GemmConfig {
@@ -333,8 +335,9 @@ epilogueInputKind(linalg::GenericOp g, OpOperand &input, int64_t n);
 void cloneCapturedValues(Region &region, OpBuilder &b, IRMapping &map);
 
 /// The staged scales of `problem` for tiles of `config`'s shape (BM, BN,
-/// BK): the slots its K-dependent f32 scales need (none when no scale
-/// varies along K or one is not f32).
+/// BK): the slots its K-dependent scales need, or none where staging is
+/// not served (no scale varies along K, one is not f32, several promotion
+/// units per K tile, several rhs scales per tile).
 StagedScales stagedScalesFor(const GemmProblem &problem,
                              const GemmConfig &config);
 

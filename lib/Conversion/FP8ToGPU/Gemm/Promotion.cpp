@@ -55,8 +55,7 @@ Promotion::UnitScales Promotion::load(KernelBuilder &kb, Value k0,
 
 Promotion::UnitScales Promotion::loadStaged(KernelBuilder &kb, Value tiles,
                                             Value slots,
-                                            const KernelValues &tile,
-                                            int64_t unit) {
+                                            const KernelValues &tile) {
   const StagedScales &staged = plan.config.stagedScales;
   UnitScales s;
   auto slot = [&](Value index) {
@@ -66,29 +65,13 @@ Promotion::UnitScales Promotion::loadStaged(KernelBuilder &kb, Value tiles,
                                     ArrayRef<LLVM::GEPArg>{kb.toI64(byte)});
     return LLVM::LoadOp::create(kb.b, kb.loc, kb.f32, ptr, 4).getResult();
   };
+  // The thread's two rows' slots, then the tile's column block's.
   if (lhsVaries())
     for (int h = 0; h < 2; ++h)
-      s.values.push_back(slot(kb.addC(
-          arith::SubIOp::create(kb.b, kb.loc, frag.rows[h], tile.m0),
-          unit * staged.lhsRows)));
-  if (rhsVaries()) {
-    const int64_t first = staged.lhsCount() + unit * staged.rhsSlots;
-    int64_t next = 0;
-    for (int64_t i = 0; i < frag.numRegs; ++i) {
-      if (rhsGroup(i) != next)
-        continue;
-      // The register's column's slot (as copyStagedScales numbers them).
-      Value index =
-          staged.rhsStep == 0   ? kb.cIdx(first)
-          : staged.rhsStep == 8 ? kb.cIdx(first + i / 4)
-                                : kb.addC(arith::SubIOp::create(
-                                              kb.b, kb.loc,
-                                              frag.colOf(kb, i), tile.n0),
-                                          first);
-      s.values.push_back(slot(index));
-      ++next;
-    }
-  }
+      s.values.push_back(
+          slot(arith::SubIOp::create(kb.b, kb.loc, frag.rows[h], tile.m0)));
+  if (rhsVaries())
+    s.values.push_back(slot(kb.cIdx(staged.lhsRows)));
   return s;
 }
 

@@ -48,12 +48,12 @@ public:
   /// while the tensor cores compute an earlier one: the scales of unit
   /// `unit` of the K tile at `k0` ...
   UnitScales load(KernelBuilder &kb, Value k0, int64_t unit);
-  /// ... or, with staged scales (GemmConfig::stagedScales), read from the
-  /// slots of the stage at byte `slots` (index) of `tiles` (!llvm.ptr<3>,
-  /// tilesPointer) for the CTA tile `tile` (its m0, n0); never guarded
-  /// (units past K hold zeros) ...
+  /// ... or, with staged scales (GemmConfig::stagedScales: one unit per K
+  /// tile, one rhs scale per CTA tile), read from the slots of the stage at
+  /// byte `slots` (index) of `tiles` (!llvm.ptr<3>, tilesPointer) for the
+  /// CTA tile `tile` (its m0) ...
   UnitScales loadStaged(KernelBuilder &kb, Value tiles, Value slots,
-                        const KernelValues &tile, int64_t unit);
+                        const KernelValues &tile);
   /// ... the combined factor sa * sb of every fragment register (null where
   /// no scale depends on K), computed once per distinct pair ...
   SmallVector<Value> factors(KernelBuilder &kb, const UnitScales &scales);

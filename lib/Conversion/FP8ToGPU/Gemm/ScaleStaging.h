@@ -1,19 +1,19 @@
-//===- ScaleStaging.h - K-dependent scales staged with each K tile -*- C++ -*-===//
+//===- ScaleStaging.h - Scales staged with each K tile ---------*- C++ -*-===//
 //
 // Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
 //
-// GemmConfig::stagedScales, for the warp-specialized kernel: the scales that
-// vary along K (block scales: a 1x128 block's per row, a 128x128 block's
-// per column block) travel with the K tile they scale. The producer
-// warpgroup's second warp, walking the same tiles and K tiles as the TMA
-// thread, waits until a stage is empty, copies the tile's scale values into
-// the stage's slots (cp.async of 4 bytes per slot, zeros for promotion
-// units past K, rows and columns clamped into the operands) and arrives on
-// the stage's full mbarrier once they landed (cp.async.mbarrier.arrive
-// .noinc: the barrier expects the TMA thread's arrival and the 32 lanes').
-// A consumer that waited for the stage reads its scales with shared-memory
-// loads (Promotion::loadStaged), so no global load's latency stands between
-// two wgmma groups.
+// GemmConfig::stagedScales, for the warp-specialized kernel with 256-row
+// tiles: the scales that vary along K (block scales: a 1x128 block's per
+// row, a 128x128 block's per column block) travel with the K tile they
+// scale. The producer warpgroup's second warp, walking the same tiles and
+// K tiles as the TMA thread, waits until a stage is empty, copies the
+// tile's scale values into the stage's slots (cp.async of 4 bytes per
+// slot, rows and columns clamped into the operands) and arrives on the
+// stage's full mbarrier once they landed (cp.async.mbarrier.arrive.noinc:
+// the barrier expects the TMA thread's arrival and the 32 lanes'). A
+// consumer that waited for the stage reads its scales with shared-memory
+// loads (Promotion::loadStaged), so no global load's latency stands
+// between two wgmma groups.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +24,10 @@
 
 namespace mlir::fp8::gemm {
 
-/// Lanes of the producer warp that copies the staged scales (one warp).
-constexpr int64_t kScaleCopyLanes = 32;
+/// The byte (index) of the tiles' region where `stage`'s (index) slots
+/// start.
+Value stagedScaleSlots(KernelBuilder &kb, const SmemLayout &layout,
+                       Value stage);
 
 /// The calling warp (`lane`: its lane, index) copies the staged scales of
 /// the K tile at `k0` of `tile` into the slots of `stage` (index) and

@@ -59,7 +59,8 @@ struct SmemLayout {
   /// Offset of the B tile of stage 0 (A starts at 0).
   int64_t bOffset = 0;
   /// The staged scales (GemmConfig::stagedScales) after the stages: stage
-  /// s's slots at scaleOffset + s * scaleStageBytes (0 bytes without them).
+  /// s's slots at scaleOffset + s * scaleStageBytes (0 bytes without them;
+  /// stagedScaleSlots).
   int64_t scaleOffset = 0, scaleStageBytes = 0;
   /// The epilogue's staging tile (EpilogueKind::SharedTMA): BM x (BN /
   /// storeChunks) output elements after the stages, 1024-aligned, as one
@@ -84,9 +85,6 @@ struct SmemLayout {
   /// + 8 * s); empty barriers exist in the warp-specialized kernel only.
   int64_t fullBarrierOffset() const { return barrierOffset; }
   int64_t emptyBarrierOffset() const { return barrierOffset + 8 * stages; }
-  int64_t scaleStageOffset(int64_t stage) const {
-    return scaleOffset + stage * scaleStageBytes;
-  }
 };
 
 /// The 64-bit wgmma matrix descriptor of the tile bytes at `smemAddr` (i64

@@ -258,7 +258,8 @@ void TmaLoader::prepare(KernelBuilder &kb, const KernelValues &kv) {
       // The issuing thread's arrive.expect_tx, and with staged scales the
       // copying warp's 32 lanes' (cp.async.mbarrier.arrive.noinc).
       mbarrierInit(kb, fullBarrier(kb, kb.cIdx(s)),
-                   1 + (plan.config.stagedScales.enabled() ? 32 : 0));
+                   1 + (plan.config.stagedScales.enabled() ? kScaleCopyLanes
+                                                           : 0));
       if (withEmpty)
         mbarrierInit(kb, emptyBarrier(kb, kb.cIdx(s)), consumerWarps);
     }

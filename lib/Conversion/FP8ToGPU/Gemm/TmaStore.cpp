@@ -180,7 +180,7 @@ Value gemm::encodeOutputTensorMap(KernelBuilder &kb, const GemmPlan &plan,
 
 void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
                                  const SmemLayout &layout,
-                                 ArrayRef<StagedBand> bands, Value wg) {
+                                 ArrayRef<StoreBand> bands, Value wg) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmConfig &c = plan.config;
@@ -189,7 +189,7 @@ void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
   const KernelValues &wkv = *bands.front().wkv;
   Value tiles = tilesPointer(kb, wkv);
   SmallVector<Value, 2> bandBase;
-  for (const StagedBand &band : bands)
+  for (const StoreBand &band : bands)
     bandBase.push_back(
         kb.addC(kb.mulC(band.index, g.bandBytes), layout.storeOffset));
   const GemmProblem &p = plan.problem;
@@ -205,7 +205,7 @@ void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
   };
   waitForStagingTile();
   SmallVector<OutputValues, 2> values;
-  for (const StagedBand &band : bands)
+  for (const StoreBand &band : bands)
     values.emplace_back(kb, *band.wkv, *band.frag);
   for (int64_t chunk = 0; chunk < c.storeChunks; ++chunk) {
     if (chunk > 0)

@@ -1,4 +1,4 @@
-//===- TmaStore.h - The TMA-store epilogue of the FP8 GEMM kernels -*- C++ -*-===//
+//===- TmaStore.h - The TMA-store epilogue of the GEMM kernels -*- C++ -*-===//
 //
 // Part of fp8-opt. Private to lib/Conversion/FP8ToGPU.
 //
@@ -46,7 +46,7 @@ Value encodeOutputTensorMap(KernelBuilder &kb, const GemmPlan &plan,
 /// it (tid in [0, 128), m0 the band's first row), its fragment, its FP32
 /// total, and its index among the tile's bands (its part of the staging
 /// tile).
-struct StagedBand {
+struct StoreBand {
   const KernelValues *wkv;
   const AccumulatorFragment *frag;
   Value acc, index;
@@ -57,7 +57,7 @@ struct StagedBand {
 /// then stored in one bulk group.
 void buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
                            const SmemLayout &layout,
-                           ArrayRef<StagedBand> bands, Value wg);
+                           ArrayRef<StoreBand> bands, Value wg);
 
 /// After a warpgroup's last tile: its stores completed (the CTA must not
 /// exit while the TMA engine still reads its shared memory).

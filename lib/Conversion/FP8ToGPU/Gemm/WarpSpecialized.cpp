@@ -177,7 +177,9 @@ std::pair<Value, Value> nextStage(KernelBuilder &kb, Value stage, Value parity,
 }
 
 /// The producer warpgroup: gives registers back; its first thread refills
-/// the stages in the walk's K order, each once the consumers released it.
+/// the stages in the walk's K order, each once the consumers released it,
+/// and with staged scales its second warp copies each stage's scales
+/// (ScaleStaging.h) in the same order.
 void buildProducer(KernelBuilder &kb, const GemmPlan &plan,
                    const SmemLayout &layout, const KernelValues &kv,
                    TmaLoader &loader, TileWalk &walk) {
@@ -356,10 +358,9 @@ buildPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
   loader.waitFull(kb, stage, parity);
   Value stageBase = arith::AddIOp::create(
       b, loc, tile.smemBase, kb.toI64(kb.mulC(stage, layout.stageStride)));
-  Value slots =
-      staged ? kb.addC(kb.mulC(stage, layout.scaleStageBytes),
-                       layout.scaleOffset)
-             : Value();
+  // (Staged scales: one promotion unit per K tile, StagedScales.)
+  assert(!staged || unitsPerTile == 1);
+  Value slots = staged ? stagedScaleSlots(kb, layout, stage) : Value();
   for (int64_t u = 0; u < unitsPerTile; ++u) {
     for (size_t w = 0; w < numBands; ++w) {
       Promotion &promotion = promotions[w];
@@ -371,7 +372,7 @@ buildPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
         next = u + 1 < unitsPerTile ? promotion.load(kb, k0, u + 1)
                                     : promotion.load(kb, kb.addC(k0, bk), 0);
       else if (staged)
-        current[w] = promotion.loadStaged(kb, tiles, slots, tile, u);
+        current[w] = promotion.loadStaged(kb, tiles, slots, tile);
       else
         current[w] = promotion.load(kb, k0, u);
       SmallVector<Value> factors = promotion.factors(kb, current[w]);
@@ -408,8 +409,7 @@ void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
     band.wkv = tile;
     band.wkv.tid = kb.remC(tile.tid, kWarpgroupThreads);
     band.wkv.m0 = kb.add(tile.m0, kb.mulC(band.index, kWgmmaM));
-    // (After the first band's m0: the order the one-band kernel's code
-    // was generated in before row bands, whose PTX is kept byte-identical.)
+    // (After the first band's m0: the one-band kernel's instruction order.)
     if (!lane)
       lane = kb.remC(tile.tid, 32);
     band.frag = AccumulatorFragment::build(kb, band.wkv, c.bn);
@@ -430,10 +430,10 @@ void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
     totals = buildPromotingLoop(kb, plan, layout, tile, loader, promotions,
                                 bands, lane, firstStep);
   if (c.epilogue == EpilogueKind::SharedTMA) {
-    SmallVector<StagedBand, 2> staged;
+    SmallVector<StoreBand, 2> stores;
     for (auto [band, total] : llvm::zip(bands, totals))
-      staged.push_back({&band.wkv, &band.frag, total, band.index});
-    buildTmaStoreEpilogue(kb, plan, layout, staged, wg);
+      stores.push_back({&band.wkv, &band.frag, total, band.index});
+    buildTmaStoreEpilogue(kb, plan, layout, stores, wg);
     return;
   }
   for (auto [band, total] : llvm::zip(bands, totals))

@@ -9,9 +9,12 @@
 //   producer   setmaxnreg.dec; its first thread, for every K tile kt:
 //              wait until stage kt % S is empty (parity of its previous use),
 //              arrive.expect_tx on the stage's full mbarrier, TMA A (BM rows)
-//              and B (BN rows) into the stage.
-//   consumer c setmaxnreg.inc; for every K tile: load the scales of the
-//              tile's first promotion unit, wait until the stage is full,
+//              and B (BN rows) into the stage; with staged scales its second
+//              warp, for every K tile, waits the same way and copies the
+//              tile's scales into the stage (ScaleStaging.h).
+//   consumer c setmaxnreg.inc; for every K tile: wait until the stage is
+//              full (the scales of its first promotion unit loaded a unit
+//              ahead, or read from the stage when staged),
 //              per promotion unit and row band w (GemmConfig::mWaves: one,
 //              or two in 256-row tiles): wgmma m64nBNk32 on rows
 //              [64b, 64b + 64) of A, b = w * C + c, into a fresh
