@@ -115,7 +115,12 @@ def FP8OutlineAttention : Pass<"fp8-outline-attention", "::mlir::ModuleOp"> {
     (`scale`, `causal`, `has_mask`). Ops with the same types and attributes
     share one function. After bufferization the function takes
     `(q, k, v, [mask], out)` memrefs and `convert-fp8-attention-to-gpu`
-    replaces its body with a fused kernel where the kernel serves it.
+    replaces its body with a fused kernel where the kernel serves it. With
+    FP8 operands (static shapes) it takes `(q, k, v, [mask], q_scale,
+    k_scale, v_scale, workspace, out)`: the workspace, a `tensor.empty` the
+    caller passes (bufferization allocates it in the caller's device
+    memory), is the kernel's K-major copy of v, `[B, Hkv, Dv, Skv rounded up
+    to 32]`; the body does not read it.
 
     ```mlir
     %o = fp8.attention %q, %k, %v scale(0.125) causal
@@ -128,7 +133,8 @@ def FP8OutlineAttention : Pass<"fp8-outline-attention", "::mlir::ModuleOp"> {
                                      scale = 1.250000e-01 : f32}}
     ```
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {

@@ -16,6 +16,7 @@ def FP8_FloatTensor : RankedTensorOf<[F8E4M3FN, F8E5M2]>;
 def FP8_LowPrecisionTensor : RankedTensorOf<[F8E4M3FN, F8E5M2, BF16]>;
 def FP8_ScaleTensor : RankedTensorOf<[F32, F8E8M0FNU]>;
 def FP8_F32Tensor : RankedTensorOf<[F32]>;
+def FP8_AttentionOperand : RankedTensorOf<[F32, F16, BF16, F8E4M3FN, F8E5M2]>;
 
 //===----------------------------------------------------------------------===//
 // quantize / dequantize
@@ -229,7 +230,7 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
 // attention
 //===----------------------------------------------------------------------===//
 
-def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
+def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention (softmax(scale * q k^T + mask) v)";
   let description = [{
     Multi-head attention with grouped-query heads, as one op: the importer
@@ -269,25 +270,49 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
     operand type and divide by the FP32 sum at the end: that is the op's
     allowed difference, besides the order of FP32 additions.
 
-    FP8 operands are planned as E4M3/E5M2 `query`/`key`/`value` with
-    per-tensor (or per-block) dequantization scales as further optional
-    operands; today the types are f32, f16 and bf16.
+    FP8 operands: `query`, `key` and `value` may instead be E4M3 or E5M2
+    (one type for the three) with f32 dequantization scales
+    `scales(%sq, %sk, %sv)` (required with FP8 operands, refused otherwise)
+    laid out by `scale_layout` (one layout for the three): `tensor` (the
+    default: rank-0 scales) or `block TxD` -- one scale per T consecutive
+    positions of one (batch, head), the block covering the whole head
+    dimension, so that the scale of `q` is `[B, Hq, ceil(Sq / T), 1]` (as
+    `fp8.quantize` with that layout writes it). The op then computes the
+    above on the dequantized operands `q * sq`, `k * sk`, `v * sv` in FP32,
+    with `p` in FP32. A fused kernel may round `p` (as `256 * exp(s -
+    running max)`, times the ratio of the value block's scale to the last
+    one's) to E4M3 for the `p v` product: that, and the order of FP32
+    additions, is its allowed difference (docs/Numerics.md states the
+    measured error).
 
     ```mlir
     %o = fp8.attention %q, %k, %v mask %m scale(0.125) causal
         : (tensor<1x32x128x64xbf16>, tensor<1x8x128x64xbf16>,
            tensor<1x8x128x64xbf16>, tensor<1x1x128x128xf32>)
         -> tensor<1x32x128x64xf32>
+    %o8 = fp8.attention %q8, %k8, %v8 scales(%sq, %sk, %sv)
+        scale_layout<block 128x64> scale(0.125) causal
+        : (tensor<1x32x128x64xf8E4M3FN>, tensor<1x8x128x64xf8E4M3FN>,
+           tensor<1x8x128x64xf8E4M3FN>, tensor<1x32x1x1xf32>,
+           tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>)
+        -> tensor<1x32x128x64xbf16>
     ```
   }];
-  let arguments = (ins FP8_HighPrecisionTensor:$query,
-                       FP8_HighPrecisionTensor:$key,
-                       FP8_HighPrecisionTensor:$value,
+  let arguments = (ins FP8_AttentionOperand:$query,
+                       FP8_AttentionOperand:$key,
+                       FP8_AttentionOperand:$value,
                        Optional<FP8_HighPrecisionTensor>:$mask,
+                       Optional<FP8_F32Tensor>:$query_scale,
+                       Optional<FP8_F32Tensor>:$key_scale,
+                       Optional<FP8_F32Tensor>:$value_scale,
+                       OptionalAttr<FP8_ScaleLayoutAttr>:$scale_layout,
                        F32Attr:$scale, UnitAttr:$causal);
   let results = (outs FP8_HighPrecisionTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` $mask^)? `scale` `(` $scale `)`
+    $query `,` $key `,` $value (`mask` $mask^)?
+    (`scales` `(` $query_scale^ `,` $key_scale `,` $value_scale `)`)?
+    (`scale_layout` `` $scale_layout^)?
+    `scale` `(` $scale `)`
     (`causal` $causal^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -295,6 +320,18 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure]> {
     /// Query heads per key/value head (Hq / Hkv; the verifier makes head
     /// counts static).
     int64_t getGroupSize();
+    /// The layout of the dequantization scales (per tensor by default).
+    ::mlir::fp8::ScaleLayoutAttr getScaleLayoutOrDefault() {
+      if (auto layout = getScaleLayoutAttr())
+        return layout;
+      return ::mlir::fp8::ScaleLayoutAttr::get(
+          getContext(), ::mlir::fp8::Granularity::Tensor);
+    }
+    /// FP8 query, key and value (with their dequantization scales).
+    bool isFP8() {
+      return isa<Float8E4M3FNType, Float8E5M2Type>(
+          getQuery().getType().getElementType());
+    }
   }];
 }
 

@@ -454,6 +454,53 @@ def FP8TransposeRescale : Pass<"fp8-transpose-rescale"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FP8QuantizeAttention
+    : Pass<"fp8-quantize-attention", "::mlir::func::FuncOp"> {
+  let summary = "Run fused attention on FP8 query, key and value";
+  let description = [{
+    Every `fp8.attention` of high-precision operands gets its query, key and
+    value quantized with current scaling (`fp8.amax` -> `fp8.compute_scale`
+    -> `fp8.quantize`, the `current` recipe's three steps, in `format`) and
+    becomes an FP8 `fp8.attention` with their dequantization scales: both of
+    its products (`q k^T` and `p v`) then run on FP8 tensor cores in the
+    fused GPU kernel (`P` in E4M3). Scales are per block of `block-tokens`
+    positions of one (batch, head) over the whole head dimension
+    (`layout<block 128xD>`: on the GPU each block's amax is one warp's row
+    reduction and the kernel reads one scale per query tile and per key
+    tile), or per tensor with `block-tokens=0` or where a sequence or head
+    dim is dynamic. The CPU path computes the op's definition on the
+    dequantized operands, which is also the reference the GPU kernel is
+    checked against. Mask, scale, causality and the result type stay.
+    `fp8-compile --fp8-attention` runs it after the recipe's own passes,
+    whatever the recipe (the scales are current ones, also under
+    `delayed`).
+
+    ```mlir
+    %o = fp8.attention %q, %k, %v scale(0.125) causal
+        : (tensor<1x4x256x128xbf16>, tensor<1x2x256x128xbf16>,
+           tensor<1x2x256x128xbf16>) -> tensor<1x4x256x128xbf16>
+    // becomes
+    %aq = fp8.amax %q layout<block 128x128>
+        : tensor<1x4x256x128xbf16> -> tensor<1x4x2x1xf32>
+    %sq = fp8.compute_scale %aq recipe(#fp8.current) format(e4m3) ...
+    %q8 = fp8.quantize %q, %sq layout<block 128x128>
+        : ... -> tensor<1x4x256x128xf8E4M3FN>
+    ...
+    %o = fp8.attention %q8, %k8, %v8 scales(%sq, %sk, %sv)
+        scale_layout<block 128x128> scale(0.125) causal
+        : (...) -> tensor<1x4x256x128xbf16>
+    ```
+  }];
+  let options = [
+    Option<"format", "format", "::mlir::fp8::Format",
+           "::mlir::fp8::Format::E4M3", "FP8 format of q, k and v: e4m3 or e5m2",
+           [{::mlir::fp8::cacheFormatValues()}]>,
+    Option<"blockTokens", "block-tokens", "int64_t", "128",
+           "Positions per scale block (0: one scale per tensor)">
+  ];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect"];
+}
+
 def FP8HighPrecisionProducts
     : Pass<"fp8-high-precision-products", "::mlir::ModuleOp"> {
   let summary = "Run the products kept out of FP8 as BF16 products";

@@ -347,6 +347,7 @@ private:
       options.reportFile = o.reportFile;
       options.includeAttention = o.includeAttention;
       options.keepFirstLast = o.keepFirstLast;
+      options.fp8Attention = o.fp8Attention;
       options.history = o.history;
       options.kMajorRhs = o.kMajorRhs;
       options.scaleStorage = o.scaleStorage.value_or(

@@ -1523,6 +1523,10 @@ struct AttentionFusion::Impl {
     auto resultType = RankedTensorType::get({batch, hq, sq, dv}, elt);
     OpBuilder &b = imp.b;
     Value out = AttentionOp::create(b, loc, resultType, *q, *k, *v, mask,
+                                    /*query_scale=*/Value(),
+                                    /*key_scale=*/Value(),
+                                    /*value_scale=*/Value(),
+                                    /*scale_layout=*/ScaleLayoutAttr(),
                                     b.getF32FloatAttr(scale32),
                                     causal ? b.getUnitAttr() : UnitAttr());
     nc.results.push_back(out);

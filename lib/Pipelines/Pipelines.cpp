@@ -43,6 +43,12 @@ void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
   insert.calibrationFile = options.calibrationFile;
   pm.addPass(createFP8InsertScales(insert));
   pm.addPass(createFP8TrackAmax());
+  if (options.fp8Attention) {
+    FP8QuantizeAttentionOptions attention;
+    attention.format =
+        options.format == Format::E5M2 ? Format::E5M2 : Format::E4M3;
+    pm.addNestedPass<func::FuncOp>(createFP8QuantizeAttention(attention));
+  }
   if (options.kMajorRhs) {
     FP8TransposeRescaleOptions transpose;
     transpose.remarks = false;

@@ -74,10 +74,145 @@ func.func private @__fp8_attention_d96(%q: memref<1x2x64x96xbf16>, %k: memref<1x
 
 func.func private @__fp8_attention_f32(%q: memref<1x2x64x64xf32>, %k: memref<1x2x64x64xf32>, %v: memref<1x2x64x64xf32>, %out: memref<1x2x64x64xf32>)
     attributes {fp8.attention = {scale = 0.1 : f32, causal = false, has_mask = false}} {
-  // expected-remark @-2 {{fp8 attention: keeping the reference body: q, k and v must share a bf16 or f16 element type}}
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: q, k and v must share a bf16, f16, f8E4M3FN or f8E5M2 element type}}
   return
 }
 // CHECK-LABEL: func.func private @__fp8_attention_f32
 // CHECK-NOT:     fp8.attention
 // CHECK-NOT:     gpu.launch_func
 // CHECK:         return
+
+// -----
+
+// FP8 q, k, v (E4M3) with their scales and the workspace. The host launches
+// the value transpose first (one thread per workspace byte: 2 planes x 128
+// rows x 224 keys = 57344 threads in blocks of 256), then the attention
+// kernel, whose V tensor map reads the workspace: [2 planes, 128 rows, 224
+// key bytes], boxes of 1 x 128 rows x 128 keys. Shared memory: Q 16 KB, 4
+// stages of K + V^T (16 KB each), 13 mbarriers, 1008 bytes of slack =
+// 148568 bytes.
+// CHECK-LABEL: func.func private @__fp8_attention_fp8
+// CHECK-COUNT-3: llvm.call @fp8rt_cuda_tensor_map_encode_tiled
+// CHECK:         gpu.launch_func @__fp8_attention_fp8_kernel::@__fp8_attention_fp8_kernel_vt blocks in (%c224{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c256{{.*}}, %c1{{.*}}, %c1{{.*}}) args(%{{.*}} : memref<51200xf8E4M3FN>, %{{.*}} : memref<57344xf8E4M3FN>)
+// CHECK:         gpu.launch_func @__fp8_attention_fp8_kernel::@__fp8_attention_fp8_kernel blocks in (%c2{{.*}}, %c4{{.*}}, %c1{{.*}}) threads in (%c384{{.*}}, %c1{{.*}}, %c1{{.*}}) dynamic_shared_memory_size %c148568_i32
+// The producer: Q (one 16 KB box), then per key block K and V^T (one box
+// each).
+// CHECK:           nvvm.setmaxregister  decrease 40
+// CHECK:           nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK:           cp.async.bulk.tensor
+// CHECK-NOT:       cp.async.bulk.tensor
+// CHECK:           scf.for
+// CHECK:             nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK:             cp.async.bulk.tensor
+// CHECK-NOT:         cp.async.bulk.tensor
+// CHECK:             nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// CHECK:             cp.async.bulk.tensor
+// CHECK-NOT:         cp.async.bulk.tensor
+// The consumers read q_scale once, then per key block S = Q K^T in four
+// k32 E4M3 steps, and k_scale joins q_scale in the softmax's exponent ...
+// CHECK:           nvvm.setmaxregister  increase 232
+// CHECK:           %[[QS:.*]] = memref.load %arg3[] : memref<f32>
+// CHECK:           scf.for
+// CHECK:             nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK-COUNT-3:     nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK:             %[[KS:.*]] = memref.load %arg4[] : memref<f32>
+// CHECK:             arith.mulf %[[QS]], %[[KS]]
+// ... P rounded to E4M3 in pairs, packed four to a register (the first
+// register: values 0, 1 low, 4, 5 high) ...
+// CHECK:             %[[P01:.*]] = nvvm.convert.f32x2.to.f8x2 %{{.*}}, %{{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+// CHECK:             %[[LO:.*]] = arith.extui %[[P01]] : i16 to i32
+// CHECK:             %[[P45:.*]] = nvvm.convert.f32x2.to.f8x2
+// CHECK:             %[[HI:.*]] = arith.extui %[[P45]] : i16 to i32
+// CHECK:             %[[SH:.*]] = arith.shli %[[HI]], %{{.*}} : i32
+// CHECK:             arith.ori %[[LO]], %[[SH]] : i32
+// ... and O += P V^T: four register-A k32 wgmmas, no transpose immediate.
+// CHECK-COUNT-4:     llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {{.*}}, p, 1, 1;
+// The output is O * v_scale / l.
+// CHECK:           memref.load %arg5[] : memref<f32>
+// The transpose: workspace byte (plane, d, c) is v's key 32 (c / 32) +
+// fp8ValueKey(c % 32) of column d, or 0 past the 200 keys.
+// CHECK:       gpu.func @__fp8_attention_fp8_kernel_vt(%{{.*}}: memref<51200xf8E4M3FN>, %{{.*}}: memref<57344xf8E4M3FN>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK:         arith.cmpi ult, %{{.*}}, %c57344
+// CHECK:         arith.cmpi ult, %{{.*}}, %c200
+// CHECK:         scf.if %{{.*}} -> (i8)
+// CHECK:           llvm.load %{{.*}} : !llvm.ptr<1> -> i8
+// CHECK:         llvm.store %{{.*}}, %{{.*}} : i8, !llvm.ptr<1>
+func.func private @__fp8_attention_fp8(%q: memref<1x4x256x128xf8E4M3FN>, %k: memref<1x2x200x128xf8E4M3FN>, %v: memref<1x2x200x128xf8E4M3FN>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<1x2x128x224xf8E4M3FN>, %out: memref<1x4x256x128xbf16>)
+    attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = true, has_mask = false}} {
+  // expected-remark @-2 {{fp8 attention: fused attention kernel (FP8 q, k, v, scales per tensor; P in E4M3): 4 heads (2 kv heads), 256 x 200 keys, head dim 128, causal; 128 x 128 tiles, 4 stages, 2 consumer warpgroups + a TMA producer}}
+  return
+}
+
+// -----
+
+// FP8 scales per block of 128 positions (scale_block): the CTA's query
+// block scale (plane * 2 + m0 / 128), per key tile j the key scale (times
+// the query scale, into the softmax's exponent) and the value scales'
+// ratio v_scale(max(j - 1, 0)) / v_scale(j) (O is kept in the units of the
+// last tile's value scale), and the last tile's value scale for the output.
+// CHECK-LABEL: func.func private @__fp8_attention_fp8_blocks
+// CHECK:       gpu.func @__fp8_attention_fp8_blocks_kernel(
+// CHECK:           nvvm.setmaxregister  increase 232
+// CHECK:           %[[QB:.*]] = arith.divui %{{.*}}, %c128{{.*}} : index
+// CHECK:           %[[QI:.*]] = arith.addi %{{.*}}, %[[QB]] : index
+// CHECK:           %[[QS:.*]] = memref.load %arg3[%[[QI]]] : memref<8xf32>
+// CHECK:           scf.for %[[J:.*]] = {{.*}} iter_args
+// CHECK:             %[[KI:.*]] = arith.addi %{{.*}}, %[[J]] : index
+// CHECK:             %[[KS:.*]] = memref.load %arg4[%[[KI]]] : memref<4xf32>
+// CHECK:             arith.mulf %[[QS]], %[[KS]] : f32
+// The tile's P V goes to a fresh accumulator (the first chunk's scale-d
+// operand 0), then O * alpha * ratio + tile in FP32.
+// CHECK:             llvm.inline_asm {{.*}}, %c0_i32{{[_0-9]*}}, %{{.*}} : (i32, i32, i32, i32, i64, i32,
+// CHECK-COUNT-3:     llvm.inline_asm {{.*}}, %c1_i32{{[_0-9]*}}, %{{.*}} : (i32, i32, i32, i32, i64, i32,
+// CHECK:             %[[JM1:.*]] = arith.addi %[[J]], %c-1{{.*}} : index
+// CHECK:             %[[PREV:.*]] = arith.maxsi %[[JM1]], %c0{{.*}} : index
+// CHECK:             %[[VJ:.*]] = arith.addi %{{.*}}, %[[J]] : index
+// CHECK:             %[[VS:.*]] = memref.load %arg5[%[[VJ]]] : memref<4xf32>
+// CHECK:             %[[VI:.*]] = arith.addi %{{.*}}, %[[PREV]] : index
+// CHECK:             %[[VPS:.*]] = memref.load %arg5[%[[VI]]] : memref<4xf32>
+// CHECK:             arith.divf %[[VPS]], %[[VS]] : f32
+// CHECK-COUNT-64:    arith.addf
+// CHECK:           arith.maxsi
+// CHECK:           memref.load %arg5[%{{.*}}] : memref<4xf32>
+func.func private @__fp8_attention_fp8_blocks(%q: memref<1x4x256x128xf8E4M3FN>, %k: memref<1x2x200x128xf8E4M3FN>, %v: memref<1x2x200x128xf8E4M3FN>, %qs: memref<1x4x2x1xf32>, %ks: memref<1x2x2x1xf32>, %vs: memref<1x2x2x1xf32>, %ws: memref<1x2x128x224xf8E4M3FN>, %out: memref<1x4x256x128xbf16>)
+    attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = true, has_mask = false, scale_block = 128 : i64}} {
+  // expected-remark @-2 {{fp8 attention: fused attention kernel (FP8 q, k, v, scales per 128 positions; P in E4M3): 4 heads (2 kv heads), 256 x 200 keys, head dim 128, causal; 128 x 128 tiles, 4 stages, 2 consumer warpgroups + a TMA producer}}
+  return
+}
+
+// -----
+
+// Scale blocks the tiles do not match, or scales of the wrong shape: the
+// reference body stays.
+func.func private @__fp8_attention_fp8_block64(%q: memref<1x2x128x128xf8E4M3FN>, %k: memref<1x2x128x128xf8E4M3FN>, %v: memref<1x2x128x128xf8E4M3FN>, %qs: memref<1x2x2x1xf32>, %ks: memref<1x2x2x1xf32>, %vs: memref<1x2x2x1xf32>, %ws: memref<1x2x128x128xf8E4M3FN>, %out: memref<1x2x128x128xf32>)
+    attributes {fp8.attention = {scale = 0.125 : f32, causal = false, has_mask = false, scale_block = 64 : i64}} {
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: FP8 scale blocks of 64 positions: the kernel's tiles take blocks of 128}}
+  return
+}
+
+// -----
+
+func.func private @__fp8_attention_fp8_block_shape(%q: memref<1x2x128x128xf8E4M3FN>, %k: memref<1x2x128x128xf8E4M3FN>, %v: memref<1x2x128x128xf8E4M3FN>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<1x2x128x128xf8E4M3FN>, %out: memref<1x2x128x128xf32>)
+    attributes {fp8.attention = {scale = 0.125 : f32, causal = false, has_mask = false, scale_block = 128 : i64}} {
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: FP8 block scales must be contiguous f32 [B, H, ceil(S / 128), 1] memrefs}}
+  return
+}
+
+// -----
+
+// FP8 at head dim 64 (64-byte rows) or without its workspace: the
+// reference body stays.
+func.func private @__fp8_attention_fp8_d64(%q: memref<1x2x64x64xf8E4M3FN>, %k: memref<1x2x64x64xf8E4M3FN>, %v: memref<1x2x64x64xf8E4M3FN>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<1x2x64x64xf8E4M3FN>, %out: memref<1x2x64x64xf32>)
+    attributes {fp8.attention = {scale = 0.125 : f32, causal = false, has_mask = false}} {
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: head dim 64 (value 64): the FP8 kernel serves 128 (one 128-byte swizzled row)}}
+  return
+}
+
+// -----
+
+func.func private @__fp8_attention_fp8_no_ws(%q: memref<1x2x64x128xf8E4M3FN>, %k: memref<1x2x64x128xf8E4M3FN>, %v: memref<1x2x64x128xf8E4M3FN>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %out: memref<1x2x64x128xf32>)
+    attributes {fp8.attention = {scale = 0.125 : f32, causal = false, has_mask = false}} {
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: expected 8 memref arguments and no result}}
+  return
+}
+

@@ -62,4 +62,62 @@ module {
     call @__fp8_attention_perf_full_4k(%q, %k, %v, %out) : (memref<1x32x4096x128xbf16>, memref<1x32x4096x128xbf16>, memref<1x32x4096x128xbf16>, memref<1x32x4096x128xbf16>) -> ()
     return
   }
+  // FP8 q, k, v (E4M3; scales per tensor, or per block of 128 positions
+  // with scale_block) and the kernel's workspace.
+  func.func private @__fp8_attention_fp8_causal_gqa(%q: memref<1x4x256x128xf8E4M3FN>, %k: memref<1x2x256x128xf8E4M3FN>, %v: memref<1x2x256x128xf8E4M3FN>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<1x2x128x256xf8E4M3FN>, %out: memref<1x4x256x128xbf16>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = true, has_mask = false}} {
+    return
+  }
+  func.func @run_fp8_causal_gqa(%q: memref<1x4x256x128xf8E4M3FN>, %k: memref<1x2x256x128xf8E4M3FN>, %v: memref<1x2x256x128xf8E4M3FN>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<1x2x128x256xf8E4M3FN>, %out: memref<1x4x256x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_fp8_causal_gqa(%q, %k, %v, %qs, %ks, %vs, %ws, %out) : (memref<1x4x256x128xf8E4M3FN>, memref<1x2x256x128xf8E4M3FN>, memref<1x2x256x128xf8E4M3FN>, memref<f32>, memref<f32>, memref<f32>, memref<1x2x128x256xf8E4M3FN>, memref<1x4x256x128xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_fp8_partial_mask(%q: memref<2x2x130x128xf8E4M3FN>, %k: memref<2x1x333x128xf8E4M3FN>, %v: memref<2x1x333x128xf8E4M3FN>, %mask: memref<2x1x130x333xf32>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<2x1x128x352xf8E4M3FN>, %out: memref<2x2x130x128xf32>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true}} {
+    return
+  }
+  func.func @run_fp8_partial_mask(%q: memref<2x2x130x128xf8E4M3FN>, %k: memref<2x1x333x128xf8E4M3FN>, %v: memref<2x1x333x128xf8E4M3FN>, %mask: memref<2x1x130x333xf32>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<2x1x128x352xf8E4M3FN>, %out: memref<2x2x130x128xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_fp8_partial_mask(%q, %k, %v, %mask, %qs, %ks, %vs, %ws, %out) : (memref<2x2x130x128xf8E4M3FN>, memref<2x1x333x128xf8E4M3FN>, memref<2x1x333x128xf8E4M3FN>, memref<2x1x130x333xf32>, memref<f32>, memref<f32>, memref<f32>, memref<2x1x128x352xf8E4M3FN>, memref<2x2x130x128xf32>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_fp8_blocks_causal_gqa(%q: memref<1x4x384x128xf8E4M3FN>, %k: memref<1x2x384x128xf8E4M3FN>, %v: memref<1x2x384x128xf8E4M3FN>, %qs: memref<1x4x3x1xf32>, %ks: memref<1x2x3x1xf32>, %vs: memref<1x2x3x1xf32>, %ws: memref<1x2x128x384xf8E4M3FN>, %out: memref<1x4x384x128xbf16>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = true, has_mask = false, scale_block = 128 : i64}} {
+    return
+  }
+  func.func @run_fp8_blocks_causal_gqa(%q: memref<1x4x384x128xf8E4M3FN>, %k: memref<1x2x384x128xf8E4M3FN>, %v: memref<1x2x384x128xf8E4M3FN>, %qs: memref<1x4x3x1xf32>, %ks: memref<1x2x3x1xf32>, %vs: memref<1x2x3x1xf32>, %ws: memref<1x2x128x384xf8E4M3FN>, %out: memref<1x4x384x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_fp8_blocks_causal_gqa(%q, %k, %v, %qs, %ks, %vs, %ws, %out) : (memref<1x4x384x128xf8E4M3FN>, memref<1x2x384x128xf8E4M3FN>, memref<1x2x384x128xf8E4M3FN>, memref<1x4x3x1xf32>, memref<1x2x3x1xf32>, memref<1x2x3x1xf32>, memref<1x2x128x384xf8E4M3FN>, memref<1x4x384x128xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_fp8_blocks_partial_mask(%q: memref<2x2x130x128xf8E4M3FN>, %k: memref<2x1x333x128xf8E4M3FN>, %v: memref<2x1x333x128xf8E4M3FN>, %mask: memref<2x1x130x333xf32>, %qs: memref<2x2x2x1xf32>, %ks: memref<2x1x3x1xf32>, %vs: memref<2x1x3x1xf32>, %ws: memref<2x1x128x352xf8E4M3FN>, %out: memref<2x2x130x128xf32>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true, scale_block = 128 : i64}} {
+    return
+  }
+  func.func @run_fp8_blocks_partial_mask(%q: memref<2x2x130x128xf8E4M3FN>, %k: memref<2x1x333x128xf8E4M3FN>, %v: memref<2x1x333x128xf8E4M3FN>, %mask: memref<2x1x130x333xf32>, %qs: memref<2x2x2x1xf32>, %ks: memref<2x1x3x1xf32>, %vs: memref<2x1x3x1xf32>, %ws: memref<2x1x128x352xf8E4M3FN>, %out: memref<2x2x130x128xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_fp8_blocks_partial_mask(%q, %k, %v, %mask, %qs, %ks, %vs, %ws, %out) : (memref<2x2x130x128xf8E4M3FN>, memref<2x1x333x128xf8E4M3FN>, memref<2x1x333x128xf8E4M3FN>, memref<2x1x130x333xf32>, memref<2x2x2x1xf32>, memref<2x1x3x1xf32>, memref<2x1x3x1xf32>, memref<2x1x128x352xf8E4M3FN>, memref<2x2x130x128xf32>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_fp8_blocks_causal_cache(%q: memref<1x2x100x128xf8E4M3FN>, %k: memref<1x1x300x128xf8E4M3FN>, %v: memref<1x1x300x128xf8E4M3FN>, %qs: memref<1x2x1x1xf32>, %ks: memref<1x1x3x1xf32>, %vs: memref<1x1x3x1xf32>, %ws: memref<1x1x128x320xf8E4M3FN>, %out: memref<1x2x100x128xbf16>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = true, has_mask = false, scale_block = 128 : i64}} {
+    return
+  }
+  func.func @run_fp8_blocks_causal_cache(%q: memref<1x2x100x128xf8E4M3FN>, %k: memref<1x1x300x128xf8E4M3FN>, %v: memref<1x1x300x128xf8E4M3FN>, %qs: memref<1x2x1x1xf32>, %ks: memref<1x1x3x1xf32>, %vs: memref<1x1x3x1xf32>, %ws: memref<1x1x128x320xf8E4M3FN>, %out: memref<1x2x100x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_fp8_blocks_causal_cache(%q, %k, %v, %qs, %ks, %vs, %ws, %out) : (memref<1x2x100x128xf8E4M3FN>, memref<1x1x300x128xf8E4M3FN>, memref<1x1x300x128xf8E4M3FN>, memref<1x2x1x1xf32>, memref<1x1x3x1xf32>, memref<1x1x3x1xf32>, memref<1x1x128x320xf8E4M3FN>, memref<1x2x100x128xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_perf_fp8_causal_8k(%q: memref<1x32x8192x128xf8E4M3FN>, %k: memref<1x8x8192x128xf8E4M3FN>, %v: memref<1x8x8192x128xf8E4M3FN>, %qs: memref<1x32x64x1xf32>, %ks: memref<1x8x64x1xf32>, %vs: memref<1x8x64x1xf32>, %ws: memref<1x8x128x8192xf8E4M3FN>, %out: memref<1x32x8192x128xbf16>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = true, has_mask = false, scale_block = 128 : i64}} {
+    return
+  }
+  func.func @run_perf_fp8_causal_8k(%q: memref<1x32x8192x128xf8E4M3FN>, %k: memref<1x8x8192x128xf8E4M3FN>, %v: memref<1x8x8192x128xf8E4M3FN>, %qs: memref<1x32x64x1xf32>, %ks: memref<1x8x64x1xf32>, %vs: memref<1x8x64x1xf32>, %ws: memref<1x8x128x8192xf8E4M3FN>, %out: memref<1x32x8192x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_perf_fp8_causal_8k(%q, %k, %v, %qs, %ks, %vs, %ws, %out) : (memref<1x32x8192x128xf8E4M3FN>, memref<1x8x8192x128xf8E4M3FN>, memref<1x8x8192x128xf8E4M3FN>, memref<1x32x64x1xf32>, memref<1x8x64x1xf32>, memref<1x8x64x1xf32>, memref<1x8x128x8192xf8E4M3FN>, memref<1x32x8192x128xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_perf_fp8_full_4k(%q: memref<1x32x4096x128xf8E4M3FN>, %k: memref<1x32x4096x128xf8E4M3FN>, %v: memref<1x32x4096x128xf8E4M3FN>, %qs: memref<1x32x32x1xf32>, %ks: memref<1x32x32x1xf32>, %vs: memref<1x32x32x1xf32>, %ws: memref<1x32x128x4096xf8E4M3FN>, %out: memref<1x32x4096x128xbf16>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = false, scale_block = 128 : i64}} {
+    return
+  }
+  func.func @run_perf_fp8_full_4k(%q: memref<1x32x4096x128xf8E4M3FN>, %k: memref<1x32x4096x128xf8E4M3FN>, %v: memref<1x32x4096x128xf8E4M3FN>, %qs: memref<1x32x32x1xf32>, %ks: memref<1x32x32x1xf32>, %vs: memref<1x32x32x1xf32>, %ws: memref<1x32x128x4096xf8E4M3FN>, %out: memref<1x32x4096x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_perf_fp8_full_4k(%q, %k, %v, %qs, %ks, %vs, %ws, %out) : (memref<1x32x4096x128xf8E4M3FN>, memref<1x32x4096x128xf8E4M3FN>, memref<1x32x4096x128xf8E4M3FN>, memref<1x32x32x1xf32>, memref<1x32x32x1xf32>, memref<1x32x32x1xf32>, memref<1x32x128x4096xf8E4M3FN>, memref<1x32x4096x128xbf16>) -> ()
+    return
+  }
 }

@@ -7,6 +7,9 @@
 // `fp8.attention` definition: scores scale * q.k in double, rounded to f32
 // and the mask added in f32 (as the exporters' graphs do), causal keys
 // j > i + Skv - Sq masked, softmax in double, a row without a key 0.
+// FP8 cases (fp8_*) quantize random q, k, v to E4M3 with per-tensor scales
+// (amax / 448) and compare with the reference on the dequantized values
+// (P exact): the kernel rounds P to E4M3, so their tolerance is wider.
 //
 //   attention_test            on a GPU (scripts/gpu-check suite `attention`)
 //   attention_test --no-run   only prints what it would run (no driver)
@@ -52,8 +55,42 @@ void report(bool ok, const std::string &name, const std::string &detail) {
     ++failures;
 }
 
-enum class Ty { F32, F16, BF16 };
-size_t bytesOf(Ty t) { return t == Ty::F32 ? 4 : 2; }
+enum class Ty { F32, F16, BF16, E4M3 };
+size_t bytesOf(Ty t) { return t == Ty::F32 ? 4 : t == Ty::E4M3 ? 1 : 2; }
+
+/// E4M3 (OCP FN: bias 7, no infinities, 0x7F NaN) to float.
+float e4m3ToFloat(uint8_t x) {
+  int sign = x >> 7, exp = (x >> 3) & 0xF, mant = x & 7;
+  float v;
+  if (exp == 15 && mant == 7)
+    v = NAN;
+  else if (exp == 0)
+    v = std::ldexp(static_cast<float>(mant), -9);
+  else
+    v = std::ldexp(static_cast<float>(mant | 8), exp - 10);
+  return sign ? -v : v;
+}
+/// Round to the nearest E4M3 (ties to even), saturating at 448: the
+/// nearest of the 127 finite magnitudes (a table search is plenty here).
+uint8_t floatToE4M3(float f) {
+  static std::vector<float> mags = [] {
+    std::vector<float> m;
+    for (int b = 0; b < 0x7F; ++b)
+      m.push_back(e4m3ToFloat(static_cast<uint8_t>(b)));
+    return m;
+  }();
+  float a = std::min(std::fabs(f), 448.0f);
+  auto it = std::lower_bound(mags.begin(), mags.end(), a);
+  int hi = static_cast<int>(it - mags.begin());
+  int best = hi;
+  if (hi == static_cast<int>(mags.size()))
+    best = hi - 1;
+  else if (hi > 0) {
+    float dl = a - mags[hi - 1], dh = mags[hi] - a;
+    best = dl < dh || (dl == dh && (hi - 1) % 2 == 0) ? hi - 1 : hi;
+  }
+  return static_cast<uint8_t>(best | (std::signbit(f) ? 0x80 : 0));
+}
 
 float halfToFloat(uint16_t h) {
   int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
@@ -113,6 +150,8 @@ struct Buf {
       return halfToFloat(static_cast<uint16_t *>(ptr)[i]);
     case Ty::BF16:
       return bf16ToFloat(static_cast<uint16_t *>(ptr)[i]);
+    case Ty::E4M3:
+      return e4m3ToFloat(static_cast<uint8_t *>(ptr)[i]);
     }
     return NAN;
   }
@@ -126,6 +165,9 @@ struct Buf {
       return;
     case Ty::BF16:
       static_cast<uint16_t *>(ptr)[i] = floatToBF16(v);
+      return;
+    case Ty::E4M3:
+      static_cast<uint8_t *>(ptr)[i] = floatToE4M3(v);
       return;
     }
   }
@@ -167,9 +209,21 @@ struct Case {
   Ty elem, out;
   int64_t sampleRows = 0; // 0: every row
   int timedRuns = 0;
+  /// FP8: scales per block of 128 positions of one (batch, head) (else one
+  /// per tensor); the data's magnitude varies between blocks.
+  bool blockScales = false;
 };
 
-using RunFn = void (*)(Desc *, Desc *, Desc *, Desc *, Desc *);
+using Scalar = MemRef<0>;
+/// The FP8 scales of q, k and v: rank 0 (per tensor) or [B, H, nb, 1].
+struct Scales {
+  Scalar tensor[3];
+  Desc blocks[3];
+};
+/// q, k, v, mask (or null), the FP8 scales (or null), the FP8 workspace
+/// (or null), out.
+using RunFn = void (*)(Desc *, Desc *, Desc *, Desc *, Scales *, Desc *,
+                       Desc *);
 
 void fillMask(const Case &c, Buf &m) {
   const float lowest = std::numeric_limits<float>::lowest();
@@ -201,26 +255,83 @@ void check(const Case &c, RunFn run) {
   Buf mask{Ty::F32,
            {c.mask == MaskKind::Padding ? c.batch : 1, 1, c.sq, c.skv}};
   const bool hasMask = c.mask != MaskKind::None;
+  const bool fp8 = c.elem == Ty::E4M3;
+  Buf ws{c.elem, {c.batch, c.kvHeads, c.d, (c.skv + 31) / 32 * 32}};
+  // Scale blocks per (batch, head) of q and of k / v.
+  const int64_t nb[3] = {c.blockScales ? (c.sq + 127) / 128 : 1,
+                         c.blockScales ? (c.skv + 127) / 128 : 1,
+                         c.blockScales ? (c.skv + 127) / 128 : 1};
+  const int64_t planes[3] = {c.blockScales ? c.batch * c.heads : 1,
+                             c.blockScales ? c.batch * c.kvHeads : 1,
+                             c.blockScales ? c.batch * c.kvHeads : 1};
+  Buf scaleBufs[3] = {
+      {Ty::F32, {c.blockScales ? c.batch : 1, c.blockScales ? c.heads : 1,
+                 nb[0], 1}},
+      {Ty::F32, {c.blockScales ? c.batch : 1, c.blockScales ? c.kvHeads : 1,
+                 nb[1], 1}},
+      {Ty::F32, {c.blockScales ? c.batch : 1, c.blockScales ? c.kvHeads : 1,
+                 nb[2], 1}}};
+  bool scalesOk = true;
+  for (Buf &b : scaleBufs)
+    scalesOk = scalesOk && (!fp8 || alloc(b));
   if (!alloc(q) || !alloc(k) || !alloc(v) || !alloc(out) ||
-      (hasMask && !alloc(mask))) {
+      (hasMask && !alloc(mask)) || (fp8 && (!alloc(ws) || !scalesOk))) {
     report(false, c.name, std::string("mgpuMemAlloc: ") +
                               fp8rt_cuda_last_error());
     return;
   }
   std::uniform_real_distribution<float> qk(-2.0f, 2.0f), vv(-1.0f, 1.0f);
-  for (int64_t i = 0; i < q.numel(); ++i)
-    q.set(i, qk(rng));
-  for (int64_t i = 0; i < k.numel(); ++i)
-    k.set(i, qk(rng));
-  for (int64_t i = 0; i < v.numel(); ++i)
-    v.set(i, vv(rng));
+  // FP8: current scales amax / 448 per tensor or per block of 128
+  // positions (block scales: each block's values also scaled by 2^(b % 3 -
+  // 1), so that the blocks' scales differ), the values quantized; the
+  // reference reads the dequantized ones.
+  std::vector<float> scale[3];
+  // Scale index of element i of tensor t ([planes, S, D]).
+  auto blockOf = [&](int t, int64_t i) -> int64_t {
+    if (!c.blockScales)
+      return 0;
+    const int64_t s = t == 0 ? c.sq : c.skv;
+    const int64_t plane = i / (s * c.d), pos = i / c.d % s;
+    return plane * nb[t] + pos / 128;
+  };
+  auto fill = [&](int t, Buf &b, std::uniform_real_distribution<float> &dist) {
+    std::vector<float> x(b.numel());
+    scale[t].assign(planes[t] * nb[t], 0.0f);
+    for (int64_t i = 0; i < b.numel(); ++i) {
+      x[i] = dist(rng);
+      if (c.blockScales)
+        x[i] *= std::ldexp(1.0f, static_cast<int>(blockOf(t, i) % 3) - 1);
+      float &amax = scale[t][blockOf(t, i)];
+      amax = std::max(amax, std::fabs(x[i]));
+    }
+    for (float &sc : scale[t])
+      sc = fp8 ? sc / 448.0f : 1.0f;
+    for (int64_t i = 0; i < b.numel(); ++i)
+      b.set(i, x[i] / scale[t][blockOf(t, i)]);
+  };
+  fill(0, q, qk);
+  fill(1, k, qk);
+  fill(2, v, vv);
+  if (fp8) {
+    for (int t = 0; t < 3; ++t)
+      std::memcpy(scaleBufs[t].ptr, scale[t].data(), 4 * scale[t].size());
+    std::memset(ws.ptr, 0x5A, ws.bytes()); // the kernel must write it all
+  }
   if (hasMask)
     fillMask(c, mask);
   std::memset(out.ptr, 0xFF, out.bytes()); // NaN: unwritten outputs fail
 
   Desc dq = q.desc(), dk = k.desc(), dv = v.desc(), dm = mask.desc(),
-       dout = out.desc();
-  auto call = [&] { run(&dq, &dk, &dv, hasMask ? &dm : nullptr, &dout); };
+       dout = out.desc(), dws = ws.desc();
+  Scales ds;
+  for (int t = 0; t < 3; ++t) {
+    ds.tensor[t] = Scalar{scaleBufs[t].ptr, scaleBufs[t].ptr, 0};
+    ds.blocks[t] = scaleBufs[t].desc();
+  }
+  auto call = [&] {
+    run(&dq, &dk, &dv, hasMask ? &dm : nullptr, fp8 ? &ds : nullptr,
+        fp8 ? &dws : nullptr, &dout);
+  };
   fp8rt_cuda_clear_error();
   call();
   if (fp8rt_cuda_synchronize() != 0) {
@@ -262,7 +373,7 @@ void check(const Case &c, RunFn run) {
     for (int64_t i = 0; i < total; ++i)
       rows.push_back(i);
   }
-  const double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
+  const double attnScale = 1.0 / std::sqrt(static_cast<double>(c.d));
   const int64_t g = c.heads / c.kvHeads;
   double errSq = 0, refSq = 0, maxErr = 0;
   int64_t nan = 0;
@@ -273,10 +384,12 @@ void check(const Case &c, RunFn run) {
     double mx = -INFINITY;
     for (int64_t j = 0; j < c.skv; ++j) {
       double dot = 0;
+      const int64_t qi = ((bb * c.heads + h) * c.sq + i) * c.d,
+                    ki = (kvPlane * c.skv + j) * c.d;
       for (int64_t e = 0; e < c.d; ++e)
-        dot += static_cast<double>(q.get(((bb * c.heads + h) * c.sq + i) * c.d + e)) *
-               k.get((kvPlane * c.skv + j) * c.d + e);
-      float x = static_cast<float>(dot * scale);
+        dot += static_cast<double>(q.get(qi + e)) * k.get(ki + e);
+      float x = static_cast<float>(dot * scale[0][blockOf(0, qi)] *
+                                   scale[1][blockOf(1, ki)] * attnScale);
       if (hasMask) {
         int64_t mb = c.mask == MaskKind::Padding ? bb : 0;
         x += mask.get((mb * c.sq + i) * c.skv + j);
@@ -293,7 +406,8 @@ void check(const Case &c, RunFn run) {
         sum += s[j] = std::exp(s[j] - mx);
       for (int64_t j = 0; j < c.skv; ++j)
         for (int64_t e = 0; e < c.d; ++e)
-          o[e] += s[j] / sum * v.get((kvPlane * c.skv + j) * c.d + e);
+          o[e] += s[j] / sum * v.get((kvPlane * c.skv + j) * c.d + e) *
+                  scale[2][blockOf(2, (kvPlane * c.skv + j) * c.d)];
     }
     for (int64_t e = 0; e < c.d; ++e) {
       double got = out.get(r * c.d + e);
@@ -308,9 +422,10 @@ void check(const Case &c, RunFn run) {
     }
   }
   double relL2 = std::sqrt(errSq / std::max(refSq, 1e-300));
-  // P is rounded to the operand type before P.V, the output to its type.
-  const double tol = 1e-2;
-  bool ok = nan == 0 && relL2 <= tol && maxErr <= 0.05;
+  // P is rounded to the operand type before P.V, the output to its type;
+  // FP8: P in E4M3 (3 mantissa bits: up to 6 % per probability).
+  const double tol = fp8 ? 5e-2 : 1e-2;
+  bool ok = nan == 0 && relL2 <= tol && maxErr <= (fp8 ? 0.1 : 0.05);
   char buf[300];
   std::snprintf(buf, sizeof buf,
                 "B=%lld Hq=%lld Hkv=%lld Sq=%lld Skv=%lld D=%lld%s%s rel_l2=%.3e "
@@ -322,6 +437,11 @@ void check(const Case &c, RunFn run) {
   report(ok, c.name, buf + timing);
   for (Buf *x : {&q, &k, &v, &out})
     mgpuMemFree(x->ptr, nullptr);
+  if (fp8) {
+    mgpuMemFree(ws.ptr, nullptr);
+    for (Buf &b : scaleBufs)
+      mgpuMemFree(b.ptr, nullptr);
+  }
   if (hasMask)
     mgpuMemFree(mask.ptr, nullptr);
 }
@@ -331,14 +451,32 @@ void check(const Case &c, RunFn run) {
 // Host functions of attention.mlir (llvm.emit_c_interface).
 #define DECL4(NAME)                                                            \
   extern "C" void _mlir_ciface_run_##NAME(Desc *, Desc *, Desc *, Desc *);     \
-  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *, Desc *o) {         \
+  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *, Scales *, Desc *,  \
+                         Desc *o) {                                            \
     _mlir_ciface_run_##NAME(q, k, v, o);                                       \
   }
 #define DECL5(NAME)                                                            \
   extern "C" void _mlir_ciface_run_##NAME(Desc *, Desc *, Desc *, Desc *,      \
                                           Desc *);                             \
-  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *m, Desc *o) {        \
+  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *m, Scales *,        \
+                         Desc *, Desc *o) {                                    \
     _mlir_ciface_run_##NAME(q, k, v, m, o);                                    \
+  }
+// FP8: q, k, v, [mask], q/k/v scales (S: Scalar per tensor, Desc per
+// block; SC: the matching member of Scales), workspace, out.
+#define DECL8(NAME, S, SC)                                                     \
+  extern "C" void _mlir_ciface_run_##NAME(Desc *, Desc *, Desc *, S *, S *,    \
+                                          S *, Desc *, Desc *);                \
+  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *, Scales *s,         \
+                         Desc *ws, Desc *o) {                                  \
+    _mlir_ciface_run_##NAME(q, k, v, s->SC, s->SC + 1, s->SC + 2, ws, o);      \
+  }
+#define DECL9(NAME, S, SC)                                                     \
+  extern "C" void _mlir_ciface_run_##NAME(Desc *, Desc *, Desc *, Desc *, S *, \
+                                          S *, S *, Desc *, Desc *);           \
+  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *m, Scales *s,       \
+                         Desc *ws, Desc *o) {                                  \
+    _mlir_ciface_run_##NAME(q, k, v, m, s->SC, s->SC + 1, s->SC + 2, ws, o);   \
   }
 DECL4(causal_gqa)
 DECL4(partial_d64_f32)
@@ -347,6 +485,13 @@ DECL4(causal_cache)
 DECL5(causal_mask_rows)
 DECL4(perf_causal_8k)
 DECL4(perf_full_4k)
+DECL8(fp8_causal_gqa, Scalar, tensor)
+DECL9(fp8_partial_mask, Scalar, tensor)
+DECL8(fp8_blocks_causal_gqa, Desc, blocks)
+DECL9(fp8_blocks_partial_mask, Desc, blocks)
+DECL8(fp8_blocks_causal_cache, Desc, blocks)
+DECL8(perf_fp8_causal_8k, Desc, blocks)
+DECL8(perf_fp8_full_4k, Desc, blocks)
 
 int main(int argc, char **argv) {
   bool noRun = argc > 1 && std::string(argv[1]) == "--no-run";
@@ -380,6 +525,27 @@ int main(int argc, char **argv) {
       {{"perf_full_4k", 1, 32, 32, 4096, 4096, 128, false, MaskKind::None,
         Ty::BF16, Ty::BF16, 96, 30},
        run_perf_full_4k},
+      {{"fp8_causal_gqa", 1, 4, 2, 256, 256, 128, true, MaskKind::None,
+        Ty::E4M3, Ty::BF16},
+       run_fp8_causal_gqa},
+      {{"fp8_partial_mask", 2, 2, 1, 130, 333, 128, false, MaskKind::Padding,
+        Ty::E4M3, Ty::F32},
+       run_fp8_partial_mask},
+      {{"fp8_blocks_causal_gqa", 1, 4, 2, 384, 384, 128, true, MaskKind::None,
+        Ty::E4M3, Ty::BF16, 0, 0, true},
+       run_fp8_blocks_causal_gqa},
+      {{"fp8_blocks_partial_mask", 2, 2, 1, 130, 333, 128, false,
+        MaskKind::Padding, Ty::E4M3, Ty::F32, 0, 0, true},
+       run_fp8_blocks_partial_mask},
+      {{"fp8_blocks_causal_cache", 1, 2, 1, 100, 300, 128, true,
+        MaskKind::None, Ty::E4M3, Ty::BF16, 0, 0, true},
+       run_fp8_blocks_causal_cache},
+      {{"perf_fp8_causal_8k", 1, 32, 8, 8192, 8192, 128, true, MaskKind::None,
+        Ty::E4M3, Ty::BF16, 96, 30, true},
+       run_perf_fp8_causal_8k},
+      {{"perf_fp8_full_4k", 1, 32, 32, 4096, 4096, 128, false, MaskKind::None,
+        Ty::E4M3, Ty::BF16, 96, 30, true},
+       run_perf_fp8_full_4k},
   };
   for (const Entry &e : all) {
     if (!only.empty() &&

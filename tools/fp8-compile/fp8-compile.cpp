@@ -5,6 +5,7 @@
 //   fp8-compile model.onnx -o model.so [--target=cpu|sm_90a|sm_89]
 //       [--recipe=none|delayed|current|rowwise|block|mxfp8] [--format=e4m3|e5m2|hybrid]
 //       [--policy rules.json] [--report decisions.json] [--include-attention]
+//       [--fp8-attention]
 //       [--fuse-attention=false]
 //       [--high-precision=bf16|fp32]
 //       [--emit=mlir|llvm|obj|so|ptx] [--input-shape name=2x48,...]
@@ -110,6 +111,12 @@ static cl::opt<bool> fuseAttention(
              "as one fp8.attention each (default); false keeps the plain "
              "decomposition. --include-attention imports them unfused"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> fp8Attention(
+    "fp8-attention",
+    cl::desc("Fused attention on FP8 (E4M3; E5M2 with --format=e5m2) query, "
+             "key and value with per-tensor current scales: both of its "
+             "products on FP8 tensor cores on the GPU"),
+    cl::cat(category));
 static cl::opt<bool> keepFirstLast(
     "keep-first-last",
     cl::desc("Keep the first and last linear layer in high precision"),
@@ -249,13 +256,20 @@ int fail(const llvm::Twine &msg) {
 std::string checkDependentOptions() {
   if (recipe == "none")
     for (const cl::Option *o : std::initializer_list<const cl::Option *>{
-             &format, &policy, &report, &includeAttention, &keepFirstLast,
+             &format, &policy, &report, &includeAttention, &fp8Attention,
+             &keepFirstLast,
              &analyze, &calibration, &kMajorRhs, &history, &exposeQuantized,
              &strict})
       if (o->getNumOccurrences())
         return "--" + o->ArgStr.str() +
                " configures the FP8 recipe: add --recipe=delayed, current, "
                "block or mxfp8";
+  if (fp8Attention && includeAttention)
+    return "--fp8-attention quantizes the fused attention op; "
+           "--include-attention imports attention unfused: choose one";
+  if (fp8Attention && !fuseAttention)
+    return "--fp8-attention quantizes the fused attention op: drop "
+           "--fuse-attention=false";
   if (kvCache == "none")
     for (const cl::Option *o : std::initializer_list<const cl::Option *>{
              &kvCacheScale, &kvCacheScales, &kvCacheInputs, &kvCacheOutputs})
@@ -312,6 +326,7 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.reportFile = report;
   o.calibrationFile = calibration;
   o.includeAttention = includeAttention;
+  o.fp8Attention = fp8Attention;
   o.fuseAttention = fuseAttention;
   o.keepFirstLast = keepFirstLast;
   o.analyze = analyze;

@@ -65,6 +65,9 @@ struct CompileOptions {
   std::optional<HighPrecision> highPrecision;
   std::string policyFile, reportFile, calibrationFile;
   bool includeAttention = false, keepFirstLast = true, analyze = false;
+  /// Fused attention on FP8 q, k, v (fp8-quantize-attention); needs a
+  /// recipe and fused attention.
+  bool fp8Attention = false;
   bool kMajorRhs = true, exposeQuantized = false, strict = false;
   int64_t history = 1024;
   /// Unset: TMA order for GPU targets, canonical for the CPU.

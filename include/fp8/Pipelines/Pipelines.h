@@ -151,6 +151,11 @@ struct QuantizePipelineOptions
       *this, "keep-first-last",
       llvm::cl::desc("Keep the first and last linear layer in high precision"),
       llvm::cl::init(true)};
+  Option<bool> fp8Attention{
+      *this, "fp8-attention",
+      llvm::cl::desc("Fused attention on FP8 query, key and value "
+                     "(fp8-quantize-attention: per-tensor current scales)"),
+      llvm::cl::init(false)};
   Option<std::string> policyFile{*this, "policy-file",
                                  llvm::cl::desc("JSON per-node policy"),
                                  llvm::cl::init("")};

@@ -2,9 +2,11 @@
 //
 // Part of fp8-opt. Each fp8.attention becomes a call to a private function
 // `@__fp8_attention_<i>` (Outlining.h) whose body is the op and whose
-// `fp8.attention` dictionary ({scale, causal, has_mask}) tells
+// `fp8.attention` dictionary ({scale, causal, has_mask}, and `scale_block`
+// for FP8 scales per block of positions) tells
 // convert-fp8-attention-to-gpu what the fused kernel must compute. After
-// bufferization the function takes (q, k, v, [mask], out) memrefs.
+// bufferization the function takes (q, k, v, [mask], out) memrefs; with FP8
+// operands (q, k, v, [mask], q_scale, k_scale, v_scale, workspace, out).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,8 @@
 #include "fp8/Dialect/FP8/IR/FP8.h"
 
 #include "Outlining.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8OUTLINEATTENTION
@@ -34,12 +38,30 @@ struct OutlineAttentionPass
     });
     KernelOutliner outliner(module, kAttentionFuncPrefix, kAttentionAttrName);
     for (AttentionOp op : ops) {
-      Builder b(op.getContext());
-      outliner.outline(
-          op, b.getDictionaryAttr(
-                  {b.getNamedAttr("scale", op.getScaleAttr()),
-                   b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
-                   b.getNamedAttr("has_mask", b.getBoolAttr(bool(op.getMask())))}));
+      OpBuilder b(op);
+      // FP8 operands: the kernel's copy of v, K-major ([B, Hkv, Dv, Skv
+      // rounded up to 32]), is scratch the caller allocates.
+      SmallVector<Value> extra;
+      auto v = op.getValue().getType();
+      if (op.isFP8() && v.hasStaticShape()) {
+        ArrayRef<int64_t> vs = v.getShape();
+        extra.push_back(tensor::EmptyOp::create(
+            b, op.getLoc(),
+            ArrayRef<int64_t>{vs[0], vs[1], vs[3], (vs[2] + 31) / 32 * 32},
+            v.getElementType()));
+      }
+      SmallVector<NamedAttribute> info = {
+          b.getNamedAttr("scale", op.getScaleAttr()),
+          b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
+          b.getNamedAttr("has_mask", b.getBoolAttr(bool(op.getMask())))};
+      // FP8 block scales: positions per block (the scales' memrefs alone
+      // do not say it when a sequence fits in one block).
+      if (ScaleLayoutAttr layout = op.getScaleLayoutAttr();
+          layout && !layout.isPerTensor())
+        info.push_back(
+            b.getNamedAttr("scale_block", b.getI64IntegerAttr(
+                                              layout.getBlock().front())));
+      outliner.outline(op, b.getDictionaryAttr(info), extra);
     }
   }
 };

@@ -14,7 +14,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -27,10 +26,15 @@ namespace mlir::fp8 {
 using namespace mlir;
 using namespace mlir::fp8;
 
-void KernelOutliner::outline(Operation *op, DictionaryAttr info) {
+void KernelOutliner::outline(Operation *op, DictionaryAttr info,
+                             ValueRange extra) {
   MLIRContext *ctx = op->getContext();
-  auto type =
-      FunctionType::get(ctx, op->getOperandTypes(), op->getResultTypes());
+  SmallVector<Value> operands(op->getOperands());
+  llvm::append_range(operands, extra);
+  SmallVector<Type> types;
+  for (Value v : operands)
+    types.push_back(v.getType());
+  auto type = FunctionType::get(ctx, types, op->getResultTypes());
   func::FuncOp &callee = made[{type, info}];
   if (!callee) {
     OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
@@ -44,13 +48,15 @@ void KernelOutliner::outline(Operation *op, DictionaryAttr info) {
     symbols.insert(callee);
     Block *body = callee.addEntryBlock();
     OpBuilder fb = OpBuilder::atBlockBegin(body);
-    IRMapping map;
-    map.map(op->getOperands(), body->getArguments());
-    Operation *clone = fb.clone(*op, map);
+    // Operand i reads argument i, also where the op reads one value twice
+    // (an IRMapping would keep one argument for both, wrong for a later call
+    // sharing the function with two different values).
+    Operation *clone = fb.clone(*op);
+    clone->setOperands(body->getArguments().take_front(op->getNumOperands()));
     func::ReturnOp::create(fb, op->getLoc(), clone->getResults());
   }
   OpBuilder cb(op);
-  auto call = func::CallOp::create(cb, op->getLoc(), callee, op->getOperands());
+  auto call = func::CallOp::create(cb, op->getLoc(), callee, operands);
   op->replaceAllUsesWith(call.getResults());
   op->erase();
 }

@@ -31,7 +31,10 @@ public:
       : module(module), symbols(module), prefix(prefix), attrName(attrName) {}
 
   /// Replaces `op` with a call of the function for (its types, `info`).
-  void outline(Operation *op, DictionaryAttr info);
+  /// `extra` operands follow the op's in the call and the signature; the
+  /// body (the op) does not read them: a kernel's scratch space, which
+  /// bufferization allocates in the caller (device memory on the GPU).
+  void outline(Operation *op, DictionaryAttr info, ValueRange extra = {});
 
 private:
   ModuleOp module;

@@ -80,6 +80,20 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
     MLIRContext *ctx = rewriter.getContext();
     Value q = adaptor.getQuery(), k = adaptor.getKey(), v = adaptor.getValue();
     Type operandType = op.getQuery().getType().getElementType();
+    if (op.isFP8()) {
+      // The definition: attention of the dequantized operands in FP32.
+      ScaleLayoutAttr layout = op.getScaleLayoutOrDefault();
+      auto dequantize = [&](Value x, Value scale) -> Value {
+        auto type = cast<RankedTensorType>(x.getType());
+        return DequantizeOp::create(rewriter, loc,
+                                    type.clone(rewriter.getF32Type()), x, scale,
+                                    layout);
+      };
+      q = dequantize(q, adaptor.getQueryScale());
+      k = dequantize(k, adaptor.getKeyScale());
+      v = dequantize(v, adaptor.getValueScale());
+      operandType = rewriter.getF32Type();
+    }
     auto resultType = op.getType();
     const int64_t group = op.getGroupSize();
     const float scale = op.getScale().convertToFloat();

@@ -62,7 +62,9 @@ FailureOr<SmallVector<BlockDim>> classify(ArrayRef<int64_t> shape,
     return failure();
   SmallVector<BlockDim> dims;
   for (auto [d, b] : llvm::zip_equal(shape, *expanded)) {
-    if (b == 1 && d != 1)
+    // A unit dimension is one scale per index whatever its block: parallel,
+    // so that it does not come between the kept and the reduced ones.
+    if ((b == 1 && d != 1) || d == 1)
       dims.push_back({DimKind::Parallel, 1});
     else if (b == d || (!ShapedType::isDynamic(d) && !ShapedType::isDynamic(b) &&
                         b >= d))
@@ -281,6 +283,44 @@ Value blockAmax(OpBuilder &b, Location loc, Value data, ScaleLayoutAttr layout,
   if (expandedShape.size() != dims.size()) {
     auto expandedType = RankedTensorType::get(expandedShape, elt);
     view = tensor::ExpandShapeOp::create(b, loc, expandedType, view, reassoc);
+  }
+
+  // 2b. Trailing reduction dimensions after a kept one (a block covering
+  // whole trailing dimensions: `block 128xD` over [B, H, S, D] reduces
+  // 128 x D contiguous elements) become one: a row reduction, which the GPU
+  // runs as a warp per row instead of a thread per block.
+  {
+    size_t firstTrailing = iters.size();
+    while (firstTrailing > 0 &&
+           iters[firstTrailing - 1] == utils::IteratorType::reduction)
+      --firstTrailing;
+    const bool anyParallel =
+        llvm::is_contained(iters, utils::IteratorType::parallel);
+    const bool interleaved = llvm::any_of(
+        ArrayRef(iters).take_front(firstTrailing),
+        [](utils::IteratorType it) { return it != utils::IteratorType::parallel; });
+    auto viewType = cast<RankedTensorType>(view.getType());
+    if (anyParallel && !interleaved && iters.size() - firstTrailing >= 2 &&
+        viewType.hasStaticShape()) {
+      SmallVector<ReassociationIndices> groups;
+      SmallVector<int64_t> shape;
+      for (size_t i = 0; i < firstTrailing; ++i) {
+        groups.push_back({static_cast<int64_t>(i)});
+        shape.push_back(viewType.getDimSize(i));
+      }
+      ReassociationIndices tail;
+      int64_t n = 1;
+      for (size_t i = firstTrailing; i < iters.size(); ++i) {
+        tail.push_back(static_cast<int64_t>(i));
+        n *= viewType.getDimSize(i);
+      }
+      groups.push_back(tail);
+      shape.push_back(n);
+      view = tensor::CollapseShapeOp::create(
+          b, loc, RankedTensorType::get(shape, elt), view, groups);
+      iters.resize(firstTrailing + 1);
+      loop = firstTrailing + 1;
+    }
   }
 
   // 3. Reduce into the kept dimensions.

@@ -498,6 +498,57 @@ def case_attention(p, rng):
                                 p_round=_bf16)).max() > 1e-4
 
 
+def case_attention_fp8(p, rng):
+    """fp8.attention with FP8 operands: the definition on the dequantized
+    q * sq, k * sk, v * sv (E4M3 bytes, decoded by the reference) with
+    scales per tensor and per block of 4 positions of one (batch, head)
+    (`scale_layout<block 4x16>`: 2 query blocks, 3 key/value blocks, the
+    last ones partial), grouped-query heads, causal with Sq < Skv."""
+    b, hq, hkv, sq, skv, d = 1, 4, 2, 6, 9, 16
+    t = lambda shape, elt="f32": ttype(shape, elt)
+
+    def fp8_bytes(shape):
+        # Finite E4M3 codes (0x7F and 0xFF are NaN).
+        bits = rng.randint(0, 0x7F, size=shape).astype(np.uint8)
+        return bits | (rng.randint(0, 2, size=shape).astype(np.uint8) << 7)
+
+    qb, kb, vb = fp8_bytes((b, hq, sq, d)), fp8_bytes((b, hkv, skv, d)), \
+        fp8_bytes((b, hkv, skv, d))
+    qf = ref.fp8_to_f32(qb, "e4m3").astype(np.float64)
+    kf = ref.fp8_to_f32(kb, "e4m3").astype(np.float64)
+    vf = ref.fp8_to_f32(vb, "e4m3").astype(np.float64)
+    q8 = p.const_bits(qb, qb.shape, F8["e4m3"])
+    k8 = p.const_bits(kb, kb.shape, F8["e4m3"])
+    v8 = p.const_bits(vb, vb.shape, F8["e4m3"])
+    out = (b, hq, sq, d)
+    types = f"{t(qb.shape, F8['e4m3'])}, {t(kb.shape, F8['e4m3'])}, {t(vb.shape, F8['e4m3'])}"
+    # Per tensor.
+    scal = [np.float32(x) for x in (0.01, 0.02, 0.005)]
+    cs = [p.const_f32(np.array(x, np.float32))[0] for x in scal]
+    o1 = p.op(f"fp8.attention {q8}, {k8}, {v8} scales({cs[0]}, {cs[1]}, {cs[2]}) "
+              f"scale(0.25) causal : ({types}, {t(())}, {t(())}, {t(())}) -> {t(out)}")
+    p.print_bits(o1, out, "f32")
+    p.expect("attention fp8 per tensor", "close",
+             attention_ref(qf * scal[0], kf * scal[1], vf * scal[2], np.float32(0.25),
+                           causal=True).astype(np.float32), rtol=2e-5, atol=2e-6)
+    # Per block of 4 positions (scales differ by block and head).
+    sqs = (rng.uniform(0.5, 2.0, (b, hq, 2, 1)) * 0.01).astype(np.float32)
+    sks = (rng.uniform(0.5, 2.0, (b, hkv, 3, 1)) * 0.01).astype(np.float32)
+    svs = (rng.uniform(0.5, 2.0, (b, hkv, 3, 1)) * 0.01).astype(np.float32)
+    cq, _ = p.const_f32(sqs)
+    ck, _ = p.const_f32(sks)
+    cv, _ = p.const_f32(svs)
+    o2 = p.op(f"fp8.attention {q8}, {k8}, {v8} scales({cq}, {ck}, {cv}) "
+              f"scale_layout<block 4x16> scale(0.25) causal : ({types}, "
+              f"{t(sqs.shape)}, {t(sks.shape)}, {t(svs.shape)}) -> {t(out)}")
+    p.print_bits(o2, out, "f32")
+    per_pos = lambda s, n: np.repeat(s, 4, axis=2)[:, :, :n, :].astype(np.float64)
+    p.expect("attention fp8 per block", "close",
+             attention_ref(qf * per_pos(sqs, sq), kf * per_pos(sks, skv),
+                           vf * per_pos(svs, skv), np.float32(0.25),
+                           causal=True).astype(np.float32), rtol=2e-5, atol=2e-6)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

@@ -18,7 +18,10 @@
 //                    and V MN-major from shared memory (inline PTX: MLIR 22
 //                    has no register-A wgmma),
 // then release the stage; at the end O / l is rounded and stored. The
-// scores never leave the SM.
+// scores never leave the SM. FP8 q, k, v (docs/GPU.md): k32 steps, P packed
+// to E4M3 in registers, V read K-major from a workspace that a small kernel
+// fills first (keys permuted as P's registers hold them), each tile's P V
+// promoted to FP32, dequantization scales per tensor or per 128 positions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +72,11 @@ struct Smem {
     s.kBlock = s.vBlock = c.bn * kSwizzleBytes;
     s.kTile = p.d * eb / kSwizzleBytes * s.kBlock;
     s.vTile = p.dv * eb / kSwizzleBytes * s.vBlock;
+    if (p.fp8) {
+      // V^T: Dv rows of BN key bytes (one 128-byte column block).
+      s.vBlock = p.dv * kSwizzleBytes;
+      s.vTile = c.bn / kSwizzleBytes * s.vBlock;
+    }
     const int64_t qTile = p.d * eb / kSwizzleBytes * s.qBlock;
     s.kOffset = qTile;
     s.vOffset = qTile + s.kTile;
@@ -100,6 +108,10 @@ private:
   // Host side.
   gpu::GPUFuncOp createKernelFunc(func::FuncOp func, TypeRange params,
                                   SymbolTable &symbols);
+  /// The FP8 workspace: v transposed to [B, Hkv, Dv, SkvPad], each 32 keys
+  /// in fp8ValueKey's order, zeros past Skv; a kernel of its own, launched
+  /// before the attention kernel (same stream).
+  void buildValueTranspose(gpu::GPUModuleOp module, Value v, Value ws);
   int64_t gridX() const { return llvm::divideCeil(p.sq, c.bm); }
 
   // Kernel side.
@@ -133,12 +145,20 @@ private:
   void buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
                     Value rows[2], Value colLane, Value m[2], Value l[2],
                     Value alpha[2], SmallVectorImpl<Value> &pRegs);
-  /// O * alpha (per row of the fragment).
-  Value rescale(Value o, Value alpha[2]);
+  /// O * alpha (per row of the fragment). FP8 with per-tile value scales: O is kept in units of the last PV's
+  /// value scale, so that before tile j's PV it is also multiplied by
+  /// v_scale(j - 1) / v_scale(j) (1 for j = 0) and the output by the last
+  /// tile's scale.
+  Value rescale(Value o, Value alpha[2], Value j);
   /// O += P V (commit, then wait_group `pending`); `fence`: a wgmma
   /// fence first.
+  /// `fresh`: the first chunk overwrites the accumulator (scale-d 0).
   Value buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr,
-                int64_t pending, bool fence = false);
+                int64_t pending, bool fence = false, bool fresh = false);
+  /// FP8: O * factor + (tile j's P V, its own accumulator): the FP32
+  /// promotion of every key tile (FP8 wgmma accumulates with fewer bits
+  /// than FP32, as the GEMM kernel's promotion per 128 K avoids).
+  Value rescaleAdd(Value o, Value alpha[2], Value j, Value tile);
   void buildStores(Value o, Value l[2], Value rows[2], Value colLane);
 
   Value exp2(Value x) {
@@ -173,6 +193,19 @@ private:
 
   // Kernel values.
   Value q, key, val, mask, out, mapQ, mapK, mapV;
+  /// FP8: the dequantization scales (rank 0, or [B, H, blocks] flattened).
+  Value qScale, kScale, vScale;
+  /// FP8: the CTA's query-block scale, loaded by each consumer thread, and
+  /// the number of key tiles the consumers walk.
+  Value qScaleCta, consumerTiles;
+  /// FP8: the dequantization scale of key/value tile `j` (index) of the
+  /// CTA's kv head (the one scale of a per-tensor layout).
+  Value tileScale(Value scales, Value j) {
+    if (!p.blockScales)
+      return k.load(scales, Value());
+    Value plane = k.add(k.mulC(batch, p.kvHeads), kvHead);
+    return k.load(scales, k.add(k.mulC(plane, p.kvScaleBlocks()), j));
+  }
   Value tid, smemAddr, smemPtr, batch, head, kvHead, m0;
 };
 
@@ -214,12 +247,82 @@ Value flatten(KernelIR &k, Value arg) {
                                          ArrayRef<ReassociationIndices>{all});
 }
 
+void KernelGen::buildValueTranspose(gpu::GPUModuleOp module, Value v,
+                                    Value ws) {
+  constexpr int64_t kThreads = 256;
+  const int64_t keys = p.skvPadded();
+  const int64_t total = p.batch * p.kvHeads * p.dv * keys;
+  const int64_t blocks = llvm::divideCeil(total, kThreads);
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  const std::string name = (module.getName() + "_vt").str();
+  auto kernel = gpu::GPUFuncOp::create(
+      mb, loc, name, mb.getFunctionType(TypeRange{v.getType(), ws.getType()},
+                                        {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      mb.getDenseI32ArrayAttr({static_cast<int32_t>(kThreads), 1, 1}));
+  gpu::LaunchFuncOp::create(b, loc, kernel,
+                            gpu::KernelDim3{k.cIdx(blocks), k.cIdx(1), k.cIdx(1)},
+                            gpu::KernelDim3{k.cIdx(kThreads), k.cIdx(1),
+                                            k.cIdx(1)},
+                            /*dynamicSharedMemorySize=*/Value(),
+                            ValueRange{v, ws});
+
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&kernel.front());
+  Value src = kernel.getArgument(0), dst = kernel.getArgument(1);
+  // Thread idx writes workspace byte idx = ((plane * Dv) + d) * SkvPad + c
+  // (consecutive threads, consecutive bytes): v's byte (plane * Skv + key)
+  // * Dv + d, key = 32 (c / 32) + fp8ValueKey(c % 32), or 0 past Skv.
+  Value idx = k.add(k.mulC(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                           kThreads),
+                    gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  auto inRange = scf::IfOp::create(b, loc, k.ultC(idx, total),
+                                   /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&inRange.getThenRegion().front());
+  Value col = k.remC(idx, keys), rest = k.divC(idx, keys);
+  Value d = k.remC(rest, p.dv), plane = k.divC(rest, p.dv);
+  Value cc = k.remC(col, kFp8KeyChunk);
+  Value e = k.remC(cc, 4);
+  // fp8ValueKey: 16 (cc / 16) + 8 (e / 2) + 2 ((cc % 16) / 4) + e % 2.
+  Value key = k.add(
+      k.add(k.mulC(k.divC(col, kFp8KeyChunk), kFp8KeyChunk),
+            k.mulC(k.divC(cc, 16), 16)),
+      k.add(k.add(k.mulC(k.divC(e, 2), 8), k.mulC(k.divC(k.remC(cc, 16), 4), 2)),
+            k.remC(e, 2)));
+  Type i8 = b.getI8Type();
+  Value srcPtr = llvmPointer(k, src, 1, /*fromGeneric=*/true);
+  Value dstPtr = llvmPointer(k, dst, 1, /*fromGeneric=*/true);
+  auto valid = scf::IfOp::create(b, loc, i8, k.ultC(key, p.skv),
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&valid.getThenRegion().front());
+    Value lin = k.add(k.mulC(k.add(k.mulC(plane, p.skv), key), p.dv), d);
+    Value ptr = LLVM::GEPOp::create(b, loc, srcPtr.getType(), i8, srcPtr,
+                                    ArrayRef<LLVM::GEPArg>{k.toI64(lin)});
+    scf::YieldOp::create(b, loc,
+                         ValueRange{LLVM::LoadOp::create(b, loc, i8, ptr)});
+    b.setInsertionPointToStart(&valid.getElseRegion().front());
+    scf::YieldOp::create(
+        b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, i8, 0)});
+  }
+  Value ptr = LLVM::GEPOp::create(b, loc, dstPtr.getType(), i8, dstPtr,
+                                  ArrayRef<LLVM::GEPArg>{k.toI64(idx)});
+  LLVM::StoreOp::create(b, loc, valid.getResult(0), ptr);
+  b.setInsertionPointAfter(inRange);
+  gpu::ReturnOp::create(b, loc);
+}
+
 void KernelGen::buildHostAndKernel(func::FuncOp func, SymbolTable &symbols) {
   Block &entry = func.getBody().front();
   SmallVector<Value> flat;
   for (BlockArgument arg : entry.getArguments())
-    flat.push_back(flatten(k, arg));
+    flat.push_back(cast<MemRefType>(arg.getType()).getRank() == 0
+                       ? Value(arg)
+                       : flatten(k, arg));
   const int64_t eb = p.elementBytes();
+  const unsigned wsArg = 3 + p.hasMask + 3;
   // Tensor maps over the bytes: [planes, rows, row bytes], boxes of
   // [1, tile rows, 128 bytes]; rows past a plane's end read zeros.
   Value hostMapQ = encodeByteTensorMap(k, flat[0], {p.batch * p.heads, p.sq,
@@ -227,13 +330,21 @@ void KernelGen::buildHostAndKernel(func::FuncOp func, SymbolTable &symbols) {
                                        {1, c.bm, kSwizzleBytes});
   Value hostMapK = encodeByteTensorMap(
       k, flat[1], {p.batch * p.kvHeads, p.skv, p.d * eb}, {1, c.bn, kSwizzleBytes});
-  Value hostMapV = encodeByteTensorMap(
-      k, flat[2], {p.batch * p.kvHeads, p.skv, p.dv * eb},
-      {1, c.bn, kSwizzleBytes});
+  // FP8: V^T from the workspace, [planes, Dv rows, SkvPad key bytes].
+  Value hostMapV =
+      p.fp8 ? encodeByteTensorMap(
+                  k, flat[wsArg], {p.batch * p.kvHeads, p.dv, p.skvPadded()},
+                  {1, p.dv, kSwizzleBytes})
+            : encodeByteTensorMap(k, flat[2],
+                                  {p.batch * p.kvHeads, p.skv, p.dv * eb},
+                                  {1, c.bn, kSwizzleBytes});
   SmallVector<Value> params = flat;
   params.append({hostMapQ, hostMapK, hostMapV});
   gpu::GPUFuncOp kernel =
       createKernelFunc(func, ValueRange(params).getTypes(), symbols);
+  if (p.fp8)
+    buildValueTranspose(kernel->getParentOfType<gpu::GPUModuleOp>(), flat[2],
+                        flat[wsArg]);
   gpu::KernelDim3 grid{k.cIdx(gridX()), k.cIdx(p.heads), k.cIdx(p.batch)};
   gpu::KernelDim3 block{k.cIdx(c.threads()), k.cIdx(1), k.cIdx(1)};
   gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, k.cI32(sm.total),
@@ -267,6 +378,12 @@ void KernelGen::setup(Block &entry) {
   val = args[i++];
   if (p.hasMask)
     mask = args[i++];
+  if (p.fp8) {
+    qScale = args[i++];
+    kScale = args[i++];
+    vScale = args[i++];
+    ++i; // the workspace: read through its tensor map
+  }
   out = args[i++];
   mapQ = args[i++];
   mapK = args[i++];
@@ -361,20 +478,39 @@ void KernelGen::buildProducer() {
             ptrAt(k.addC(stageOff, sm.kOffset + cb * sm.kBlock)), kBar);
   Value vBar = barrier(sm.vFull(), use.stage);
   mbarrierArriveExpectTx(k, vBar, c.bn * p.dv * eb);
-  for (int64_t cb = 0; cb < p.dv * eb / kSwizzleBytes; ++cb)
-    tmaLoad(k, mapV, ValueRange{k.cIdx(cb * kSwizzleBytes), row, kvPlane},
-            ptrAt(k.addC(stageOff, sm.vOffset + cb * sm.vBlock)), vBar);
+  if (p.fp8) // V^T: Dv rows of the block's BN key bytes.
+    tmaLoad(k, mapV, ValueRange{row, k.cIdx(0), kvPlane},
+            ptrAt(k.addC(stageOff, sm.vOffset)), vBar);
+  else
+    for (int64_t cb = 0; cb < p.dv * eb / kSwizzleBytes; ++cb)
+      tmaLoad(k, mapV, ValueRange{k.cIdx(cb * kSwizzleBytes), row, kvPlane},
+              ptrAt(k.addC(stageOff, sm.vOffset + cb * sm.vBlock)), vBar);
 }
 
 NVVM::WGMMATypes wgmmaType(Type t) {
+  if (isa<Float8E4M3FNType>(t))
+    return NVVM::WGMMATypes::e4m3;
+  if (isa<Float8E5M2Type>(t))
+    return NVVM::WGMMATypes::e5m2;
   return t.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
 }
 
-/// S = Q K^T of the warpgroup's 64 rows and the stage's BN keys: k16 steps
-/// over D, both operands K-major in 128B-swizzled column blocks (a step is
-/// 32 bytes of a 128-byte row; descriptors: SBO 1024, LBO unused).
+/// The PTX name of a wgmma operand type.
+const char *ptxType(Type t) {
+  if (isa<Float8E4M3FNType>(t))
+    return "e4m3";
+  if (isa<Float8E5M2Type>(t))
+    return "e5m2";
+  return t.isBF16() ? "bf16" : "f16";
+}
+
+/// S = Q K^T of the warpgroup's 64 rows and the stage's BN keys: k16 (FP8:
+/// k32) steps over D, both operands K-major in 128B-swizzled column blocks
+/// (a step is 32 bytes of a 128-byte row; descriptors: SBO 1024, LBO
+/// unused).
 Value KernelGen::buildScores(Value wg, Value stageAddr, bool wait) {
-  auto shape = NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, c.bn, 16);
+  auto shape = NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM, c.bn,
+                                       32 / p.elementBytes());
   NVVM::WGMMATypes t = wgmmaType(p.elementType);
   const int64_t steps = p.d * p.elementBytes() / 32;
   Value qAddr = arith::AddIOp::create(
@@ -411,11 +547,21 @@ void KernelGen::buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
   // score; with one, on the natural scale * s + mask (so that a row of the
   // dtype's lowest values stays finite, as the reference computes it), and
   // p = exp2((x - max) * log2(e)).
+  // FP8: the scores are q k^T of the quantized operands; q_scale * k_scale
+  // joins the scale (positive: the maxima stay those of the raw scores),
+  // and p is computed 256 times too large (exp2(e + 8): P in E4M3 keeps
+  // 2^-14 .. 1 in its normal range), which the sum l cancels.
   const bool natural = p.hasMask;
-  Value toLog2 = k.cF32(natural ? log2e : p.scale * log2e);
-  if (natural)
+  Value qkScale = p.fp8 ? k.fmul(qScaleCta, tileScale(kScale, j)) : Value();
+  Value toLog2 = natural  ? k.cF32(log2e)
+                 : p.fp8 ? k.fmul(qkScale, k.cF32(p.scale * log2e))
+                         : k.cF32(p.scale * log2e);
+  if (natural) {
+    Value scoreScale =
+        p.fp8 ? k.fmul(qkScale, k.cF32(p.scale)) : k.cF32(p.scale);
     for (int64_t i = 0; i < n; ++i)
-      s[i] = k.fmul(s[i], k.cF32(p.scale));
+      s[i] = k.fmul(s[i], scoreScale);
+  }
 
   // Masks: keys past Skv, causal, the additive mask. Only key blocks that
   // can hold a masked key take the masked path.
@@ -505,7 +651,9 @@ void KernelGen::buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
     Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                         mNew, negInf());
     base[h] = arith::SelectOp::create(b, loc, isInf, k.cF32(0), mNew);
-    negBase[h] = arith::NegFOp::create(b, loc, base[h]);
+    negBase[h] = p.fp8 && !natural
+                     ? Value(arith::SubFOp::create(b, loc, k.cF32(8), base[h]))
+                     : Value(arith::NegFOp::create(b, loc, base[h]));
     Value d = arith::SubFOp::create(b, loc, m[h], base[h]);
     alpha[h] = exp2(natural ? k.fmul(d, toLog2) : d);
     m[h] = mNew;
@@ -514,15 +662,44 @@ void KernelGen::buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
   SmallVector<Value> pv(n);
   for (int64_t i = 0; i < n; ++i) {
     const int h = (i / 2) % 2;
-    Value e =
-        natural
-            ? k.fmul(arith::AddFOp::create(b, loc, s[i], negBase[h]), toLog2)
-            : Value(math::FmaOp::create(b, loc, s[i], toLog2, negBase[h]));
+    Value e;
+    if (!natural)
+      e = math::FmaOp::create(b, loc, s[i], toLog2, negBase[h]);
+    else if (p.fp8)
+      e = math::FmaOp::create(b, loc,
+                              arith::AddFOp::create(b, loc, s[i], negBase[h]),
+                              toLog2, k.cF32(8));
+    else
+      e = k.fmul(arith::AddFOp::create(b, loc, s[i], negBase[h]), toLog2);
     pv[i] = exp2(e);
     sum[h] = arith::AddFOp::create(b, loc, sum[h], pv[i]);
   }
   for (int h = 0; h < 2; ++h)
     l[h] = arith::AddFOp::create(b, loc, k.fmul(l[h], alpha[h]), sum[h]);
+  if (p.fp8) {
+    // P in E4M3 as the A operand of k32 chunks. Chunk ch holds values 16 ch
+    // .. 16 ch + 15; register r takes the four values of row half r % 2
+    // (i / 2 % 2) and column half r / 2 (i / 8 % 2), bytes in the order of
+    // their columns: the key order fp8ValueKey describes.
+    for (int64_t ch = 0; ch < n / 16; ++ch)
+      for (int64_t r = 0; r < 4; ++r) {
+        const int64_t first = 16 * ch + 8 * (r / 2) + 2 * (r % 2);
+        Value half[2];
+        for (int64_t hh = 0; hh < 2; ++hh) {
+          // Values `first + 4 hh` and `+ 1`; the second operand of the
+          // conversion lands in the low byte.
+          const int64_t i = first + 4 * hh;
+          Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
+              b, loc, b.getI16Type(), pv[i + 1], pv[i],
+              NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
+              /*relu=*/false, Float8E4M3FNType::get(b.getContext()));
+          half[hh] = arith::ExtUIOp::create(b, loc, k.i32, pair);
+        }
+        Value hi = arith::ShLIOp::create(b, loc, half[1], k.cI32(16));
+        pRegs.push_back(arith::OrIOp::create(b, loc, half[0], hi));
+      }
+    return;
+  }
   // P as the A operand of k16 chunks: chunk ch holds registers 8 ch ..
   // 8 ch + 7, paired into four 32-bit registers.
   auto vec2 = VectorType::get({2}, p.elementType);
@@ -536,7 +713,16 @@ void KernelGen::buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
   }
 }
 
-Value KernelGen::rescale(Value o, Value alpha[2]) {
+Value KernelGen::rescale(Value o, Value alpha[2], Value j) {
+  Value factor[2] = {alpha[0], alpha[1]};
+  if (p.fp8 && p.blockScales) {
+    Value prev = arith::MaxSIOp::create(b, loc, k.addC(j, -1), k.cIdx(0));
+    Value ratio = arith::DivFOp::create(b, loc, tileScale(vScale, prev),
+                                        tileScale(vScale, j));
+    for (int h = 0; h < 2; ++h)
+      factor[h] = k.fmul(alpha[h], ratio);
+  }
+  alpha = factor;
   for (int64_t i = 0; i < p.dv / 2; ++i) {
     Value x = LLVM::ExtractValueOp::create(b, loc, o, i);
     o = LLVM::InsertValueOp::create(b, loc, o, k.fmul(x, alpha[(i / 2) % 2]),
@@ -545,43 +731,62 @@ Value KernelGen::rescale(Value o, Value alpha[2]) {
   return o;
 }
 
+Value KernelGen::rescaleAdd(Value o, Value alpha[2], Value j, Value tile) {
+  Value scaled = rescale(o, alpha, j);
+  for (int64_t i = 0; i < p.dv / 2; ++i) {
+    Value x = LLVM::ExtractValueOp::create(b, loc, scaled, i);
+    Value y = LLVM::ExtractValueOp::create(b, loc, tile, i);
+    scaled = LLVM::InsertValueOp::create(
+        b, loc, scaled, arith::AddFOp::create(b, loc, x, y), i);
+  }
+  return scaled;
+}
+
 /// O += P V: per k16 chunk of the BN keys, a register-A wgmma (inline PTX)
 /// with V's 16 rows MN-major from shared memory (128B swizzle: LBO = the
-/// next 64 columns' block, SBO = the next 8 rows).
+/// next 64 columns' block, SBO = the next 8 rows); FP8: per k32 chunk, V^T's
+/// Dv rows K-major (as S's B operand).
 Value KernelGen::buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr,
-                         int64_t pending, bool fence) {
+                         int64_t pending, bool fence, bool fresh) {
   const int64_t nAcc = p.dv / 2;
-  const char *type = p.elementType.isBF16() ? "bf16" : "f16";
+  // FP8: P in E4M3 times V^T (K-major: FP8 wgmma has no transpose), k32.
+  const std::string aType = p.fp8 ? "e4m3" : ptxType(p.elementType);
+  const std::string kStep = p.fp8 ? "k32" : "k16";
   // Operands: $0..$(n-1) the accumulators (tied to the inputs after the
   // descriptor), $n..$n+3 P's registers, $n+4 V's descriptor, $n+5 the
   // scale-d predicate's source (1: accumulate).
   auto reg = [](int64_t i) { return "$" + std::to_string(i); };
   std::string asmText = "{\n.reg .pred p;\nsetp.ne.b32 p, " + reg(nAcc + 5) +
                         ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
-                        std::to_string(p.dv) + "k16.f32." + type + "." + type +
-                        " {";
+                        std::to_string(p.dv) + kStep + ".f32." + aType + "." +
+                        ptxType(p.elementType) + " {";
   for (int64_t i = 0; i < nAcc; ++i)
     asmText += (i ? "," : "") + reg(i);
   asmText += "}, {" + reg(nAcc) + "," + reg(nAcc + 1) + "," + reg(nAcc + 2) +
              "," + reg(nAcc + 3) + "}, " + reg(nAcc + 4) +
-             ", p, 1, 1, 1;\n}";
+             (p.fp8 ? ", p, 1, 1;\n}" : ", p, 1, 1, 1;\n}");
   std::string constraints;
   for (int64_t i = 0; i < nAcc; ++i)
     constraints += "=f,";
   constraints += "r,r,r,r,l,r";
   for (int64_t i = 0; i < nAcc; ++i)
     constraints += "," + std::to_string(i);
-  Value accumulate = k.cI32(1);
   if (fence)
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  for (int64_t ch = 0; ch < c.bn / 16; ++ch) {
-    Value desc = buildMatrixDescriptor(k, stageAddr,
-                                       sm.vOffset + ch * 16 * kSwizzleBytes,
-                                       sm.vBlock, 1024, 1);
+  const int64_t chunk = p.fp8 ? kFp8KeyChunk : 16;
+  for (int64_t ch = 0; ch < c.bn / chunk; ++ch) {
+    // FP8: the chunk's 32 key bytes of each of V^T's Dv rows (as S's B
+    // operand); 16-bit: V's 16 key rows, MN-major.
+    Value desc =
+        p.fp8 ? buildMatrixDescriptor(k, stageAddr, sm.vOffset + ch * 32, 16,
+                                      1024, 1)
+              : buildMatrixDescriptor(k, stageAddr,
+                                      sm.vOffset + ch * 16 * kSwizzleBytes,
+                                      sm.vBlock, 1024, 1);
     SmallVector<Value> operands(pRegs.begin() + 4 * ch,
                                 pRegs.begin() + 4 * ch + 4);
     operands.push_back(desc);
-    operands.push_back(accumulate);
+    operands.push_back(k.cI32(fresh && ch == 0 ? 0 : 1));
     for (int64_t i = 0; i < nAcc; ++i)
       operands.push_back(LLVM::ExtractValueOp::create(b, loc, o, i));
     o = LLVM::InlineAsmOp::create(
@@ -599,6 +804,11 @@ Value KernelGen::buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr,
 }
 
 void KernelGen::buildStores(Value o, Value l[2], Value rows[2], Value colLane) {
+  Value vScaleLast;
+  if (p.fp8) // the last tile's (O's units; a CTA without tiles stores 0)
+    vScaleLast = tileScale(
+        vScale, arith::MaxSIOp::create(b, loc, k.addC(consumerTiles, -1),
+                                       k.cIdx(0)));
   Value inv[2];
   for (int h = 0; h < 2; ++h) {
     Value total = quadReduce(l[h], /*max=*/false);
@@ -608,6 +818,8 @@ void KernelGen::buildStores(Value o, Value l[2], Value rows[2], Value colLane) {
     inv[h] = arith::SelectOp::create(
         b, loc, pos, arith::DivFOp::create(b, loc, k.cF32(1), total),
         k.cF32(0));
+    if (p.fp8) // o = (P V) v_scale / l
+      inv[h] = k.fmul(inv[h], vScaleLast);
   }
   Value outPtr = llvmPointer(k, out, 1, /*fromGeneric=*/true);
   Value planeRow = k.mulC(k.add(k.mulC(batch, p.heads), head), p.sq);
@@ -637,6 +849,14 @@ void KernelGen::buildStores(Value o, Value l[2], Value rows[2], Value colLane) {
 void KernelGen::buildConsumer(Value wg) {
   NVVM::SetMaxRegisterOp::create(b, loc, c.consumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
+  if (p.fp8) {
+    Value qIndex;
+    if (p.blockScales) {
+      Value plane = k.add(k.mulC(batch, p.heads), head);
+      qIndex = k.add(k.mulC(plane, p.qScaleBlocks()), k.divC(m0, c.bm));
+    }
+    qScaleCta = k.load(qScale, qIndex);
+  }
   Value t = k.remC(tid, kWarpgroupThreads);
   Value warp = k.divC(t, 32), lane = k.remC(t, 32);
   Value rows[2];
@@ -669,6 +889,7 @@ void KernelGen::buildConsumer(Value wg) {
   const int64_t nP = c.bn / 4; // P's 32-bit registers
   Value zeroO = LLVM::ZeroOp::create(b, loc, accType(p.dv));
   Value numTiles = numKeyTiles();
+  consumerTiles = numTiles;
   Value o, l[2];
 
   if (!c.overlap) {
@@ -689,10 +910,21 @@ void KernelGen::buildConsumer(Value wg) {
       SmallVector<Value> s = scores(buildScores(wg, stageAddr, /*wait=*/true));
       SmallVector<Value> pRegs;
       buildSoftmax(s, j, rowMin, rows, colLane, m, li, alpha, pRegs);
-      Value oj = rescale(iter[0], alpha);
-      mbarrierWait(k, barrier(sm.vFull(), use.stage), use.parity);
-      NVVM::WgmmaFenceAlignedOp::create(b, loc);
-      oj = buildPV(oj, pRegs, stageAddr, /*pending=*/0);
+      Value oj;
+      if (p.fp8) {
+        // The tile's P V in its own accumulator, added in FP32.
+        mbarrierWait(k, barrier(sm.vFull(), use.stage), use.parity);
+        NVVM::WgmmaFenceAlignedOp::create(b, loc);
+        Value tile = buildPV(LLVM::UndefOp::create(b, loc, accType(p.dv)),
+                             pRegs, stageAddr, /*pending=*/0,
+                             /*fence=*/false, /*fresh=*/true);
+        oj = rescaleAdd(iter[0], alpha, j, tile);
+      } else {
+        oj = rescale(iter[0], alpha, j);
+        mbarrierWait(k, barrier(sm.vFull(), use.stage), use.parity);
+        NVVM::WgmmaFenceAlignedOp::create(b, loc);
+        oj = buildPV(oj, pRegs, stageAddr, /*pending=*/0);
+      }
       release(use.stage);
       scf::YieldOp::create(b, loc, ValueRange{oj, m[0], m[1], li[0], li[1]});
     }
@@ -750,7 +982,7 @@ void KernelGen::buildConsumer(Value wg) {
       buildSoftmax(s, j, rowMin, rows, colLane, mj, lj, aj, pj);
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
       release(prev.stage);
-      oj = rescale(oj, aj);
+      oj = rescale(oj, aj, j);
       SmallVector<Value> yields = {oj, mj[0], mj[1], lj[0], lj[1]};
       yields.append(pj.begin(), pj.end());
       scf::YieldOp::create(b, loc, yields);

@@ -49,7 +49,11 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
   p.causal = causal.getValue();
   p.hasMask = hasMask.getValue();
   TypeRange args = func.getArgumentTypes();
-  const unsigned expected = p.hasMask ? 5 : 4;
+  if (!args.empty())
+    if (auto q = dyn_cast<MemRefType>(args[0]))
+      p.fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(q.getElementType());
+  // q, k, v, [mask], [3 scales, workspace], out.
+  const unsigned expected = 4 + p.hasMask + (p.fp8 ? 4 : 0);
   if (args.size() != expected || func.getNumResults() != 0) {
     why = llvm::formatv("expected {0} memref arguments and no result",
                         expected);
@@ -64,10 +68,10 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
   }
   p.elementType = q.getElementType();
   p.outType = out.getElementType();
-  if (!(p.elementType.isBF16() || p.elementType.isF16()) ||
+  if (!(p.elementType.isBF16() || p.elementType.isF16() || p.fp8) ||
       k.getElementType() != p.elementType ||
       v.getElementType() != p.elementType) {
-    why = "q, k and v must share a bf16 or f16 element type";
+    why = "q, k and v must share a bf16, f16, f8E4M3FN or f8E5M2 element type";
     return failure();
   }
   if (!(p.outType.isBF16() || p.outType.isF16() || p.outType.isF32())) {
@@ -92,6 +96,57 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
   if (p.kvHeads <= 0 || p.heads % p.kvHeads != 0) {
     why = "the query heads are not a multiple of the key/value heads";
     return failure();
+  }
+  if (p.fp8) {
+    // Scales per tensor (rank 0) or per block of 128 positions of one
+    // (batch, head): the dictionary's scale_block says which.
+    auto block = info.getAs<IntegerAttr>("scale_block");
+    p.blockScales = block != nullptr;
+    if (p.blockScales && block.getInt() != 128) {
+      why = llvm::formatv("FP8 scale blocks of {0} positions: the kernel's "
+                          "tiles take blocks of 128",
+                          block.getInt());
+      return failure();
+    }
+    const unsigned first = 3 + p.hasMask;
+    const int64_t heads[3] = {q.getDimSize(1), k.getDimSize(1),
+                              v.getDimSize(1)};
+    const int64_t blocks[3] = {p.qScaleBlocks(), p.kvScaleBlocks(),
+                               p.kvScaleBlocks()};
+    for (unsigned i = 0; i < 3; ++i) {
+      auto s = dyn_cast<MemRefType>(args[first + i]);
+      bool ok = s && s.getElementType().isF32() && s.hasStaticShape() &&
+                s.getLayout().isIdentity();
+      if (ok && p.blockScales)
+        ok = s.getShape() ==
+             ArrayRef<int64_t>{p.batch, heads[i], blocks[i], 1};
+      else if (ok)
+        ok = s.getRank() == 0;
+      if (!ok) {
+        why = p.blockScales
+                  ? "FP8 block scales must be contiguous f32 [B, H, "
+                    "ceil(S / 128), 1] memrefs"
+                  : "FP8 operands need three rank-0 f32 dequantization "
+                    "scales";
+        return failure();
+      }
+    }
+    auto ws = dyn_cast<MemRefType>(args[first + 3]);
+    if (!ws || rank4(ws) != ws || ws.getElementType() != p.elementType ||
+        ws.getShape() != ArrayRef<int64_t>{p.batch, p.kvHeads, p.dv,
+                                           p.skvPadded()}) {
+      why = llvm::formatv("the FP8 workspace must be a contiguous [B, Hkv, "
+                          "Dv, Skv rounded up to 32] = [{0}, {1}, {2}, {3}] "
+                          "memref of the operand type",
+                          p.batch, p.kvHeads, p.dv, p.skvPadded());
+      return failure();
+    }
+    if (p.d != 128 || p.dv != 128) {
+      why = llvm::formatv("head dim {0} (value {1}): the FP8 kernel serves "
+                          "128 (one 128-byte swizzled row)",
+                          p.d, p.dv);
+      return failure();
+    }
   }
   if ((p.d != 64 && p.d != 128) || p.dv != p.d) {
     why = llvm::formatv("head dim {0} (value {1}): the kernel serves 64 and "
@@ -135,11 +190,13 @@ attention::chooseAttentionConfig(const AttentionProblem &p,
   AttentionConfig c;
   // With an additive mask the overlapped loop needs more registers than
   // the consumers have (ptxas spills the mask's addressing at head dim 128).
-  c.overlap = options.overlap && !p.hasMask;
+  // FP8 promotes each tile's P V into FP32 (a second accumulator): the
+  // overlapped loop is for 16-bit operands only.
+  c.overlap = options.overlap && !p.hasMask && !p.fp8;
   c.bm = 128;
   c.bn = 128;
   // Q (bm x D) + stages x (K + V tiles, bn x D each) within 227 KB.
-  c.stages = p.d == 64 ? 4 : 2;
+  c.stages = p.d == 64 || p.fp8 ? 4 : 2;
   return c;
 }
 
@@ -156,11 +213,14 @@ std::string attention::describeAttentionPlan(const AttentionPlan &plan) {
   const AttentionProblem &p = plan.problem;
   const AttentionConfig &c = plan.config;
   return llvm::formatv(
-      "fused attention kernel: {0} heads ({1} kv heads), {2} x {3} keys, head "
-      "dim {4}{5}{6}; {7} x {8} tiles, {9} stages, {10} consumer warpgroups + "
-      "a TMA producer{11}",
+      "fused attention kernel{12}: {0} heads ({1} kv heads), {2} x {3} keys, "
+      "head dim {4}{5}{6}; {7} x {8} tiles, {9} stages, {10} consumer "
+      "warpgroups + a TMA producer{11}",
       p.heads, p.kvHeads, p.sq, p.skv, p.d, p.causal ? ", causal" : "",
       p.hasMask ? ", additive mask" : "", c.bm, c.bn, c.stages,
       c.consumerWarpgroups,
-      c.overlap ? ", QK^T of block j under PV of block j - 1" : "");
+      c.overlap ? ", QK^T of block j under PV of block j - 1" : "",
+      !p.fp8           ? ""
+      : p.blockScales ? " (FP8 q, k, v, scales per 128 positions; P in E4M3)"
+                      : " (FP8 q, k, v, scales per tensor; P in E4M3)");
 }

@@ -27,10 +27,19 @@ constexpr int64_t kSwizzleBytes = 128;
 
 /// What the function computes. q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B,
 /// Hkv, Skv, Dv], out [B, Hq, Sq, Dv], all contiguous; query head h reads
-/// kv head h / (Hq / Hkv).
+/// kv head h / (Hq / Hkv). FP8 q, k, v come with three rank-0 f32
+/// dequantization scales and a workspace [B, Hkv, Dv, SkvPad] after the
+/// mask: the kernel's copy of v, K-major (FP8 wgmma reads both operands
+/// K-major) with the keys of each 32 permuted as the P registers hold them
+/// (see fp8ValueKey).
 struct AttentionProblem {
   Type elementType, outType, maskType;
   int64_t batch = 1, heads = 1, kvHeads = 1, sq = 0, skv = 0, d = 0, dv = 0;
+  /// FP8 operands (the scales and the workspace follow the mask).
+  bool fp8 = false;
+  /// FP8 scales per block of 128 positions of one (batch, head) (`block
+  /// 128xD`: [B, H, ceil(S / 128), 1]), else one per tensor.
+  bool blockScales = false;
   /// Applied to the scores (the op's `scale`).
   double scale = 1.0;
   /// Keys j > i + (Skv - Sq) are masked.
@@ -42,7 +51,26 @@ struct AttentionProblem {
 
   int64_t groups() const { return heads / kvHeads; }
   int64_t elementBytes() const;
+  /// Scale blocks per (batch, head) of q and of k/v (block scales).
+  int64_t qScaleBlocks() const { return (sq + 127) / 128; }
+  int64_t kvScaleBlocks() const { return (skv + 127) / 128; }
+  /// Keys of the FP8 workspace: Skv rounded up to a whole k32 chunk.
+  int64_t skvPadded() const { return (skv + 31) / 32 * 32; }
 };
+
+/// Keys per FP8 wgmma k-step.
+constexpr int64_t kFp8KeyChunk = 32;
+
+/// The key of a 32-key chunk that column `c` of the FP8 P operand holds.
+/// A thread's P values sit where the S accumulator put them (columns 2t,
+/// 2t + 1, 2t + 8, 2t + 9, then + 16 of each chunk, t = lane % 4), but an
+/// 8-bit register-A wgmma reads columns 4t .. 4t + 3 and 16 + 4t .. 19 + 4t:
+/// instead of moving bytes between threads, the kernel reads P as it is and
+/// the workspace orders v's keys the same way (FlashAttention-3, section 3.3).
+constexpr int64_t fp8ValueKey(int64_t c) {
+  const int64_t half = c / 16, t = c % 16 / 4, e = c % 4;
+  return 16 * half + 8 * (e / 2) + 2 * t + e % 2;
+}
 
 /// How the kernel computes it.
 struct AttentionConfig {

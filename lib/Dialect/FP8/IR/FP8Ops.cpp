@@ -538,6 +538,38 @@ LogicalResult AttentionOp::verify() {
                             "got "
                          << q.getElementType() << ", " << k.getElementType()
                          << ", " << v.getElementType();
+  Value scales[] = {getQueryScale(), getKeyScale(), getValueScale()};
+  if (isFP8()) {
+    if (!scales[0] || !scales[1] || !scales[2])
+      return emitOpError() << "FP8 query, key and value need dequantization "
+                              "scales (scales(%sq, %sk, %sv))";
+    ScaleLayoutAttr layout = getScaleLayoutOrDefault();
+    if (!layout.isPerTensor()) {
+      // Blocks of positions of one (batch, head), over the whole head dim.
+      ArrayRef<int64_t> block = layout.getBlock();
+      if (layout.getGranularity() != Granularity::Block || block.size() != 2 ||
+          ShapedType::isDynamic(q.getDimSize(3)) ||
+          ShapedType::isDynamic(v.getDimSize(3)) ||
+          block[1] < std::max(q.getDimSize(3), v.getDimSize(3)))
+        return emitOpError()
+               << "scale_layout must be tensor or block TxD with D covering "
+                  "the head dimensions (static), got "
+               << layout;
+    }
+    for (auto [s, data, what] :
+         {std::tuple(scales[0], q, "query"), std::tuple(scales[1], k, "key"),
+          std::tuple(scales[2], v, "value")})
+      if (failed(layout.verifyScaleType(
+              [&, what = what]() {
+                return emitOpError() << what << " scale: ";
+              },
+              data, cast<ShapedType>(s.getType()))))
+        return failure();
+  } else if (scales[0] || scales[1] || scales[2] || getScaleLayoutAttr()) {
+    return emitOpError() << "dequantization scales apply to FP8 operands only, "
+                            "got "
+                         << q.getElementType();
+  }
   ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
   auto mismatch = [&](StringRef what) {
     return emitOpError() << what << " differ: query " << formatShape(qs)

@@ -227,8 +227,10 @@ struct FP8HighPrecisionProductsPass
       if (linalgOp && isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
           isCandidate(linalgOp))
         products.push_back(linalgOp);
+      // FP8 attention (fp8-quantize-attention) keeps its operands.
       if (auto attention = dyn_cast<AttentionOp>(op);
-          attention && !attention.getQuery().getType().getElementType().isBF16())
+          attention && !attention.isFP8() &&
+          !attention.getQuery().getType().getElementType().isBF16())
         attentions.push_back(attention);
     });
     for (linalg::LinalgOp op : products)

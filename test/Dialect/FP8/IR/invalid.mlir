@@ -434,8 +434,48 @@ func.func @attention_types(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xbf16>) {
 // -----
 
 func.func @attention_fp8(%q: tensor<1x2x4x8xf8E4M3FN>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  // expected-error @+1 {{FP8 query, key and value need dequantization scales (scales(%sq, %sk, %sv))}}
   %0 = fp8.attention %q, %q, %q scale(1.0) : (tensor<1x2x4x8xf8E4M3FN>, tensor<1x2x4x8xf8E4M3FN>, tensor<1x2x4x8xf8E4M3FN>) -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_fp8_scale_rank(%q: tensor<1x2x4x8xf8E4M3FN>, %s: tensor<f32>, %r: tensor<2xf32>) {
+  // expected-error @+1 {{key scale: scale shape 2 does not match layout #fp8.layout<tensor> for data 1x2x4x8: expected scalar (rank 0)}}
+  %0 = fp8.attention %q, %q, %q scales(%s, %r, %s) scale(1.0) : (tensor<1x2x4x8xf8E4M3FN>, tensor<1x2x4x8xf8E4M3FN>, tensor<1x2x4x8xf8E4M3FN>, tensor<f32>, tensor<2xf32>, tensor<f32>) -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_fp8_block_shape(%q: tensor<1x2x200x64xf8E4M3FN>, %k: tensor<1x1x300x64xf8E4M3FN>, %sq: tensor<1x2x2x1xf32>, %sk: tensor<1x1x2x1xf32>) {
+  // expected-error @+1 {{key scale: scale shape 1x1x2x1 does not match layout #fp8.layout<block 128x64> for data 1x1x300x64: expected 1x1x3x1}}
+  %0 = fp8.attention %q, %k, %k scales(%sq, %sk, %sk) scale_layout<block 128x64> scale(1.0) : (tensor<1x2x200x64xf8E4M3FN>, tensor<1x1x300x64xf8E4M3FN>, tensor<1x1x300x64xf8E4M3FN>, tensor<1x2x2x1xf32>, tensor<1x1x2x1xf32>, tensor<1x1x2x1xf32>) -> tensor<1x2x200x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_fp8_block_width(%q: tensor<1x2x128x64xf8E4M3FN>, %s: tensor<1x2x1x2xf32>) {
+  // expected-error @+1 {{scale_layout must be tensor or block TxD with D covering the head dimensions (static), got #fp8.layout<block 128x32>}}
+  %0 = fp8.attention %q, %q, %q scales(%s, %s, %s) scale_layout<block 128x32> scale(1.0) : (tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x1x2xf32>, tensor<1x2x1x2xf32>, tensor<1x2x1x2xf32>) -> tensor<1x2x128x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scales_bf16(%q: tensor<1x2x4x8xbf16>, %s: tensor<f32>) {
+  // expected-error @+1 {{dequantization scales apply to FP8 operands only, got 'bf16'}}
+  %0 = fp8.attention %q, %q, %q scales(%s, %s, %s) scale(1.0) : (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_fp8_mixed(%q: tensor<1x2x4x8xf8E4M3FN>, %k: tensor<1x2x4x8xf8E5M2>, %s: tensor<f32>) {
+  // expected-error @+1 {{query, key and value must have one element type, got 'f8E4M3FN', 'f8E5M2', 'f8E5M2'}}
+  %0 = fp8.attention %q, %k, %k scales(%s, %s, %s) scale(1.0) : (tensor<1x2x4x8xf8E4M3FN>, tensor<1x2x4x8xf8E5M2>, tensor<1x2x4x8xf8E5M2>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<1x2x4x8xf32>
   return
 }
 

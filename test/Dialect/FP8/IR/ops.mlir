@@ -127,3 +127,20 @@ func.func @attention(%q: tensor<2x8x16x64xbf16>, %k: tensor<2x2x24x64xbf16>, %v:
   %2 = fp8.attention %qd, %kd, %kd mask %md scale(-2.0) causal : (tensor<1x4x?x64xf32>, tensor<1x4x?x64xf32>, tensor<1x4x?x64xf32>, tensor<1x1x1x?xf16>) -> tensor<1x4x?x64xf32>
   return
 }
+
+// FP8 query, key and value with their dequantization scales, and a mask.
+// CHECK-LABEL: func @attention_fp8
+func.func @attention_fp8(%q: tensor<1x4x16x128xf8E4M3FN>, %k: tensor<1x2x24x128xf8E4M3FN>, %m: tensor<1x1x16x24xbf16>, %s: tensor<f32>) -> tensor<1x4x16x128xbf16> {
+  // CHECK: fp8.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scales(%{{.*}}, %{{.*}}, %{{.*}}) scale(1.250000e-01) causal : (tensor<1x4x16x128xf8E4M3FN>, tensor<1x2x24x128xf8E4M3FN>, tensor<1x2x24x128xf8E4M3FN>, tensor<1x1x16x24xbf16>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<1x4x16x128xbf16>
+  %0 = fp8.attention %q, %k, %k mask %m scales(%s, %s, %s) scale(0.125) causal : (tensor<1x4x16x128xf8E4M3FN>, tensor<1x2x24x128xf8E4M3FN>, tensor<1x2x24x128xf8E4M3FN>, tensor<1x1x16x24xbf16>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<1x4x16x128xbf16>
+  return %0 : tensor<1x4x16x128xbf16>
+}
+
+// Scales per block of 128 positions of one (batch, head).
+// CHECK-LABEL: func @attention_fp8_blocks
+func.func @attention_fp8_blocks(%q: tensor<1x4x200x128xf8E5M2>, %k: tensor<1x2x300x128xf8E5M2>, %sq: tensor<1x4x2x1xf32>, %sk: tensor<1x2x3x1xf32>) -> tensor<1x4x200x128xf32> {
+  // CHECK: fp8.attention %{{.*}}, %{{.*}}, %{{.*}} scales(%{{.*}}, %{{.*}}, %{{.*}}) scale_layout<block 128x128> scale(1.250000e-01) : (tensor<1x4x200x128xf8E5M2>, tensor<1x2x300x128xf8E5M2>, tensor<1x2x300x128xf8E5M2>, tensor<1x4x2x1xf32>, tensor<1x2x3x1xf32>, tensor<1x2x3x1xf32>) -> tensor<1x4x200x128xf32>
+  %0 = fp8.attention %q, %k, %k scales(%sq, %sk, %sk) scale_layout<block 128x128> scale(0.125) : (tensor<1x4x200x128xf8E5M2>, tensor<1x2x300x128xf8E5M2>, tensor<1x2x300x128xf8E5M2>, tensor<1x4x2x1xf32>, tensor<1x2x3x1xf32>, tensor<1x2x3x1xf32>) -> tensor<1x4x200x128xf32>
+  return %0 : tensor<1x4x200x128xf32>
+}
+
