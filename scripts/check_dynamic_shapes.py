@@ -3,8 +3,8 @@
 --input-shape with LO..HI bounds) against static builds of the same shapes
 and against onnxruntime, on a decoder step with a KV cache.
 
-    check_dynamic_shapes.py MODEL_DIR [--recipe R] [--build BUILD] [--work DIR]
-                            [--ort-prefix DIR] [--node NODE]
+    check_dynamic_shapes.py MODEL_DIR [--recipe R[,R...]] [--build BUILD]
+                            [--work DIR] [--ort-prefix DIR] [--node NODE]
 
 MODEL_DIR holds model.onnx with inputs input_ids, attention_mask,
 position_ids and past_key_values.<i>.key/value [batch, heads, past, dim]
@@ -18,8 +18,10 @@ per output, relative L2 error:
                    that shape: <= 1e-6
   fp32 dyn/ort     the dynamic FP32 library vs onnxruntime: <= 1e-5 (the
                    FP32 bound of test/Models)
-  R dyn/static     the dynamic FP8 library (--recipe R, default current)
-                   vs the static FP8 build of that shape with
+  R dyn/static     the dynamic FP8 library (--recipe R, default current;
+                   several, comma-separated, each checked the same way:
+                   rowwise and block take per-row and per-block scales of
+                   a dynamic M) vs the static FP8 build of that shape with
                    --fuse-attention=false (attention is fused for static
                    shapes only): <= 1e-6
   R dyn/ort        the same vs onnxruntime: <= 0.1 (the FP8 bound of
@@ -127,7 +129,7 @@ def main():
     heads, dim, layers = dims[1].dim_value, dims[3].dim_value, len(pasts) // 2
     spec = [s.format(heads=heads, dim=dim) for s in bounds_args(layers)]
 
-    recipes = ["none", args.recipe]
+    recipes = ["none"] + [r for r in args.recipe.split(",") if r]
     dynamic = {r: fp8rt.Model(compile_lib(os.path.join(work, f"dynamic-{r}.so"), spec, r))
                for r in recipes}
     m = dynamic["none"]

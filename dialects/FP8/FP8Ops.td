@@ -280,10 +280,11 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     `fp8.quantize` with that layout writes it). The op then computes the
     above on the dequantized operands `q * sq`, `k * sk`, `v * sv` in FP32,
     with `p` in FP32. A fused kernel may round `p` (as `256 * exp(s -
-    running max)`, times the ratio of the value block's scale to the last
-    one's) to E4M3 for the `p v` product: that, and the order of FP32
-    additions, is its allowed difference (docs/Numerics.md states the
-    measured error).
+    running max)`) to E4M3 for the `p v` product: that, and the order of
+    FP32 additions, is its allowed difference (docs/Numerics.md states the
+    error). Scales are positive and finite (what fp8.compute_scale makes);
+    the GPU kernel reads a zero, negative or NaN one as the smallest normal
+    float.
 
     ```mlir
     %o = fp8.attention %q, %k, %v mask %m scale(0.125) causal

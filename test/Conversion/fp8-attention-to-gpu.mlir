@@ -111,11 +111,14 @@ func.func private @__fp8_attention_f32(%q: memref<1x2x64x64xf32>, %k: memref<1x2
 // The consumers read q_scale once, then per key block S = Q K^T in four
 // k32 E4M3 steps, and k_scale joins q_scale in the softmax's exponent ...
 // CHECK:           nvvm.setmaxregister  increase 232
-// CHECK:           %[[QS:.*]] = memref.load %arg3[] : memref<f32>
+// (A zero, negative or NaN scale reads as the smallest normal float.)
+// CHECK:           %[[QL:.*]] = memref.load %arg3[] : memref<f32>
+// CHECK:           %[[QS:.*]] = arith.maxnumf %[[QL]], %{{.*}} : f32
 // CHECK:           scf.for
 // CHECK:             nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
 // CHECK-COUNT-3:     nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
-// CHECK:             %[[KS:.*]] = memref.load %arg4[] : memref<f32>
+// CHECK:             %[[KL:.*]] = memref.load %arg4[] : memref<f32>
+// CHECK:             %[[KS:.*]] = arith.maxnumf %[[KL]], %{{.*}} : f32
 // CHECK:             arith.mulf %[[QS]], %[[KS]]
 // ... P rounded to E4M3 in pairs, packed four to a register (the first
 // register: values 0, 1 low, 4, 5 high) ...
@@ -155,10 +158,12 @@ func.func private @__fp8_attention_fp8(%q: memref<1x4x256x128xf8E4M3FN>, %k: mem
 // CHECK:           nvvm.setmaxregister  increase 232
 // CHECK:           %[[QB:.*]] = arith.divui %{{.*}}, %c128{{.*}} : index
 // CHECK:           %[[QI:.*]] = arith.addi %{{.*}}, %[[QB]] : index
-// CHECK:           %[[QS:.*]] = memref.load %arg3[%[[QI]]] : memref<8xf32>
+// CHECK:           %[[QL:.*]] = memref.load %arg3[%[[QI]]] : memref<8xf32>
+// CHECK:           %[[QS:.*]] = arith.maxnumf %[[QL]]
 // CHECK:           scf.for %[[J:.*]] = {{.*}} iter_args
 // CHECK:             %[[KI:.*]] = arith.addi %{{.*}}, %[[J]] : index
-// CHECK:             %[[KS:.*]] = memref.load %arg4[%[[KI]]] : memref<4xf32>
+// CHECK:             %[[KL:.*]] = memref.load %arg4[%[[KI]]] : memref<4xf32>
+// CHECK:             %[[KS:.*]] = arith.maxnumf %[[KL]]
 // CHECK:             arith.mulf %[[QS]], %[[KS]] : f32
 // The tile's P V goes to a fresh accumulator (the first chunk's scale-d
 // operand 0), then O * alpha * ratio + tile in FP32.
@@ -167,9 +172,11 @@ func.func private @__fp8_attention_fp8(%q: memref<1x4x256x128xf8E4M3FN>, %k: mem
 // CHECK:             %[[JM1:.*]] = arith.addi %[[J]], %c-1{{.*}} : index
 // CHECK:             %[[PREV:.*]] = arith.maxsi %[[JM1]], %c0{{.*}} : index
 // CHECK:             %[[VJ:.*]] = arith.addi %{{.*}}, %[[J]] : index
-// CHECK:             %[[VS:.*]] = memref.load %arg5[%[[VJ]]] : memref<4xf32>
+// CHECK:             %[[VL:.*]] = memref.load %arg5[%[[VJ]]] : memref<4xf32>
+// CHECK:             %[[VS:.*]] = arith.maxnumf %[[VL]]
 // CHECK:             %[[VI:.*]] = arith.addi %{{.*}}, %[[PREV]] : index
-// CHECK:             %[[VPS:.*]] = memref.load %arg5[%[[VI]]] : memref<4xf32>
+// CHECK:             %[[VPL:.*]] = memref.load %arg5[%[[VI]]] : memref<4xf32>
+// CHECK:             %[[VPS:.*]] = arith.maxnumf %[[VPL]]
 // CHECK:             arith.divf %[[VPS]], %[[VS]] : f32
 // CHECK-COUNT-64:    arith.addf
 // CHECK:           arith.maxsi
@@ -205,6 +212,14 @@ func.func private @__fp8_attention_fp8_block_shape(%q: memref<1x2x128x128xf8E4M3
 func.func private @__fp8_attention_fp8_d64(%q: memref<1x2x64x64xf8E4M3FN>, %k: memref<1x2x64x64xf8E4M3FN>, %v: memref<1x2x64x64xf8E4M3FN>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<1x2x64x64xf8E4M3FN>, %out: memref<1x2x64x64xf32>)
     attributes {fp8.attention = {scale = 0.125 : f32, causal = false, has_mask = false}} {
   // expected-remark @-2 {{fp8 attention: keeping the reference body: head dim 64 (value 64): the FP8 kernel serves 128 (one 128-byte swizzled row)}}
+  return
+}
+
+// -----
+
+func.func private @__fp8_attention_fp8_e5m2(%q: memref<1x2x128x128xf8E5M2>, %k: memref<1x2x128x128xf8E5M2>, %v: memref<1x2x128x128xf8E5M2>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<1x2x128x128xf8E5M2>, %out: memref<1x2x128x128xf32>)
+    attributes {fp8.attention = {scale = 0.125 : f32, causal = false, has_mask = false}} {
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: E5M2 q, k and v: the FP8 kernel serves E4M3 (its E5M2 build spills at 232 registers)}}
   return
 }
 

@@ -155,6 +155,69 @@ func.func @block_amax_warps(%a: memref<2x2x32xf32>, %r: memref<2x2xf32>) {
 
 // -----
 
+// A fill that initializes the whole output just before a row reduction
+// (what bufferization makes of a reduction's init) is folded into it: one
+// kernel, lane 0 stores max(total, the fill's value: 0, as an amax starts)
+// without loading. A fill the reduction does not cover entirely (rows 0..1
+// of 4), or one separated from it by a write to memory, stays a kernel of
+// its own (fill_kept: 2 fills, 2 reductions, the scalar store).
+// CHECK-LABEL: func.func @fill_folded
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-COUNT-1: gpu.launch
+// CHECK-NOT:     gpu.launch
+// CHECK:           gpu.shuffle  xor
+// CHECK:           scf.if
+// CHECK-NOT:         memref.load %arg1
+// CHECK:             %[[M:.*]] = arith.maximumf %{{.*}}, %[[ZERO]] : f32
+// CHECK:             memref.store %[[M]], %arg1
+func.func @fill_folded(%a: memref<2x64xf32>, %r: memref<2xf32>) {
+  %neg = arith.constant 0.0 : f32
+  linalg.fill ins(%neg : f32) outs(%r : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<2x64xf32>) outs(%r : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %ab = math.absf %x : f32
+    %mx = arith.maximumf %ab, %acc : f32
+    linalg.yield %mx : f32
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fill_kept
+// CHECK-COUNT-5: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @fill_kept(%a: memref<2x64xf32>, %r: memref<4xf32>, %b: memref<2x64xf32>, %t: memref<2xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%r : memref<4xf32>)
+  %rows = memref.subview %r[0] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<2x64xf32>) outs(%rows : memref<2xf32, strided<[1]>>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%t : memref<2xf32>)
+  memref.store %zero, %b[%c0, %c0] : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%b : memref<2x64xf32>) outs(%t : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // A contraction (a loop-kernel matmul: the right operand is K x N, strided
 // along K) keeps one thread per output: no shuffles.
 // CHECK-LABEL: func.func @matmul_thread_per_output

@@ -114,7 +114,8 @@ static cl::opt<bool> fuseAttention(
 static cl::opt<bool> fp8Attention(
     "fp8-attention",
     cl::desc("Fused attention on FP8 (E4M3; E5M2 with --format=e5m2) query, "
-             "key and value with per-tensor current scales: both of its "
+             "key and value with current scales per 128 positions of each "
+             "head (per tensor where a length is dynamic): both of its "
              "products on FP8 tensor cores on the GPU"),
     cl::cat(category));
 static cl::opt<bool> keepFirstLast(

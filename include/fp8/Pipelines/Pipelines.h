@@ -154,7 +154,7 @@ struct QuantizePipelineOptions
   Option<bool> fp8Attention{
       *this, "fp8-attention",
       llvm::cl::desc("Fused attention on FP8 query, key and value "
-                     "(fp8-quantize-attention: per-tensor current scales)"),
+                     "(fp8-quantize-attention: current scales per 128 positions)"),
       llvm::cl::init(false)};
   Option<std::string> policyFile{*this, "policy-file",
                                  llvm::cl::desc("JSON per-node policy"),

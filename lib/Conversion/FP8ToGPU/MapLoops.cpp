@@ -110,9 +110,18 @@ private:
                              c.getTarget());
       rewriter.eraseOp(c);
     }
-    SmallVector<linalg::LinalgOp> ops;
-    func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    // Fills last: a row reduction whose output a fill has just initialized
+    // takes the fill's value itself (one kernel instead of two).
+    SmallVector<linalg::LinalgOp> ops, fills;
+    func.walk([&](linalg::LinalgOp op) {
+      (isa<linalg::FillOp>(op.getOperation()) ? fills : ops).push_back(op);
+    });
+    llvm::SmallPtrSet<Operation *, 8> folded;
+    for (linalg::LinalgOp fill : fills)
+      ops.push_back(fill);
     for (linalg::LinalgOp op : ops) {
+      if (folded.contains(op.getOperation()))
+        continue;
       linalg::LinalgOp current = op;
       if (!isa<linalg::GenericOp>(op.getOperation())) {
         rewriter.setInsertionPoint(op);
@@ -126,10 +135,17 @@ private:
         return generic->emitOpError("expected buffers after bufferization");
       if (failed(parallelDimsFirst(rewriter, generic)))
         return generic->emitOpError("cannot reorder loops for the GPU");
-      // Row reductions: a warp per row (RowReductions.h).
-      if (succeeded(
-              fp8::lowerRowReductionToWarps(rewriter, generic, vectorWidth)))
+      // Row reductions: a warp per row (RowReductions.h), folding the fill
+      // that initializes the output, if one does just before.
+      linalg::FillOp init = fp8::initializingFill(generic);
+      if (succeeded(fp8::lowerRowReductionToWarps(rewriter, generic,
+                                                  vectorWidth, init))) {
+        if (init) {
+          folded.insert(init.getOperation());
+          rewriter.eraseOp(init);
+        }
         continue;
+      }
       // interchangeGenericOp rewrites in place.
       rewriter.setInsertionPoint(generic);
       if (failed(linalg::linalgOpToParallelLoops(rewriter, generic)))

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <limits>
 
@@ -184,9 +185,49 @@ Value foldLaneStep(OpBuilder &b, Location l, linalg::GenericOp op,
 
 } // namespace
 
+linalg::FillOp fp8::initializingFill(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
+    return {};
+  Value out = op.getDpsInitOperand(0)->get();
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!outType || !outType.hasStaticShape())
+    return {};
+  // Every output element written once: the output map is a permutation of
+  // the parallel dimensions, whose ranges are the output's sizes.
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned parallel = 0;
+  for (utils::IteratorType it : iters)
+    parallel += it == utils::IteratorType::parallel;
+  if (outMap.getNumResults() != parallel ||
+      static_cast<int64_t>(parallel) != outType.getRank())
+    return {};
+  for (auto [i, e] : llvm::enumerate(outMap.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (!dim || iters[dim.getPosition()] != utils::IteratorType::parallel ||
+        ranges[dim.getPosition()] != outType.getDimSize(i))
+      return {};
+  }
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (isMemoryEffectFree(prev))
+      continue;
+    // The fill's value of the output's type: what lane 0 would have loaded.
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (fill && fill.hasPureBufferSemantics() &&
+        fill.getDpsInitOperand(0)->get() == out &&
+        fill.getDpsInputOperand(0)->get().getType() ==
+            outType.getElementType())
+      return fill;
+    return {};
+  }
+  return {};
+}
+
 LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                                             linalg::GenericOp op,
-                                            int64_t vectorWidth) {
+                                            int64_t vectorWidth,
+                                            linalg::FillOp init) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
     return failure();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
@@ -217,11 +258,12 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         }))
       return failure();
   }
-  OpOperand *init = op.getDpsInitOperand(0);
-  AffineMap outMap = op.getMatchingIndexingMap(init);
+  OpOperand *output = op.getDpsInitOperand(0);
+  linalg::FillOp initFill = init;
+  AffineMap outMap = op.getMatchingIndexingMap(output);
   if (outMap.isFunctionOfDim(numLoops - 1))
     return failure();
-  auto outType = dyn_cast<MemRefType>(init->get().getType());
+  auto outType = dyn_cast<MemRefType>(output->get().getType());
   if (!outType || !(outType.getElementType().isF32() ||
                     outType.getElementType().isInteger(32)))
     return failure();
@@ -274,16 +316,19 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                   .getShuffleResult();
           total = combine(b, *comb, other, total);
         }
-        // Lane 0 folds the total into the output (its initial value).
+        // Lane 0 folds the total into the output's initial value: the
+        // fill's (when the fill is folded), else the output's.
         Value first = arith::CmpIOp::create(
             b, l, arith::CmpIPredicate::eq, lane,
             arith::ConstantIndexOp::create(b, l, 0));
         auto store = scf::IfOp::create(b, l, first, /*withElseRegion=*/false);
         OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
         SmallVector<Value> outIdx = applyMap(sb, l, outMap, ivs);
-        Value old = memref::LoadOp::create(sb, l, init->get(), outIdx);
+        Value old = initFill ? initFill.getDpsInputOperand(0)->get()
+                             : Value(memref::LoadOp::create(
+                                   sb, l, output->get(), outIdx));
         Value updated = combine(sb, *comb, total, old);
-        memref::StoreOp::create(sb, l, updated, init->get(), outIdx);
+        memref::StoreOp::create(sb, l, updated, output->get(), outIdx);
       });
   rewriter.eraseOp(op);
   return success();

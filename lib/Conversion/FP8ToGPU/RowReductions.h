@@ -28,9 +28,22 @@ constexpr int64_t kReductionLanes = 32;
 /// innermost, so the lanes of a row are the 32 threads of one warp and
 /// their loads are coalesced. The op is erased on success; on failure
 /// (not such a reduction) nothing changed.
+/// Lowers a row reduction (every dimension parallel but the last, a
+/// reduction over a contiguous row of at least 32) to a warp per row. With
+/// `init`, a fill of the whole output (initializingFill), lane 0 stores
+/// combine(total, the fill's value) instead of folding into the loaded
+/// output; the caller erases the fill when this succeeds.
 LogicalResult lowerRowReductionToWarps(RewriterBase &rewriter,
                                        linalg::GenericOp op,
-                                       int64_t vectorWidth);
+                                       int64_t vectorWidth,
+                                       linalg::FillOp init = {});
+
+/// The linalg.fill that initializes `op`'s (single) output just before it:
+/// the nearest preceding op in the block with memory effects is a fill of
+/// the same buffer, and `op`'s output map is a permutation of its parallel
+/// dimensions covering the whole (static) output, so every element the
+/// fill wrote is written once by `op`. Null otherwise.
+linalg::FillOp initializingFill(linalg::GenericOp op);
 
 } // namespace mlir::fp8
 

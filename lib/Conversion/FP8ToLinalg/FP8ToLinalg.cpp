@@ -62,9 +62,10 @@ FailureOr<SmallVector<BlockDim>> classify(ArrayRef<int64_t> shape,
     return failure();
   SmallVector<BlockDim> dims;
   for (auto [d, b] : llvm::zip_equal(shape, *expanded)) {
-    // A unit dimension is one scale per index whatever its block: parallel,
-    // so that it does not come between the kept and the reduced ones.
-    if ((b == 1 && d != 1) || d == 1)
+    // A unit dimension with a unit block (not per tensor, whose scale has
+    // rank 0) is one scale per index: parallel, so that it does not come
+    // between the kept and the reduced dimensions of a block amax.
+    if (b == 1 && (d != 1 || !layout.isPerTensor()))
       dims.push_back({DimKind::Parallel, 1});
     else if (b == d || (!ShapedType::isDynamic(d) && !ShapedType::isDynamic(b) &&
                         b >= d))
@@ -385,8 +386,6 @@ struct LowerAmax : OpConversionPattern<AmaxOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (failed(classify(op.getInput().getType().getShape(), op.getLayout())))
       return rewriter.notifyMatchFailure(op, "dynamic blocked dimension");
-    if (!op.getType().hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic amax shape");
     auto inType = op.getInput().getType();
     if (split && op.getLayout().isPerTensor() && inType.hasStaticShape()) {
       if (inType.getNumElements() > 2 * kRow) {

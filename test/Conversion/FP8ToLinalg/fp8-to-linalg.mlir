@@ -198,3 +198,30 @@ func.func @transpose_requantize(%q: tensor<256x128xf8E4M3FN>, %s: tensor<256x1xf
       : tensor<256x128xf8E4M3FN>, tensor<256x1xf32> -> tensor<128x256xf8E4M3FN>, tensor<128x2xf32>
   return %r#0, %r#1 : tensor<128x256xf8E4M3FN>, tensor<128x2xf32>
 }
+
+// -----
+
+// A block covering whole trailing dimensions (`block 128x128` over
+// [B, H, S, D]: 128 positions x the head dim, contiguous) reduces as one
+// row of 128 x 128 elements after the kept dimensions (unit dimensions
+// count as kept), the form the GPU runs as a warp per row.
+// CHECK-LABEL: func @amax_trailing_block
+// CHECK:         %[[E:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1], [2, 3], [4]] output_shape [1, 2, 2, 128, 128] : tensor<1x2x256x128xbf16> into tensor<1x2x2x128x128xbf16>
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %[[E]] {{\[}}[0], [1], [2], [3, 4]] : tensor<1x2x2x128x128xbf16> into tensor<1x2x2x16384xbf16>
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[C]] : tensor<1x2x2x16384xbf16>)
+// CHECK:         tensor.expand_shape {{.*}} : tensor<1x2x2xf32> into tensor<1x2x2x1xf32>
+func.func @amax_trailing_block(%x: tensor<1x2x256x128xbf16>) -> tensor<1x2x2x1xf32> {
+  %a = fp8.amax %x layout<block 128x128> : tensor<1x2x256x128xbf16> -> tensor<1x2x2x1xf32>
+  return %a : tensor<1x2x2x1xf32>
+}
+
+// -----
+
+// Per tensor, unit dimensions stay reduced: a rank-0 amax (a decode step's
+// 1 x 1 x K activation).
+// CHECK-LABEL: func @amax_tensor_unit_dims
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "reduction"]} ins(%arg0 : tensor<1x1x64xf32>) outs(%{{.*}} : tensor<f32>)
+func.func @amax_tensor_unit_dims(%x: tensor<1x1x64xf32>) -> tensor<f32> {
+  %a = fp8.amax %x layout<tensor> : tensor<1x1x64xf32> -> tensor<f32>
+  return %a : tensor<f32>
+}

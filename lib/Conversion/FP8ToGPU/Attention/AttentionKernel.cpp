@@ -43,6 +43,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -202,9 +203,19 @@ private:
   /// CTA's kv head (the one scale of a per-tensor layout).
   Value tileScale(Value scales, Value j) {
     if (!p.blockScales)
-      return k.load(scales, Value());
+      return positive(k.load(scales, Value()));
     Value plane = k.add(k.mulC(batch, p.kvHeads), kvHead);
-    return k.load(scales, k.add(k.mulC(plane, p.kvScaleBlocks()), j));
+    return positive(
+        k.load(scales, k.add(k.mulC(plane, p.kvScaleBlocks()), j)));
+  }
+  /// A dequantization scale as the kernel takes it: positive (the row
+  /// maxima are taken on the raw scores, -inf masks must stay -inf, the
+  /// value scales divide): a zero, negative or NaN scale -- which
+  /// fp8-quantize-attention never makes (an unusable amax gives 1) -- reads
+  /// as the smallest normal float.
+  Value positive(Value s) {
+    return arith::MaxNumFOp::create(
+        b, loc, s, k.cF32(std::numeric_limits<float>::min()));
   }
   Value tid, smemAddr, smemPtr, batch, head, kvHead, m0;
 };
@@ -855,7 +866,7 @@ void KernelGen::buildConsumer(Value wg) {
       Value plane = k.add(k.mulC(batch, p.heads), head);
       qIndex = k.add(k.mulC(plane, p.qScaleBlocks()), k.divC(m0, c.bm));
     }
-    qScaleCta = k.load(qScale, qIndex);
+    qScaleCta = positive(k.load(qScale, qIndex));
   }
   Value t = k.remC(tid, kWarpgroupThreads);
   Value warp = k.divC(t, 32), lane = k.remC(t, 32);

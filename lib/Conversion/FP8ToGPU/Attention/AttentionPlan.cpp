@@ -97,6 +97,11 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
     why = "the query heads are not a multiple of the key/value heads";
     return failure();
   }
+  if (p.fp8 && !isa<Float8E4M3FNType>(p.elementType)) {
+    why = "E5M2 q, k and v: the FP8 kernel serves E4M3 (its E5M2 build "
+          "spills at 232 registers)";
+    return failure();
+  }
   if (p.fp8) {
     // Scales per tensor (rank 0) or per block of 128 positions of one
     // (batch, head): the dictionary's scale_block says which.

@@ -555,6 +555,13 @@ LogicalResult AttentionOp::verify() {
                << "scale_layout must be tensor or block TxD with D covering "
                   "the head dimensions (static), got "
                << layout;
+      // Blocks of positions split the sequence dims: static extents (as
+      // block amaxes need).
+      if (q.isDynamicDim(2) || k.isDynamicDim(2) || v.isDynamicDim(2) ||
+          k.isDynamicDim(3))
+        return emitOpError() << "scale_layout " << layout
+                             << " needs static sequence lengths and head "
+                                "dims; use per-tensor scales";
     }
     for (auto [s, data, what] :
          {std::tuple(scales[0], q, "query"), std::tuple(scales[1], k, "key"),

@@ -475,16 +475,24 @@ struct FP8InsertScalesPass
         break;
       }
     }
-    // Dynamic dimensions (issue 14): per-tensor scales only, whose amax
-    // runs over the run's elements; scales per row or block would have
-    // dynamic shapes, which the lowering does not take yet.
-    const bool dynamic = !cast<ShapedType>(lhs.getType()).hasStaticShape() ||
-                         !cast<ShapedType>(rhs.getType()).hasStaticShape();
-    if (d.fp8 && dynamic && d.recipe != RecipeKind::Current &&
-        d.recipe != RecipeKind::Delayed) {
+    // Dynamic dimensions (issue 14): per-tensor scales take any; scales per
+    // row or block take a dynamic M (the lhs rows, and batch dimensions:
+    // one scale per index, a dynamic scale dimension), not a dynamic K or N
+    // (blocks along them would have dynamic padding).
+    auto lhsType = cast<ShapedType>(lhs.getType());
+    auto rhsType = cast<ShapedType>(rhs.getType());
+    const bool dynamic = !lhsType.hasStaticShape() || !rhsType.hasStaticShape();
+    const bool dynamicKN = lhsType.isDynamicDim(lhsType.getRank() - 1) ||
+                           rhsType.isDynamicDim(rhsType.getRank() - 1) ||
+                           rhsType.isDynamicDim(rhsType.getRank() - 2);
+    const bool dynamicRhsBatch =
+        llvm::any_of(rhsType.getShape().drop_back(2), ShapedType::isDynamic);
+    if (d.fp8 && dynamic && (dynamicKN || dynamicRhsBatch) &&
+        d.recipe != RecipeKind::Current && d.recipe != RecipeKind::Delayed) {
       d.fp8 = false;
-      d.reason = "dynamic shape (only the per-tensor recipes, current and "
-                 "delayed, take dynamic dimensions yet)";
+      d.reason = "dynamic K or N (only the per-tensor recipes, current and "
+                 "delayed, take them; per-row and per-block scales take a "
+                 "dynamic M)";
     }
     return d;
   }

@@ -51,7 +51,8 @@ ScaleLayoutAttr chooseLayout(AttentionOp op, int64_t blockTokens) {
   auto q = op.getQuery().getType(), k = op.getKey().getType(),
        v = op.getValue().getType();
   const bool staticDims = !q.isDynamicDim(2) && !q.isDynamicDim(3) &&
-                          !k.isDynamicDim(2) && !v.isDynamicDim(3);
+                          !k.isDynamicDim(2) && !k.isDynamicDim(3) &&
+                          !v.isDynamicDim(2) && !v.isDynamicDim(3);
   if (blockTokens <= 0 || !staticDims)
     return ScaleLayoutAttr::get(ctx, Granularity::Tensor);
   const int64_t d = std::max(q.getDimSize(3), v.getDimSize(3));

@@ -465,6 +465,14 @@ func.func @attention_fp8_block_width(%q: tensor<1x2x128x64xf8E4M3FN>, %s: tensor
 
 // -----
 
+func.func @attention_fp8_block_dynamic(%q: tensor<1x2x?x64xf8E4M3FN>, %s: tensor<1x2x?x1xf32>) {
+  // expected-error @+1 {{scale_layout #fp8.layout<block 128x64> needs static sequence lengths and head dims; use per-tensor scales}}
+  %0 = fp8.attention %q, %q, %q scales(%s, %s, %s) scale_layout<block 128x64> scale(1.0) : (tensor<1x2x?x64xf8E4M3FN>, tensor<1x2x?x64xf8E4M3FN>, tensor<1x2x?x64xf8E4M3FN>, tensor<1x2x?x1xf32>, tensor<1x2x?x1xf32>, tensor<1x2x?x1xf32>) -> tensor<1x2x?x64xf32>
+  return
+}
+
+// -----
+
 func.func @attention_scales_bf16(%q: tensor<1x2x4x8xbf16>, %s: tensor<f32>) {
   // expected-error @+1 {{dequantization scales apply to FP8 operands only, got 'bf16'}}
   %0 = fp8.attention %q, %q, %q scales(%s, %s, %s) scale(1.0) : (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<1x2x4x8xf32>
