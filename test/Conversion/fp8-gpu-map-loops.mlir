@@ -218,6 +218,78 @@ func.func @fill_kept(%a: memref<2x64xf32>, %r: memref<4xf32>, %b: memref<2x64xf3
 
 // -----
 
+// An element-wise generic right after a row reduction that reads only its
+// output, element for element (RMSNorm's rsqrt(mean + eps), a recipe's
+// scale after its amax), runs in the reduction's kernel: lane 0 stores the
+// total, then the consumer's value at the same index. One kernel for fill,
+// reduction and epilogue.
+// CHECK-LABEL: func.func @reduction_epilogue
+// CHECK-COUNT-1: gpu.launch
+// CHECK-NOT:     gpu.launch
+// CHECK:           gpu.shuffle  xor
+// CHECK:           scf.if
+// CHECK:             %[[T:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK:             memref.store %[[T]], %arg1[%[[I:.*]]] : memref<4xf32>
+// CHECK:             %[[M:.*]] = arith.mulf %[[T]], %{{.*}} : f32
+// CHECK:             %[[E:.*]] = arith.addf %[[M]], %{{.*}} : f32
+// CHECK:             %[[R:.*]] = math.rsqrt %[[E]] : f32
+// CHECK:             memref.store %[[R]], %arg2[%[[I]]] : memref<4xf32>
+func.func @reduction_epilogue(%a: memref<4x64xf32>, %sum: memref<4xf32>, %inv: memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 0.015625 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  linalg.fill ins(%zero : f32) outs(%sum : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<4x64xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %sq = arith.mulf %x, %x : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%sum : memref<4xf32>) outs(%inv : memref<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.mulf %x, %n : f32
+    %e = arith.addf %m, %eps : f32
+    %r = math.rsqrt %e : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A consumer that reads something else too, or reads the total through a
+// broadcast, stays a kernel of its own.
+// CHECK-LABEL: func.func @reduction_no_epilogue
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @reduction_no_epilogue(%a: memref<4x64xf32>, %sum: memref<4xf32>, %b: memref<4xf32>, %out: memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%sum : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<4x64xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%sum, %b : memref<4xf32>, memref<4xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // A contraction (a loop-kernel matmul: the right operand is K x N, strided
 // along K) keeps one thread per output: no shuffles.
 // CHECK-LABEL: func.func @matmul_thread_per_output

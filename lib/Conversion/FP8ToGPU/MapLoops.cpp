@@ -138,12 +138,15 @@ private:
       // Row reductions: a warp per row (RowReductions.h), folding the fill
       // that initializes the output, if one does just before.
       linalg::FillOp init = fp8::initializingFill(generic);
+      linalg::GenericOp epilogue = fp8::rowReductionEpilogue(generic);
       if (succeeded(fp8::lowerRowReductionToWarps(rewriter, generic,
-                                                  vectorWidth, init))) {
-        if (init) {
-          folded.insert(init.getOperation());
-          rewriter.eraseOp(init);
-        }
+                                                  vectorWidth, init,
+                                                  epilogue))) {
+        for (Operation *done : {init.getOperation(), epilogue.getOperation()})
+          if (done) {
+            folded.insert(done);
+            rewriter.eraseOp(done);
+          }
         continue;
       }
       // interchangeGenericOp rewrites in place.

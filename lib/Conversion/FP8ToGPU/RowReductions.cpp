@@ -185,15 +185,15 @@ Value foldLaneStep(OpBuilder &b, Location l, linalg::GenericOp op,
 
 } // namespace
 
-linalg::FillOp fp8::initializingFill(linalg::GenericOp op) {
+/// Whether `op` (one output) writes every element of its (static) output
+/// once: the output map is a permutation of the parallel dimensions, whose
+/// ranges are the output's sizes.
+static bool coversOutput(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
-    return {};
-  Value out = op.getDpsInitOperand(0)->get();
-  auto outType = dyn_cast<MemRefType>(out.getType());
+    return false;
+  auto outType = dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
   if (!outType || !outType.hasStaticShape())
-    return {};
-  // Every output element written once: the output map is a permutation of
-  // the parallel dimensions, whose ranges are the output's sizes.
+    return false;
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -202,13 +202,21 @@ linalg::FillOp fp8::initializingFill(linalg::GenericOp op) {
     parallel += it == utils::IteratorType::parallel;
   if (outMap.getNumResults() != parallel ||
       static_cast<int64_t>(parallel) != outType.getRank())
-    return {};
+    return false;
   for (auto [i, e] : llvm::enumerate(outMap.getResults())) {
     auto dim = dyn_cast<AffineDimExpr>(e);
     if (!dim || iters[dim.getPosition()] != utils::IteratorType::parallel ||
         ranges[dim.getPosition()] != outType.getDimSize(i))
-      return {};
+      return false;
   }
+  return true;
+}
+
+linalg::FillOp fp8::initializingFill(linalg::GenericOp op) {
+  if (!coversOutput(op))
+    return {};
+  Value out = op.getDpsInitOperand(0)->get();
+  auto outType = cast<MemRefType>(out.getType());
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (isMemoryEffectFree(prev))
       continue;
@@ -224,10 +232,46 @@ linalg::FillOp fp8::initializingFill(linalg::GenericOp op) {
   return {};
 }
 
+linalg::GenericOp fp8::rowReductionEpilogue(linalg::GenericOp op) {
+  // The epilogue runs once per element the reduction writes: all of them.
+  if (!coversOutput(op))
+    return {};
+  Value out = op.getDpsInitOperand(0)->get();
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!outType || !outType.hasStaticShape() || !outType.getLayout().isIdentity())
+    return {};
+  Operation *next = op->getNextNode();
+  while (next && isMemoryEffectFree(next))
+    next = next->getNextNode();
+  auto epi = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!epi || !epi.hasPureBufferSemantics() || epi.getNumDpsInputs() != 1 ||
+      epi.getNumDpsInits() != 1 || epi.getNumLoops() != outType.getRank() ||
+      epi.getNumReductionLoops() != 0)
+    return {};
+  OpOperand *in = epi.getDpsInputOperand(0);
+  OpOperand *res = epi.getDpsInitOperand(0);
+  auto resType = dyn_cast<MemRefType>(res->get().getType());
+  if (in->get() != out || !resType ||
+      resType.getShape() != outType.getShape() ||
+      !resType.getLayout().isIdentity() ||
+      !epi.getMatchingIndexingMap(in).isIdentity() ||
+      !epi.getMatchingIndexingMap(res).isIdentity())
+    return {};
+  Block &body = epi.getRegion().front();
+  if (!body.getArgument(1).use_empty())
+    return {};
+  for (Operation &inner : body.without_terminator())
+    if (isa<linalg::IndexOp>(inner) || !isMemoryEffectFree(&inner) ||
+        inner.getNumRegions() != 0)
+      return {};
+  return epi;
+}
+
 LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                                             linalg::GenericOp op,
                                             int64_t vectorWidth,
-                                            linalg::FillOp init) {
+                                            linalg::FillOp init,
+                                            linalg::GenericOp epilogue) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
     return failure();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
@@ -329,6 +373,18 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                                    sb, l, output->get(), outIdx));
         Value updated = combine(sb, *comb, total, old);
         memref::StoreOp::create(sb, l, updated, output->get(), outIdx);
+        if (epilogue) {
+          // The element-wise consumer of the total, at the same index.
+          Block &eb = epilogue.getRegion().front();
+          IRMapping map;
+          map.map(eb.getArgument(0), updated);
+          for (Operation &inner : eb.without_terminator())
+            sb.clone(inner, map);
+          Value r = map.lookupOrDefault(
+              cast<linalg::YieldOp>(eb.getTerminator()).getValues()[0]);
+          memref::StoreOp::create(sb, l, r,
+                                  epilogue.getDpsInitOperand(0)->get(), outIdx);
+        }
       });
   rewriter.eraseOp(op);
   return success();

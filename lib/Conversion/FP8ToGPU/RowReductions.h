@@ -33,10 +33,23 @@ constexpr int64_t kReductionLanes = 32;
 /// `init`, a fill of the whole output (initializingFill), lane 0 stores
 /// combine(total, the fill's value) instead of folding into the loaded
 /// output; the caller erases the fill when this succeeds.
+/// With `epilogue` (rowReductionEpilogue), lane 0 also computes that
+/// element-wise generic on the stored total and stores its result; the
+/// caller erases the epilogue when this succeeds.
 LogicalResult lowerRowReductionToWarps(RewriterBase &rewriter,
                                        linalg::GenericOp op,
                                        int64_t vectorWidth,
-                                       linalg::FillOp init = {});
+                                       linalg::FillOp init = {},
+                                       linalg::GenericOp epilogue = {});
+
+/// The element-wise generic right after `op` (the next op in the block with
+/// memory effects; `op` writes its whole output) that reads only `op`'s
+/// output, element for element
+/// (identity maps over the output's shape, static), and writes one buffer
+/// of that shape: RMSNorm's rsqrt(mean + eps) after its sum, a recipe's
+/// scale after its amax. Its body must be scalar arithmetic that does not
+/// read its own output. Null otherwise.
+linalg::GenericOp rowReductionEpilogue(linalg::GenericOp op);
 
 /// The linalg.fill that initializes `op`'s (single) output just before it:
 /// the nearest preceding op in the block with memory effects is a fill of
