@@ -224,8 +224,8 @@ func.func @fill_kept(%a: memref<2x64xf32>, %r: memref<4xf32>, %b: memref<2x64xf3
 // total, then the consumer's value at the same index. One kernel for fill,
 // reduction and epilogue.
 // CHECK-LABEL: func.func @reduction_epilogue
-// CHECK-COUNT-1: gpu.launch
-// CHECK-NOT:     gpu.launch
+// CHECK:         %[[INV:.*]] = memref.alloc() : memref<4xf32>
+// CHECK:         gpu.launch
 // CHECK:           gpu.shuffle  xor
 // CHECK:           scf.if
 // CHECK:             %[[T:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
@@ -233,8 +233,13 @@ func.func @fill_kept(%a: memref<2x64xf32>, %r: memref<4xf32>, %b: memref<2x64xf3
 // CHECK:             %[[M:.*]] = arith.mulf %[[T]], %{{.*}} : f32
 // CHECK:             %[[E:.*]] = arith.addf %[[M]], %{{.*}} : f32
 // CHECK:             %[[R:.*]] = math.rsqrt %[[E]] : f32
-// CHECK:             memref.store %[[R]], %arg2[%[[I]]] : memref<4xf32>
-func.func @reduction_epilogue(%a: memref<4x64xf32>, %sum: memref<4xf32>, %inv: memref<4xf32>) {
+// CHECK:             memref.store %[[R]], %[[INV]][%[[I]]] : memref<4xf32>
+// The copy out is the second and last kernel.
+// CHECK:         gpu.launch
+// CHECK:           memref.store %{{.*}}, %arg2
+// CHECK-NOT:     gpu.launch
+func.func @reduction_epilogue(%a: memref<4x64xf32>, %sum: memref<4xf32>, %res: memref<4xf32>) {
+  %inv = memref.alloc() : memref<4xf32>
   %zero = arith.constant 0.0 : f32
   %n = arith.constant 0.015625 : f32
   %eps = arith.constant 1.0e-5 : f32
@@ -257,15 +262,17 @@ func.func @reduction_epilogue(%a: memref<4x64xf32>, %sum: memref<4xf32>, %inv: m
     %r = math.rsqrt %e : f32
     linalg.yield %r : f32
   }
+  memref.copy %inv, %res : memref<4xf32> to memref<4xf32>
   return
 }
 
 // -----
 
-// A consumer that reads something else too, or reads the total through a
-// broadcast, stays a kernel of its own.
+// A consumer that reads something else too, or writes a buffer that is not
+// a fresh allocation (it might alias the rows being read), stays a kernel
+// of its own.
 // CHECK-LABEL: func.func @reduction_no_epilogue
-// CHECK-COUNT-2: gpu.launch
+// CHECK-COUNT-4: gpu.launch
 // CHECK-NOT:     gpu.launch
 func.func @reduction_no_epilogue(%a: memref<4x64xf32>, %sum: memref<4xf32>, %b: memref<4xf32>, %out: memref<4xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -283,6 +290,22 @@ func.func @reduction_no_epilogue(%a: memref<4x64xf32>, %sum: memref<4xf32>, %b: 
       ins(%sum, %b : memref<4xf32>, memref<4xf32>) outs(%out : memref<4xf32>) {
   ^bb0(%x: f32, %y: f32, %o: f32):
     %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%sum : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<4x64xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%sum : memref<4xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = math.sqrt %x : f32
     linalg.yield %r : f32
   }
   return

@@ -257,6 +257,13 @@ linalg::GenericOp fp8::rowReductionEpilogue(linalg::GenericOp op) {
       !epi.getMatchingIndexingMap(in).isIdentity() ||
       !epi.getMatchingIndexingMap(res).isIdentity())
     return {};
+  // It writes while other rows still read the reduction's inputs: its
+  // buffer is the reduction's output (in place) or a fresh allocation, so
+  // that it cannot alias them.
+  if (res->get() != out &&
+      !isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
+          res->get().getDefiningOp()))
+    return {};
   Block &body = epi.getRegion().front();
   if (!body.getArgument(1).use_empty())
     return {};

@@ -46,8 +46,9 @@ LogicalResult lowerRowReductionToWarps(RewriterBase &rewriter,
 /// memory effects; `op` writes its whole output) that reads only `op`'s
 /// output, element for element
 /// (identity maps over the output's shape, static), and writes one buffer
-/// of that shape: RMSNorm's rsqrt(mean + eps) after its sum, a recipe's
-/// scale after its amax. Its body must be scalar arithmetic that does not
+/// of that shape -- the reduction's output itself or a fresh allocation,
+/// which cannot alias the rows still being read: RMSNorm's rsqrt(mean +
+/// eps) after its sum, a recipe's scale after its amax. Its body must be scalar arithmetic that does not
 /// read its own output. Null otherwise.
 linalg::GenericOp rowReductionEpilogue(linalg::GenericOp op);
 
