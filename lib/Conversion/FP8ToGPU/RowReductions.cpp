@@ -237,8 +237,8 @@ linalg::GenericOp fp8::rowReductionEpilogue(linalg::GenericOp op) {
   if (!coversOutput(op))
     return {};
   Value out = op.getDpsInitOperand(0)->get();
-  auto outType = dyn_cast<MemRefType>(out.getType());
-  if (!outType || !outType.hasStaticShape() || !outType.getLayout().isIdentity())
+  auto outType = cast<MemRefType>(out.getType());
+  if (!outType.getLayout().isIdentity())
     return {};
   Operation *next = op->getNextNode();
   while (next && isMemoryEffectFree(next))

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Quantization.h"
+
 #include "fp8/Dialect/FP8/IR/FP8.h"
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
@@ -25,23 +27,6 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 namespace {
-
-/// amax -> current scale -> quantize of `x` with `layout`: (q, scale).
-std::pair<Value, Value> quantize(OpBuilder &b, Location loc, Value x,
-                                 ScaleLayoutAttr layout, Format format) {
-  MLIRContext *ctx = b.getContext();
-  auto type = cast<RankedTensorType>(x.getType());
-  auto scaleType = RankedTensorType::get(
-      *layout.getScaleShape(type.getShape()), b.getF32Type());
-  Value amax = AmaxOp::create(b, loc, scaleType, x, layout);
-  Value scale = ComputeScaleOp::create(b, loc, scaleType, amax, Value(),
-                                       CurrentScalingAttr::get(ctx, 0.0f,
-                                                               /*pow2=*/false),
-                                       format);
-  Value q = QuantizeOp::create(b, loc, type.clone(getFloatType(ctx, format)),
-                               x, scale, layout);
-  return {q, scale};
-}
 
 /// `block T x D` over the positions of one (batch, head) when every
 /// sequence and head dim is static (block amaxes need static extents), else
@@ -80,9 +65,16 @@ struct FP8QuantizeAttentionPass
       Location loc = op.getLoc();
       ScaleLayoutAttr layout =
           chooseLayout(op, static_cast<int64_t>(blockTokens));
-      auto [q, sq] = quantize(b, loc, op.getQuery(), layout, format);
-      auto [k, sk] = quantize(b, loc, op.getKey(), layout, format);
-      auto [v, sv] = quantize(b, loc, op.getValue(), layout, format);
+      // Current scaling, f32 scales.
+      auto quantize = [&](Value x) {
+        return quantizeFromAmax(
+            b, loc, x, layout,
+            CurrentScalingAttr::get(b.getContext(), 0.0f, /*pow2=*/false),
+            format, b.getF32Type());
+      };
+      auto [q, sq] = quantize(op.getQuery());
+      auto [k, sk] = quantize(op.getKey());
+      auto [v, sv] = quantize(op.getValue());
       auto fp8 = AttentionOp::create(
           b, loc, op.getType(), q, k, v, op.getMask(), sq, sk, sv,
           layout.isPerTensor() ? ScaleLayoutAttr() : layout,

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Quantization.h"
 #include "RewriteConfig.h"
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
@@ -12,6 +13,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <tuple>
 
 #define DEBUG_TYPE "fp8-transpose-rescale"
 
@@ -119,12 +122,8 @@ struct MakeRhsKMajor : OpRewritePattern<ScaledMatmulOp> {
             tensor::EmptyOp::create(b, loc, tShape, xType.getElementType());
         Value xt =
             linalg::TransposeOp::create(b, loc, x, init, perm).getResult()[0];
-        auto amaxType =
-            RankedTensorType::get(*dst.getScaleShape(tShape), b.getF32Type());
-        Value amax = AmaxOp::create(b, loc, amaxType, xt, dst);
-        scale = ComputeScaleOp::create(b, loc, scaleType, amax, Value(), recipe,
-                                       format);
-        q = QuantizeOp::create(b, loc, tType, xt, scale, dst);
+        std::tie(q, scale) =
+            quantizeFromAmax(b, loc, xt, dst, recipe, format, scaleElt);
         remark(op, "rhs re-quantized K-major from the high-precision "
                    "source (its blocks ran along N)");
       } else {
