@@ -105,6 +105,45 @@ def FP8CopyStoredState : Pass<"fp8-copy-stored-state"> {
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def FP8UntieSharedFills : Pass<"fp8-untie-shared-fills"> {
+  let summary = "Give every destination of a shared linalg.fill its own fill";
+  let description = [{
+    CSE merges the identical `tensor.empty` + `linalg.fill` pairs that
+    reductions start from (the zeros of RMSNorm's sums, the `-inf` or zeros
+    of amaxes) into one fill that several ops use as their destination.
+    One-shot bufferization then writes the fill into one buffer and copies
+    it into a fresh buffer for every other destination: on the GPU a fill
+    kernel and a copy kernel per reduction, where a reduction that starts
+    from its own fill absorbs it (`fp8-gpu-map-loops`). This pass gives
+    every destination use its own fill of its own `tensor.empty` (a clone
+    of the fill's destination when that is a `tensor.empty`, else the same
+    destination), placed right before the op that writes into it, and
+    erases the original when nothing else reads it; a fill with one user,
+    its destination, moves right before it. Run it after the last CSE
+    before bufferization: CSE would merge the clones again.
+
+    Before:
+    ```mlir
+    %e = tensor.empty() : tensor<8xf32>
+    %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+    %a = linalg.generic ... outs(%z : tensor<8xf32>) ...
+    %b = linalg.generic ... outs(%z : tensor<8xf32>) ...
+    ```
+    After:
+    ```mlir
+    %e0 = tensor.empty() : tensor<8xf32>
+    %z0 = linalg.fill ins(%c0 : f32) outs(%e0 : tensor<8xf32>) -> tensor<8xf32>
+    %a = linalg.generic ... outs(%z0 : tensor<8xf32>) ...
+    %e1 = tensor.empty() : tensor<8xf32>
+    %z1 = linalg.fill ins(%c0 : f32) outs(%e1 : tensor<8xf32>) -> tensor<8xf32>
+    %b = linalg.generic ... outs(%z1 : tensor<8xf32>) ...
+    ```
+    Uses that only read the fill (inputs) keep the original.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FP8BlockLayout : Pass<"fp8-block-layout"> {
   let summary = "Pad FP8 products to whole scale blocks";
   let description = [{
@@ -172,7 +211,14 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
     of all its loops (each element once: softmax's row max and sum), and
     `duplicate-cheap` fuses a producer with several consumers into each of
     them when its body is arithmetic only (arith ops and `linalg.index`: a
-    scale, a mask's select and add, a causal test of the indices). Together they take the attention scores' scaling and masking into
+    scale, a mask's select and add, a causal test of the indices); with it,
+    a producer that only moves elements (one input, a body of casts at
+    most: a transpose, a layout copy) fuses into every element-wise
+    consumer whatever its indexing -- a broadcast, RoPE's rotated
+    `(d + 64) mod 128` read of a transposed q -- since reading the source
+    costs the load the consumer made of the copy (if less coalesced, one
+    pass over memory instead of two); not into reductions, whose rows
+    would be read strided. Together they take the attention scores' scaling and masking into
     softmax's max, sum and normalization instead of three passes over a
     12 x 1024 x 1024 tensor. A third, `through-reshapes`, moves a reshape
     that separates two element-wise ops past one of them (the [1, T, H]
@@ -193,7 +239,9 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
            "Also fuse into reductions that read each producer element once">,
     Option<"duplicateCheap", "duplicate-cheap", "bool", "false",
            "Fuse producers with several consumers into each of them when "
-           "their body is arithmetic only (arith ops, linalg.index)">,
+           "their body is arithmetic only (arith ops, linalg.index); fuse "
+           "producers that only move elements into any element-wise "
+           "consumer">,
     Option<"throughReshapes", "through-reshapes", "bool", "false",
            "Move a tensor.collapse_shape / expand_shape that only one "
            "element-wise op reads past that op (upstream's fold-by-"

@@ -70,9 +70,12 @@ void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
 /// the boundaries), optionally results as out-parameters (`publicOutParams`:
 /// also for public functions, as the model ABI needs), then ownership-based
 /// deallocation. fp8-copy-stored-state first: MLIR 22 bufferizes an
-/// ml_program.global_store of an in-place tensor without its copy.
+/// ml_program.global_store of an in-place tensor without its copy; and
+/// fp8-untie-shared-fills: a fill CSE shared between reductions would
+/// bufferize as one fill plus a copy per reduction.
 static void addBufferization(OpPassManager &pm, bool outParams,
                              bool publicOutParams) {
+  pm.addPass(fp8::createFP8UntieSharedFills());
   pm.addPass(fp8::createFP8CopyStoredState());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -157,18 +157,19 @@ func.func @block_amax_warps(%a: memref<2x2x32xf32>, %r: memref<2x2xf32>) {
 
 // A fill that initializes the whole output just before a row reduction
 // (what bufferization makes of a reduction's init) is folded into it: one
-// kernel, lane 0 stores max(total, the fill's value: 0, as an amax starts)
-// without loading. A fill the reduction does not cover entirely (rows 0..1
+// kernel, every lane computes max(total, the fill's value: 0, as an amax
+// starts) and lane 0 stores it, without loading. A fill the reduction does not cover entirely (rows 0..1
 // of 4), or one separated from it by a write to memory, stays a kernel of
 // its own (fill_kept: 2 fills, 2 reductions, the scalar store).
 // CHECK-LABEL: func.func @fill_folded
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-COUNT-1: gpu.launch
 // CHECK-NOT:     gpu.launch
+// CHECK-NOT:       memref.load %arg1
 // CHECK:           gpu.shuffle  xor
+// CHECK-NOT:       memref.load %arg1
+// CHECK:           %[[M:.*]] = arith.maximumf %{{.*}}, %[[ZERO]] : f32
 // CHECK:           scf.if
-// CHECK-NOT:         memref.load %arg1
-// CHECK:             %[[M:.*]] = arith.maximumf %{{.*}}, %[[ZERO]] : f32
 // CHECK:             memref.store %[[M]], %arg1
 func.func @fill_folded(%a: memref<2x64xf32>, %r: memref<2xf32>) {
   %neg = arith.constant 0.0 : f32
@@ -220,19 +221,21 @@ func.func @fill_kept(%a: memref<2x64xf32>, %r: memref<4xf32>, %b: memref<2x64xf3
 
 // An element-wise generic right after a row reduction that reads only its
 // output, element for element (RMSNorm's rsqrt(mean + eps), a recipe's
-// scale after its amax), runs in the reduction's kernel: lane 0 stores the
-// total, then the consumer's value at the same index. One kernel for fill,
-// reduction and epilogue.
+// scale after its amax), runs in the reduction's kernel: every lane computes
+// the total and the consumer's value, lane 0 stores both at the same index.
+// One kernel for fill, reduction and epilogue (more such stages:
+// fp8-gpu-map-loops-row-stages.mlir).
 // CHECK-LABEL: func.func @reduction_epilogue
 // CHECK:         %[[INV:.*]] = memref.alloc() : memref<4xf32>
 // CHECK:         gpu.launch
-// CHECK:           gpu.shuffle  xor
+// CHECK:           gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK-NEXT:      arith.addf
+// CHECK:           %[[T:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK:           %[[M:.*]] = arith.mulf %[[T]], %{{.*}} : f32
+// CHECK:           %[[E:.*]] = arith.addf %[[M]], %{{.*}} : f32
+// CHECK:           %[[R:.*]] = math.rsqrt %[[E]] : f32
 // CHECK:           scf.if
-// CHECK:             %[[T:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
 // CHECK:             memref.store %[[T]], %arg1[%[[I:.*]]] : memref<4xf32>
-// CHECK:             %[[M:.*]] = arith.mulf %[[T]], %{{.*}} : f32
-// CHECK:             %[[E:.*]] = arith.addf %[[M]], %{{.*}} : f32
-// CHECK:             %[[R:.*]] = math.rsqrt %[[E]] : f32
 // CHECK:             memref.store %[[R]], %[[INV]][%[[I]]] : memref<4xf32>
 // The copy out is the second and last kernel.
 // CHECK:         gpu.launch
@@ -268,9 +271,9 @@ func.func @reduction_epilogue(%a: memref<4x64xf32>, %sum: memref<4xf32>, %res: m
 
 // -----
 
-// A consumer that reads something else too, or writes a buffer that is not
-// a fresh allocation (it might alias the rows being read), stays a kernel
-// of its own.
+// A consumer that writes a buffer that is not a fresh allocation (it might
+// alias the rows being read) stays a kernel of its own, whatever else it
+// reads.
 // CHECK-LABEL: func.func @reduction_no_epilogue
 // CHECK-COUNT-4: gpu.launch
 // CHECK-NOT:     gpu.launch

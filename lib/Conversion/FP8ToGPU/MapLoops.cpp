@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -136,17 +137,23 @@ private:
       if (failed(parallelDimsFirst(rewriter, generic)))
         return generic->emitOpError("cannot reorder loops for the GPU");
       // Row reductions: a warp per row (RowReductions.h), folding the fill
-      // that initializes the output, if one does just before.
+      // that initializes the output, if one does just before, and the
+      // element-wise ops after it that need only its rows (RMSNorm's rsqrt
+      // and normalization, a per-row quantization).
       linalg::FillOp init = fp8::initializingFill(generic);
-      linalg::GenericOp epilogue = fp8::rowReductionEpilogue(generic);
+      SmallVector<fp8::RowStage> stages =
+          fp8::rowReductionStages(generic, init);
       if (succeeded(fp8::lowerRowReductionToWarps(rewriter, generic,
                                                   vectorWidth, init,
-                                                  epilogue))) {
-        for (Operation *done : {init.getOperation(), epilogue.getOperation()})
-          if (done) {
-            folded.insert(done);
-            rewriter.eraseOp(done);
-          }
+                                                  stages))) {
+        if (init) {
+          folded.insert(init);
+          rewriter.eraseOp(init);
+        }
+        for (fp8::RowStage &stage : stages) {
+          folded.insert(stage.op);
+          rewriter.eraseOp(stage.op);
+        }
         continue;
       }
       // interchangeGenericOp rewrites in place.
@@ -158,7 +165,69 @@ private:
     return success();
   }
 
+  /// The buffers `loop` reads and writes (their alias roots; every
+  /// function argument counts as one buffer, since arguments may alias).
+  struct Footprint {
+    llvm::SmallPtrSet<Value, 8> reads, writes;
+  };
+  static Value bufferOf(Value memref) {
+    Value root = fp8::aliasRoot(memref);
+    if (auto arg = dyn_cast<BlockArgument>(root))
+      return arg.getOwner()->getArgument(0);
+    return root;
+  }
+  static Footprint footprintOf(scf::ParallelOp loop) {
+    Footprint f;
+    loop->walk([&](Operation *op) {
+      for (Value v : op->getOperands()) {
+        if (!isa<MemRefType>(v.getType()))
+          continue;
+        Value buffer = bufferOf(v);
+        if (isa<memref::LoadOp, vector::LoadOp>(op)) {
+          f.reads.insert(buffer);
+        } else if ((isa<memref::StoreOp>(op) &&
+                    v == cast<memref::StoreOp>(op).getMemRef()) ||
+                   (isa<vector::StoreOp>(op) &&
+                    v == cast<vector::StoreOp>(op).getBase())) {
+          f.writes.insert(buffer);
+        } else if (!isa<memref::StoreOp, vector::StoreOp>(op)) {
+          // Anything else that takes a buffer: read and written.
+          f.reads.insert(buffer);
+          f.writes.insert(buffer);
+        }
+      }
+    });
+    return f;
+  }
+  /// Whether `next` may run in the same launch as the nests of `run`: it
+  /// touches nothing they write and writes nothing they read.
+  static bool independent(ArrayRef<Footprint> run, const Footprint &next) {
+    for (const Footprint &f : run) {
+      for (Value w : f.writes)
+        if (next.reads.contains(w) || next.writes.contains(w))
+          return false;
+      for (Value r : f.reads)
+        if (next.writes.contains(r))
+          return false;
+    }
+    return true;
+  }
+
   LogicalResult mapBlock(Block &block) {
+    // Independent parallel nests in a row, separated only by pure ops and
+    // allocations, launch as one kernel (launchMerged).
+    SmallVector<scf::ParallelOp> run;
+    SmallVector<Footprint> runFootprints;
+    auto flushRun = [&]() -> LogicalResult {
+      LogicalResult r = success();
+      if (run.size() == 1)
+        r = launchParallel(run.front());
+      else if (!run.empty())
+        r = launchMerged(run);
+      run.clear();
+      runFootprints.clear();
+      return r;
+    };
     SmallVector<Operation *> group;
     llvm::SmallPtrSet<Operation *, 16> inGroup;
     auto usesGroup = [&](Operation *op) {
@@ -187,14 +256,25 @@ private:
         break; // flushed below, before the terminator
       if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
         if (usesGroup(op)) {
+          if (failed(flushRun()))
+            return failure();
           group.push_back(op);
           inGroup.insert(op);
           continue;
         }
-        if (failed(flush()) || failed(launchParallel(loop)))
+        if (failed(flush()))
           return failure();
+        Footprint f = footprintOf(loop);
+        if (!independent(runFootprints, f) && failed(flushRun()))
+          return failure();
+        run.push_back(loop);
+        runFootprints.push_back(std::move(f));
         continue;
       }
+      // Pure ops and allocations may stand between the nests of a run.
+      if (!run.empty() && !isMemoryEffectFree(op) &&
+          !isa<memref::AllocOp, memref::AllocaOp>(op) && failed(flushRun()))
+        return failure();
       bool device = touchesMemory(op);
       if (device || (!group.empty() && usesGroup(op) && isMemoryEffectFree(op))) {
         group.push_back(op);
@@ -210,6 +290,8 @@ private:
       if (failed(flush()))
         return failure();
     }
+    if (failed(flushRun()))
+      return failure();
     return flush();
   }
 
@@ -267,13 +349,14 @@ private:
     return sinkConstants(launch);
   }
 
-  LogicalResult launchParallel(scf::ParallelOp loop) {
+  /// Reductions accumulate in registers; V elements per thread along the
+  /// innermost dimension, moved as vectors (VectorAccess.h); nests the
+  /// coarsening does not apply to keep one per thread. Returns the nest to
+  /// launch (the coarsened one replaces `loop`).
+  FailureOr<scf::ParallelOp> prepare(scf::ParallelOp loop) {
     if (loop.getNumReductions() != 0 || !loop.getInitVals().empty())
       return loop.emitOpError("parallel loop with reductions is not mapped "
                               "to the GPU");
-    // Reductions accumulate in registers; V elements per thread along the
-    // innermost dimension, moved as vectors (VectorAccess.h); nests the
-    // coarsening does not apply to keep one per thread.
     IRRewriter rewriter(loop.getContext());
     fp8::promoteLoopAccumulators(rewriter, loop);
     if (vectorWidth > 1) {
@@ -282,49 +365,159 @@ private:
       if (succeeded(coarse))
         loop = *coarse;
     }
-    Location loc = loop.getLoc();
-    OpBuilder b(loop);
-    unsigned rank = loop.getNumLoops();
-    // Trip counts (host arithmetic, folded to constants for static shapes:
-    // the kernel then divides by compile-time constants).
+    return loop;
+  }
+
+  /// A nest's trip counts (host arithmetic, folded to constants for static
+  /// shapes: the kernel then divides by compile-time constants) and its
+  /// threads per block.
+  struct NestShape {
     SmallVector<Value> counts;
-    Value total = indexConst(b, loc, 1);
+    Value total;
     int64_t staticTotal = 1;
     bool isStatic = true;
-    for (unsigned i = 0; i < rank; ++i) {
+    int64_t threadsPerBlock = 0;
+  };
+
+  NestShape shapeOf(OpBuilder &b, scf::ParallelOp loop) {
+    Location loc = loop.getLoc();
+    NestShape s;
+    s.total = indexConst(b, loc, 1);
+    for (unsigned i = 0; i < loop.getNumLoops(); ++i) {
       Value lb = loop.getLowerBound()[i], ub = loop.getUpperBound()[i],
             step = loop.getStep()[i];
       Value n = b.createOrFold<arith::CeilDivSIOp>(
           loc, b.createOrFold<arith::SubIOp>(loc, ub, lb), step);
-      counts.push_back(n);
-      total = b.createOrFold<arith::MulIOp>(loc, total, n);
+      s.counts.push_back(n);
+      s.total = b.createOrFold<arith::MulIOp>(loc, s.total, n);
       auto l = getConstantIntValue(lb), u = getConstantIntValue(ub),
-           s = getConstantIntValue(step);
-      if (isStatic && l && u && s && *s > 0)
-        staticTotal *= std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
+           st = getConstantIntValue(step);
+      if (s.isStatic && l && u && st && *st > 0)
+        s.staticTotal *= std::max<int64_t>(0, (*u - *l + *st - 1) / *st);
       else
-        isStatic = false;
+        s.isStatic = false;
     }
-    int64_t threadsPerBlock = blockSize;
-    if (isStatic && staticTotal < blockSize)
-      threadsPerBlock = std::max<int64_t>(32, (staticTotal + 31) / 32 * 32);
-    Value threads = indexConst(b, loc, threadsPerBlock);
-    Value blocks = b.createOrFold<arith::CeilDivSIOp>(loc, total, threads);
+    s.threadsPerBlock = blockSize;
+    if (s.isStatic && s.staticTotal < blockSize)
+      s.threadsPerBlock = std::max<int64_t>(32, (s.staticTotal + 31) / 32 * 32);
+    return s;
+  }
+
+  LogicalResult launchParallel(scf::ParallelOp loop) {
+    FailureOr<scf::ParallelOp> prepared = prepare(loop);
+    if (failed(prepared))
+      return failure();
+    loop = *prepared;
+    Location loc = loop.getLoc();
+    OpBuilder b(loop);
+    NestShape s = shapeOf(b, loop);
+    Value threads = indexConst(b, loc, s.threadsPerBlock);
+    Value blocks = b.createOrFold<arith::CeilDivSIOp>(loc, s.total, threads);
     blocks = b.createOrFold<arith::MaxSIOp>(loc, blocks, indexConst(b, loc, 1));
     gpu::LaunchOp launch = createLaunch(b, loc, blocks, threads);
-
     b.setInsertionPointToStart(&launch.getBody().front());
+    emitNest(b, loop, s, launch.getBlockIds().x, launch.getThreadIds().x);
+    return sinkConstants(launch);
+  }
+
+  /// Independent nests in a row -- none reads or writes what an earlier one
+  /// writes, nor writes what it reads (mergeable) -- as one launch: block b
+  /// runs nest i's block b - (blocks of nests 0..i-1). Fewer launches, and
+  /// the small ones (RoPE on 8 KV heads beside 32 query heads) fill the
+  /// GPU together. Nests whose shapes are not static or need their own
+  /// block size (fewer threads than one block) launch alone. The launch
+  /// goes where the last nest was: what stands between them is pure or an
+  /// allocation (mapBlock).
+  LogicalResult launchMerged(ArrayRef<scf::ParallelOp> run) {
+    SmallVector<scf::ParallelOp> loops;
+    for (scf::ParallelOp loop : run) {
+      FailureOr<scf::ParallelOp> prepared = prepare(loop);
+      if (failed(prepared))
+        return failure();
+      loops.push_back(*prepared);
+    }
+    // Each nest's counts just before it: they dominate the launch, which
+    // goes where the last nest is.
+    SmallVector<NestShape> shapes;
+    for (scf::ParallelOp loop : loops) {
+      OpBuilder lb(loop);
+      shapes.push_back(shapeOf(lb, loop));
+    }
+    OpBuilder b(loops.back());
+    SmallVector<scf::ParallelOp> merged;
+    SmallVector<NestShape> mergedShapes;
+    for (auto [loop, s] : llvm::zip(loops, shapes)) {
+      if (s.isStatic && s.threadsPerBlock == blockSize) {
+        merged.push_back(loop);
+        mergedShapes.push_back(s);
+        continue;
+      }
+      OpBuilder lb(loop);
+      Location loc = loop.getLoc();
+      Value threads = indexConst(lb, loc, s.threadsPerBlock);
+      Value blocks = lb.createOrFold<arith::CeilDivSIOp>(loc, s.total, threads);
+      blocks =
+          lb.createOrFold<arith::MaxSIOp>(loc, blocks, indexConst(lb, loc, 1));
+      gpu::LaunchOp launch = createLaunch(lb, loc, blocks, threads);
+      lb.setInsertionPointToStart(&launch.getBody().front());
+      emitNest(lb, loop, s, launch.getBlockIds().x, launch.getThreadIds().x);
+      if (failed(sinkConstants(launch)))
+        return failure();
+    }
+    if (merged.empty())
+      return success();
+    SmallVector<int64_t> firstBlock;
+    int64_t totalBlocks = 0;
+    for (const NestShape &s : mergedShapes) {
+      firstBlock.push_back(totalBlocks);
+      totalBlocks += std::max<int64_t>(1, llvm::divideCeil(s.staticTotal, blockSize));
+    }
+    Location loc = merged.front().getLoc();
+    b.setInsertionPoint(merged.back());
+    gpu::LaunchOp launch =
+        createLaunch(b, loc, indexConst(b, loc, totalBlocks),
+                     indexConst(b, loc, blockSize));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value block = launch.getBlockIds().x;
+    for (auto [i, loop] : llvm::enumerate(merged)) {
+      const int64_t end = i + 1 < merged.size() ? firstBlock[i + 1] : totalBlocks;
+      Value lo = indexConst(b, loc, firstBlock[i]);
+      Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         block, indexConst(b, loc, end));
+      if (firstBlock[i] != 0)
+        mine = arith::AndIOp::create(
+            b, loc, mine,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, block,
+                                  lo));
+      auto owner = scf::IfOp::create(b, loc, mine, /*withElse=*/false);
+      OpBuilder nb = OpBuilder::atBlockBegin(&owner.getThenRegion().front());
+      Value local = arith::SubIOp::create(nb, loc, block, lo);
+      emitNest(nb, loop, mergedShapes[i], local, launch.getThreadIds().x);
+    }
+    return sinkConstants(launch);
+  }
+
+  /// `loop`'s iterations for block `blockId` and thread `threadId` of a
+  /// launch with `s.threadsPerBlock` threads per block, at b's insertion
+  /// point: the linear index, the range guard, the induction variables and
+  /// the body. Erases `loop`.
+  void emitNest(OpBuilder &b, scf::ParallelOp loop, const NestShape &s,
+                Value blockId, Value threadId) {
+    Location loc = loop.getLoc();
+    const unsigned rank = loop.getNumLoops();
+    const int64_t threadsPerBlock = s.threadsPerBlock;
+    Value threads = indexConst(b, loc, threadsPerBlock);
     // A static nest whose threads all fit in 31 bits is indexed in i32: the
     // index arithmetic (one division and remainder by a constant per
     // dimension) is then 32-bit, which is what costs most in an element-wise
     // kernel; the induction variables are widened once for addressing.
     // (blocks * threadsPerBlock <= INT32_MAX, without forming the product.)
     const bool narrow =
-        isStatic &&
+        s.isStatic &&
         static_cast<int64_t>(llvm::divideCeil(
-            std::max<int64_t>(staticTotal, 1), threadsPerBlock)) <=
+            std::max<int64_t>(s.staticTotal, 1), threadsPerBlock)) <=
             INT32_MAX / threadsPerBlock &&
-        llvm::all_of(counts, [](Value n) { return getConstantIntValue(n); });
+        llvm::all_of(s.counts, [](Value n) { return getConstantIntValue(n); });
     auto toIdx = [&](Value v) -> Value {
       return narrow ? b.createOrFold<arith::IndexCastUIOp>(
                           loc, b.getI32Type(), v)
@@ -332,10 +525,10 @@ private:
     };
     Value linear = arith::AddIOp::create(
         b, loc,
-        arith::MulIOp::create(b, loc, toIdx(launch.getBlockIds().x),
+        arith::MulIOp::create(b, loc, toIdx(blockId),
                               constOrValue(b, loc, threads, narrow)),
-        toIdx(launch.getThreadIds().x));
-    Value bound = constOrValue(b, loc, total, narrow);
+        toIdx(threadId));
+    Value bound = constOrValue(b, loc, s.total, narrow);
     Value inRange =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, linear, bound);
     auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
@@ -346,7 +539,7 @@ private:
     for (int i = rank - 1; i >= 0; --i) {
       Value idx = rest;
       if (i > 0) {
-        Value count = constOrValue(b, loc, counts[i], narrow);
+        Value count = constOrValue(b, loc, s.counts[i], narrow);
         idx = b.createOrFold<arith::RemUIOp>(loc, rest, count);
         rest = b.createOrFold<arith::DivUIOp>(loc, rest, count);
       }
@@ -361,7 +554,6 @@ private:
     for (Operation &op : loop.getBody()->without_terminator())
       b.clone(op, map);
     loop.erase();
-    return sinkConstants(launch);
   }
 
   /// `v` (an index) as an i32 constant when `narrow` (then `v` is a

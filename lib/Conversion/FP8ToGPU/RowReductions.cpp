@@ -183,102 +183,207 @@ Value foldLaneStep(OpBuilder &b, Location l, linalg::GenericOp op,
   return acc;
 }
 
-} // namespace
 
-/// Whether `op` (one output) writes every element of its (static) output
-/// once: the output map is a permutation of the parallel dimensions, whose
-/// ranges are the output's sizes.
-static bool coversOutput(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
-    return false;
-  auto outType = dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
-  if (!outType || !outType.hasStaticShape())
-    return false;
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  unsigned parallel = 0;
-  for (utils::IteratorType it : iters)
-    parallel += it == utils::IteratorType::parallel;
-  if (outMap.getNumResults() != parallel ||
-      static_cast<int64_t>(parallel) != outType.getRank())
-    return false;
-  for (auto [i, e] : llvm::enumerate(outMap.getResults())) {
-    auto dim = dyn_cast<AffineDimExpr>(e);
-    if (!dim || iters[dim.getPosition()] != utils::IteratorType::parallel ||
-        ranges[dim.getPosition()] != outType.getDimSize(i))
-      return false;
-  }
-  return true;
-}
-
-linalg::FillOp fp8::initializingFill(linalg::GenericOp op) {
-  if (!coversOutput(op))
-    return {};
-  Value out = op.getDpsInitOperand(0)->get();
-  auto outType = cast<MemRefType>(out.getType());
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (isMemoryEffectFree(prev))
-      continue;
-    // The fill's value of the output's type: what lane 0 would have loaded.
-    auto fill = dyn_cast<linalg::FillOp>(prev);
-    if (fill && fill.hasPureBufferSemantics() &&
-        fill.getDpsInitOperand(0)->get() == out &&
-        fill.getDpsInputOperand(0)->get().getType() ==
-            outType.getElementType())
-      return fill;
-    return {};
-  }
+/// The value of operand `j` of `stage` where its source is a value the warp
+/// holds (RowStage::sources), else null.
+Value forwarded(const fp8::RowStage &stage, unsigned j, Value total,
+                ArrayRef<Value> stageValues) {
+  int source = stage.sources[j];
+  if (source == fp8::kFromTotal)
+    return total;
+  if (source >= 0)
+    return stageValues[source];
   return {};
 }
 
-linalg::GenericOp fp8::rowReductionEpilogue(linalg::GenericOp op) {
-  // The epilogue runs once per element the reduction writes: all of them.
-  if (!coversOutput(op))
-    return {};
-  Value out = op.getDpsInitOperand(0)->get();
-  auto outType = cast<MemRefType>(out.getType());
-  if (!outType.getLayout().isIdentity())
-    return {};
-  Operation *next = op->getNextNode();
-  while (next && isMemoryEffectFree(next))
-    next = next->getNextNode();
-  auto epi = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!epi || !epi.hasPureBufferSemantics() || epi.getNumDpsInputs() != 1 ||
-      epi.getNumDpsInits() != 1 || epi.getNumLoops() != outType.getRank() ||
-      epi.getNumReductionLoops() != 0)
-    return {};
-  OpOperand *in = epi.getDpsInputOperand(0);
-  OpOperand *res = epi.getDpsInitOperand(0);
-  auto resType = dyn_cast<MemRefType>(res->get().getType());
-  if (in->get() != out || !resType ||
-      resType.getShape() != outType.getShape() ||
-      !resType.getLayout().isIdentity() ||
-      !epi.getMatchingIndexingMap(in).isIdentity() ||
-      !epi.getMatchingIndexingMap(res).isIdentity())
-    return {};
-  // It writes while other rows still read the reduction's inputs: its
-  // buffer is the reduction's output (in place) or a fresh allocation, so
-  // that it cannot alias them.
-  if (res->get() != out &&
-      !isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
-          res->get().getDefiningOp()))
-    return {};
-  Block &body = epi.getRegion().front();
-  if (!body.getArgument(1).use_empty())
-    return {};
-  for (Operation &inner : body.without_terminator())
-    if (isa<linalg::IndexOp>(inner) || !isMemoryEffectFree(&inner) ||
-        inner.getNumRegions() != 0)
-      return {};
-  return epi;
+/// The stage's loop indices for the row `rowIvs` (and column `column`, per
+/// element): its RowStage::dims evaluated there.
+SmallVector<Value> stageIndices(OpBuilder &b, Location l,
+                                const fp8::RowStage &stage,
+                                ArrayRef<Value> rowIvs, Value column) {
+  SmallVector<Value> loops(rowIvs);
+  if (column)
+    loops.push_back(column);
+  SmallVector<Value> indices;
+  for (AffineExpr e : stage.dims) {
+    if (auto dim = dyn_cast<AffineDimExpr>(e))
+      indices.push_back(loops[dim.getPosition()]);
+    else if (auto c = dyn_cast<AffineConstantExpr>(e))
+      indices.push_back(arith::ConstantIndexOp::create(b, l, c.getValue()));
+    else
+      indices.push_back(affine::AffineApplyOp::create(
+          b, l, AffineMap::get(loops.size(), 0, e), loops));
+  }
+  return indices;
 }
+
+/// Clones `stage`'s body with its inputs `inputs` (one per input operand) at
+/// loop indices `indices`; returns the yielded value.
+Value cloneStageBody(OpBuilder &b, const fp8::RowStage &stage,
+                     ArrayRef<Value> inputs, ArrayRef<Value> indices) {
+  linalg::GenericOp g = stage.op;
+  Block &body = g.getRegion().front();
+  IRMapping map;
+  for (auto [j, v] : llvm::enumerate(inputs))
+    map.map(body.getArgument(j), v);
+  for (Operation &inner : body.without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      map.map(index.getResult(), indices[index.getDim()]);
+      continue;
+    }
+    b.clone(inner, map);
+  }
+  return map.lookupOrDefault(
+      cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+}
+
+/// A per-row stage at row `rowIvs`, computed with `b` (every lane, or lane 0
+/// only): its value, and its loop indices for the store.
+std::pair<Value, SmallVector<Value>>
+emitRowStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
+             ArrayRef<Value> rowIvs, Value total, ArrayRef<Value> stageValues) {
+  linalg::GenericOp g = stage.op;
+  SmallVector<Value> indices = stageIndices(b, l, stage, rowIvs, Value());
+  SmallVector<Value> inputs;
+  for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands())) {
+    Value v = forwarded(stage, j, total, stageValues);
+    if (!v && isa<MemRefType>(in->get().getType()))
+      v = memref::LoadOp::create(
+          b, l, in->get(),
+          applyMap(b, l, g.getMatchingIndexingMap(in), indices));
+    inputs.push_back(v ? v : in->get());
+  }
+  return {cloneStageBody(b, stage, inputs, indices), indices};
+}
+
+/// Whether `operand` of `g` is indexed by the reduced (last) loop only in
+/// its last, contiguous, index: vector accesses of `width` elements.
+bool vectorizable(linalg::GenericOp g, OpOperand *operand, int64_t width) {
+  const unsigned red = g.getNumLoops() - 1;
+  AffineMap m = g.getMatchingIndexingMap(operand);
+  if (!m.isFunctionOfDim(red) || m.getNumResults() == 0)
+    return false;
+  ArrayRef<AffineExpr> results = m.getResults();
+  auto dim = dyn_cast<AffineDimExpr>(results.back());
+  auto t = dyn_cast<MemRefType>(operand->get().getType());
+  return dim && dim.getPosition() == red && t &&
+         llvm::none_of(results.drop_back(),
+                       [&](AffineExpr e) { return e.isFunctionOfDim(red); }) &&
+         fp8::vectorAccessAlignment(t, width).has_value();
+}
+
+/// The widest power of two <= maxWidth that divides the row and lets every
+/// buffer operand of the per-element stage that the column indexes be
+/// accessed as vectors; 1 when none does.
+int64_t elementStageWidth(const fp8::RowStage &stage, int64_t rowLength,
+                          int64_t maxWidth) {
+  linalg::GenericOp g = stage.op;
+  const unsigned red = g.getNumLoops() - 1;
+  for (int64_t v = llvm::bit_floor<uint64_t>(std::max<int64_t>(maxWidth, 1));
+       v >= 2; v /= 2) {
+    if (rowLength % v != 0)
+      continue;
+    bool ok = true;
+    for (OpOperand &operand : g->getOpOperands()) {
+      if (!isa<MemRefType>(operand.get().getType()) ||
+          !g.getMatchingIndexingMap(&operand).isFunctionOfDim(red))
+        continue;
+      if (g.isDpsInput(&operand) &&
+          stage.sources[operand.getOperandNumber()] != fp8::kFromOperand)
+        continue;
+      ok &= vectorizable(g, &operand, v);
+    }
+    if (ok)
+      return v;
+  }
+  return 1;
+}
+
+/// A per-element stage over row `rowIvs`: lane `lane` computes columns
+/// [lane V, lane V + V), then 32 V further on, ... (the reduction's own
+/// order when V is its width); buffers the column indexes contiguously are
+/// read and written as vectors of V.
+void emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
+                      ArrayRef<Value> rowIvs, Value lane, int64_t rowLength,
+                      int64_t maxWidth, Value total,
+                      ArrayRef<Value> stageValues) {
+  linalg::GenericOp g = stage.op;
+  const int64_t width = elementStageWidth(stage, rowLength, maxWidth);
+  Value start = arith::MulIOp::create(
+      b, l, lane, arith::ConstantIndexOp::create(b, l, width));
+  scf::ForOp::create(
+      b, l, start, arith::ConstantIndexOp::create(b, l, rowLength),
+      arith::ConstantIndexOp::create(b, l, fp8::kReductionLanes * width),
+      ValueRange{},
+      [&](OpBuilder &fb, Location fl, Value k, ValueRange) {
+        SmallVector<Value> at = stageIndices(fb, fl, stage, rowIvs, k);
+        // Per input: a vector (contiguous along the column), or nothing yet
+        // (loaded per element), or a value the warp holds.
+        SmallVector<Value> vectors;
+        for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands())) {
+          Value v;
+          if (!forwarded(stage, j, total, stageValues) &&
+              isa<MemRefType>(in->get().getType()) && width > 1 &&
+              vectorizable(g, in, width)) {
+            auto t = cast<MemRefType>(in->get().getType());
+            v = vector::LoadOp::create(
+                fb, fl, VectorType::get({width}, t.getElementType()),
+                in->get(), applyMap(fb, fl, g.getMatchingIndexingMap(in), at),
+                /*nontemporal=*/false,
+                llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
+          }
+          vectors.push_back(v);
+        }
+        OpOperand *res = g.getDpsInitOperand(0);
+        AffineMap resMap = g.getMatchingIndexingMap(res);
+        SmallVector<Value> results;
+        for (int64_t e = 0; e < width; ++e) {
+          Value ke = k;
+          if (e != 0)
+            ke = arith::AddIOp::create(
+                fb, fl, k, arith::ConstantIndexOp::create(fb, fl, e));
+          SmallVector<Value> indices =
+              stageIndices(fb, fl, stage, rowIvs, ke);
+          SmallVector<Value> inputs;
+          for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands())) {
+            if (Value f = forwarded(stage, j, total, stageValues))
+              inputs.push_back(f);
+            else if (vectors[j])
+              inputs.push_back(vector::ExtractOp::create(
+                  fb, fl, vectors[j], ArrayRef<int64_t>{e}));
+            else if (isa<MemRefType>(in->get().getType()))
+              inputs.push_back(memref::LoadOp::create(
+                  fb, fl, in->get(),
+                  applyMap(fb, fl, g.getMatchingIndexingMap(in), indices)));
+            else
+              inputs.push_back(in->get());
+          }
+          Value r = cloneStageBody(fb, stage, inputs, indices);
+          if (width > 1 && vectorizable(g, res, width))
+            results.push_back(r);
+          else
+            memref::StoreOp::create(fb, fl, r, res->get(),
+                                    applyMap(fb, fl, resMap, indices));
+        }
+        if (!results.empty()) {
+          auto t = cast<MemRefType>(res->get().getType());
+          Value vec = vector::FromElementsOp::create(
+              fb, fl, VectorType::get({width}, t.getElementType()), results);
+          vector::StoreOp::create(
+              fb, fl, vec, res->get(), applyMap(fb, fl, resMap, at),
+              /*nontemporal=*/false,
+              llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
+        }
+        scf::YieldOp::create(fb, fl);
+      });
+}
+} // namespace
 
 LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                                             linalg::GenericOp op,
                                             int64_t vectorWidth,
                                             linalg::FillOp init,
-                                            linalg::GenericOp epilogue) {
+                                            ArrayRef<RowStage> stages) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
     return failure();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
@@ -321,6 +426,21 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
   std::optional<Combiner> comb = matchCombiner(op);
   if (!comb)
     return failure();
+
+  // What stands between the reduction and its last stage (pure ops, fresh
+  // allocations: rowReductionStages) moves before it, so that the kernel
+  // sees the stages' buffers.
+  if (!stages.empty()) {
+    SmallVector<Operation *> between;
+    Operation *last = linalg::GenericOp(stages.back().op).getOperation();
+    for (Operation *it = op->getNextNode(); it != last; it = it->getNextNode())
+      if (llvm::none_of(stages, [&](const fp8::RowStage &s) {
+            return linalg::GenericOp(s.op).getOperation() == it;
+          }))
+        between.push_back(it);
+    for (Operation *it : between)
+      rewriter.moveOpBefore(it, op);
+  }
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -368,30 +488,59 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
           total = combine(b, *comb, other, total);
         }
         // Lane 0 folds the total into the output's initial value: the
-        // fill's (when the fill is folded), else the output's.
+        // fill's (when the fill is folded), else the output's. With the
+        // fill, every lane knows the row's value and computes the per-row
+        // stages; lane 0 stores them.
+        // Stages compute with every lane's total what lane 0 stores: take
+        // lane 0's, so that lanes agree bit for bit even where the
+        // combiner's result depends on its operands' order (maxnumf of
+        // +0 and -0).
+        if (!stages.empty())
+          total = gpu::ShuffleOp::create(
+                      b, l, total, arith::ConstantIntOp::create(b, l, 0, 32),
+                      lanes, gpu::ShuffleMode::IDX)
+                      .getShuffleResult();
         Value first = arith::CmpIOp::create(
             b, l, arith::CmpIPredicate::eq, lane,
             arith::ConstantIndexOp::create(b, l, 0));
+        SmallVector<Value> stageValues(stages.size());
+        SmallVector<SmallVector<Value>> rowStageAt(stages.size());
+        auto emitRowStages = [&](OpBuilder &rb, Value updated) {
+          for (auto [i, stage] : llvm::enumerate(stages))
+            if (!stage.perElement)
+              std::tie(stageValues[i], rowStageAt[i]) =
+                  emitRowStage(rb, l, stage, rowIvs, updated, stageValues);
+        };
+        Value updated;
+        if (initFill) {
+          updated = combine(b, *comb, total,
+                            initFill.getDpsInputOperand(0)->get());
+          emitRowStages(b, updated);
+        }
         auto store = scf::IfOp::create(b, l, first, /*withElseRegion=*/false);
         OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
         SmallVector<Value> outIdx = applyMap(sb, l, outMap, ivs);
-        Value old = initFill ? initFill.getDpsInputOperand(0)->get()
-                             : Value(memref::LoadOp::create(
-                                   sb, l, output->get(), outIdx));
-        Value updated = combine(sb, *comb, total, old);
-        memref::StoreOp::create(sb, l, updated, output->get(), outIdx);
-        if (epilogue) {
-          // The element-wise consumer of the total, at the same index.
-          Block &eb = epilogue.getRegion().front();
-          IRMapping map;
-          map.map(eb.getArgument(0), updated);
-          for (Operation &inner : eb.without_terminator())
-            sb.clone(inner, map);
-          Value r = map.lookupOrDefault(
-              cast<linalg::YieldOp>(eb.getTerminator()).getValues()[0]);
-          memref::StoreOp::create(sb, l, r,
-                                  epilogue.getDpsInitOperand(0)->get(), outIdx);
+        if (!initFill) {
+          updated = combine(
+              sb, *comb, total,
+              memref::LoadOp::create(sb, l, output->get(), outIdx));
+          emitRowStages(sb, updated);
         }
+        memref::StoreOp::create(sb, l, updated, output->get(), outIdx);
+        for (auto [i, stage] : llvm::enumerate(stages)) {
+          if (stage.perElement)
+            continue;
+          linalg::GenericOp g = stage.op;
+          OpOperand *res = g.getDpsInitOperand(0);
+          memref::StoreOp::create(
+              sb, l, stageValues[i], res->get(),
+              applyMap(sb, l, g.getMatchingIndexingMap(res), rowStageAt[i]));
+        }
+        // Then the stages that read the row's elements again.
+        for (const RowStage &stage : stages)
+          if (stage.perElement)
+            emitElementStage(b, l, stage, rowIvs, lane, rowLength,
+                             vectorWidth, updated, stageValues);
       });
   rewriter.eraseOp(op);
   return success();

@@ -15,12 +15,32 @@ namespace mlir::fp8 {
 /// Lanes that share one row of a row reduction (a warp).
 constexpr int64_t kReductionLanes = 32;
 
+/// Where a stage's input comes from (RowStage::sources).
+constexpr int kFromOperand = -2; ///< the operand (loaded, for a buffer)
+constexpr int kFromTotal = -1;   ///< the reduction's value for the row
+// Otherwise the index of the earlier stage whose value for the row it is.
+
+/// An op that runs in a row reduction's warp after the reduction.
+struct RowStage {
+  linalg::GenericOp op;
+  /// Per element: its loops are the reduction's (the reduced one now
+  /// parallel), or those with the last two merged; per row: the reduction's
+  /// parallel loops up to unit loops and their order.
+  bool perElement = false;
+  /// Its loop dimensions as expressions of the reduction's: a dimension, 0
+  /// for a unit loop, or `d[n-2] * L + d[n-1]` for a merged one.
+  SmallVector<AffineExpr> dims;
+  /// Per input operand: kFromOperand, kFromTotal or a stage's index.
+  SmallVector<int> sources;
+};
+
 /// Lowers a row reduction -- a bufferized linalg.generic with parallel
 /// dimensions first and one reduction dimension last (at least
 /// kReductionLanes long, static) that is the innermost index of every input
 /// it indexes (rows contiguous: not a contraction's K x N operand), one f32
-/// output indexed by the parallel dimensions only, whose body yields `combine(f(inputs...), out)` with
-/// `combine` one of addf, mulf, maximumf, minimumf, maxnumf, minnumf -- to
+/// (or i32) output indexed by the parallel dimensions only, whose body
+/// yields `combine(f(inputs...), out)` with `combine` one of addf, mulf,
+/// maximumf, minimumf, maxnumf, minnumf (or an i32 add/min/max/and/or) -- to
 /// an scf.parallel over (parallel dims..., lane in [0, 32)): lane l folds
 /// f over elements l, l + 32, ... from the combiner's identity, the 32
 /// partials meet through five gpu.shuffle xor steps, and lane 0 combines
@@ -28,29 +48,38 @@ constexpr int64_t kReductionLanes = 32;
 /// innermost, so the lanes of a row are the 32 threads of one warp and
 /// their loads are coalesced. The op is erased on success; on failure
 /// (not such a reduction) nothing changed.
-/// Lowers a row reduction (every dimension parallel but the last, a
-/// reduction over a contiguous row of at least 32) to a warp per row. With
-/// `init`, a fill of the whole output (initializingFill), lane 0 stores
-/// combine(total, the fill's value) instead of folding into the loaded
-/// output; the caller erases the fill when this succeeds.
-/// With `epilogue` (rowReductionEpilogue), lane 0 also computes that
-/// element-wise generic on the stored total and stores its result; the
-/// caller erases the epilogue when this succeeds.
+/// With `init`, a fill of the whole output (initializingFill), lane 0
+/// stores combine(total, the fill's value) instead of folding into the
+/// loaded output; the caller erases the fill when this succeeds. `stages`
+/// (rowReductionStages) then run in the same warp: per-row stages on the
+/// row's value (in every lane with `init`, lane 0 storing; in lane 0 alone
+/// without), per-element stages as lane-strided loops over the row; the
+/// caller erases them when this succeeds.
 LogicalResult lowerRowReductionToWarps(RewriterBase &rewriter,
                                        linalg::GenericOp op,
                                        int64_t vectorWidth,
                                        linalg::FillOp init = {},
-                                       linalg::GenericOp epilogue = {});
+                                       ArrayRef<RowStage> stages = {});
 
-/// The element-wise generic right after `op` (the next op in the block with
-/// memory effects; `op` writes its whole output) that reads only `op`'s
-/// output, element for element
-/// (identity maps over the output's shape, static), and writes one buffer
-/// of that shape -- the reduction's output itself or a fresh allocation,
-/// which cannot alias the rows still being read: RMSNorm's rsqrt(mean +
-/// eps) after its sum, a recipe's scale after its amax. Its body must be scalar arithmetic that does not
-/// read its own output. Null otherwise.
-linalg::GenericOp rowReductionEpilogue(linalg::GenericOp op);
+/// The element-wise generics right after row reduction `op` (each the next
+/// op with memory effects but allocations; `op` writes its whole output)
+/// that can run in its warp, in order: each reads, of what the kernel
+/// writes, only the per-row values of its own row (the reduction's total,
+/// an earlier per-row stage's value: same buffer, same linear offset, through
+/// views that only reshape), which the warp forwards instead of reloading;
+/// reads anything else from buffers the kernel does not write; and writes a
+/// fresh allocation that nothing in the kernel reads (or, per row, the
+/// reduction's own element in place), each element once (a permutation
+/// map). Bodies are scalar code without memory effects (linalg.index per
+/// element only). Per-element stages need `init`. RMSNorm: the sum,
+/// rsqrt(mean + eps), x * rsqrt * w; a per-row quantization: the amax, its
+/// scale, the quantized row, the scale's M-major copy.
+SmallVector<RowStage> rowReductionStages(linalg::GenericOp op,
+                                         linalg::FillOp init);
+
+/// The buffer under every view of `v` (ViewLikeOpInterface: casts,
+/// subviews, transposes, reshapes): what `v` may alias.
+Value aliasRoot(Value v);
 
 /// The linalg.fill that initializes `op`'s (single) output just before it:
 /// the nearest preceding op in the block with memory effects is a fill of

@@ -6,6 +6,7 @@
 
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -35,6 +36,25 @@ bool isCheapBody(Operation *producer) {
   return true;
 }
 
+/// Whether a producer only moves elements: one input, parallel loops, and a
+/// body of casts at most (a transpose, a layout copy, a widening or
+/// narrowing). Evaluated in an element-wise consumer, it costs the one load
+/// the consumer made of its result (possibly less coalesced), whatever the
+/// consumer's indexing: RoPE reads the transposed q at (d + 64) mod 128.
+bool movesElementsOnly(Operation *producer) {
+  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return false;
+  Block &body = generic.getRegion().front();
+  if (!body.getArgument(1).use_empty())
+    return false;
+  return llvm::all_of(body.without_terminator(), [](Operation &op) {
+    return isa<arith::ExtFOp, arith::TruncFOp, arith::BitcastOp>(op);
+  });
+}
+
 /// Fusing `operand`'s producer into its consumer evaluates the producer's
 /// body once per consumer iteration: done only when every consumer
 /// iteration reads a distinct producer element exactly once (a permutation
@@ -47,6 +67,11 @@ bool fusesWithoutRecomputation(OpOperand *operand, bool intoReductions,
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
   if (!producer || !consumer)
     return false;
+  // Into element-wise consumers only: a reduction or contraction reading a
+  // transpose's source would read its rows strided.
+  if (duplicateCheap && movesElementsOnly(producer) &&
+      consumer.getNumReductionLoops() == 0)
+    return true;
   if (!producer->hasOneUse() && !(duplicateCheap && isCheapBody(producer)))
     return false;
   if (consumer.getNumReductionLoops() != 0 && !intoReductions)

@@ -1,0 +1,98 @@
+//===- UntieSharedFills.cpp - One fill per destination --------------------===//
+//
+// Part of fp8-opt. See Passes.td: a fill that several ops write into
+// bufferizes as one fill plus a copy per extra destination.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#define DEBUG_TYPE "fp8-untie-shared-fills"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8UNTIESHAREDFILLS
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+
+namespace {
+/// Whether `use` is the destination (init) operand of a destination-style
+/// op: an operand that bufferizes in place, so that sharing it costs a copy.
+bool isDestination(OpOperand &use) {
+  auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+  return dps && dps.isDpsInit(&use);
+}
+
+/// Whether only other fills and their destinations stand between `fill`
+/// and `user` (an op with several filled destinations has all of them
+/// there).
+bool nextToUser(linalg::FillOp fill, Operation *user) {
+  for (Operation *op = fill->getNextNode(); op != user; op = op->getNextNode())
+    if (!op || !isa<linalg::FillOp, tensor::EmptyOp>(op))
+      return false;
+  return true;
+}
+
+struct UntieSharedFill : OpRewritePattern<linalg::FillOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::FillOp fill,
+                                PatternRewriter &rewriter) const override {
+    if (!fill.hasPureTensorSemantics())
+      return failure();
+    Value result = fill.getResult(0);
+    SmallVector<OpOperand *> destinations;
+    unsigned uses = 0;
+    for (OpOperand &use : result.getUses()) {
+      ++uses;
+      if (isDestination(use))
+        destinations.push_back(&use);
+    }
+    if (destinations.empty())
+      return failure();
+    if (uses == 1) {
+      // Its only user: put the fill right before it (same block).
+      Operation *user = destinations.front()->getOwner();
+      if (user->getBlock() != fill->getBlock() || nextToUser(fill, user))
+        return failure();
+      rewriter.moveOpBefore(fill, user);
+      return success();
+    }
+    // Each destination gets its fill right before it: a reduction absorbs
+    // the fill just before it into its kernel (fp8-gpu-map-loops).
+    Value dest = fill.getDpsInitOperand(0)->get();
+    auto empty = dest.getDefiningOp<tensor::EmptyOp>();
+    for (OpOperand *use : destinations) {
+      rewriter.setInsertionPoint(use->getOwner());
+      Value init = empty ? rewriter.clone(*empty)->getResult(0) : dest;
+      auto clone = linalg::FillOp::create(rewriter, fill.getLoc(),
+                                          fill.getDpsInputOperand(0)->get(),
+                                          init);
+      rewriter.modifyOpInPlace(use->getOwner(),
+                               [&] { use->set(clone.getResult(0)); });
+    }
+    if (result.use_empty())
+      rewriter.eraseOp(fill);
+    return success();
+  }
+};
+
+struct FP8UntieSharedFillsPass
+    : fp8::impl::FP8UntieSharedFillsBase<FP8UntieSharedFillsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<UntieSharedFill>(&getContext());
+    // No folding or CSE here: it would merge the clones again.
+    GreedyRewriteConfig config;
+    config.enableFolding(false);
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config)))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,434 @@
+// RUN: fp8-opt %s -split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(fp8-gpu-map-loops{block-size=128 vector-width=4},canonicalize))' \
+// RUN:   | FileCheck %s
+
+// RMSNorm as bufferization leaves it: a fill, the row sum of squares, the
+// per-row rsqrt(mean + eps) read through a keepdims view, and x * r * w
+// over the row. One kernel, a warp per row: the sum (two elements per lane
+// and step: 64 = 32 x 2), the rsqrt in every lane (lane 0 stores both), then
+// the lanes stride the row again for the normalized elements (vectors of 4:
+// every lane need not have one).
+// CHECK-LABEL: func.func @rmsnorm
+// CHECK:         gpu.launch
+// CHECK-NOT:       gpu.launch
+// CHECK:           scf.for
+// CHECK:             vector.load %{{.*}} : memref<2x64xf32>, vector<2xf32>
+// CHECK:           gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK-NEXT:      arith.addf
+// CHECK:           %[[T:.*]] = arith.addf
+// CHECK:           %[[M:.*]] = arith.mulf %[[T]], %{{.*}} : f32
+// CHECK:           %[[E:.*]] = arith.addf %[[M]], %{{.*}} : f32
+// CHECK:           %[[R:.*]] = math.rsqrt %[[E]] : f32
+// CHECK:           scf.if
+// CHECK:             memref.store %[[T]], %{{.*}} : memref<2xf32>
+// CHECK:             memref.store %[[R]], %{{.*}} : memref<2x1xf32>
+// CHECK:           }
+// CHECK:           scf.for
+// CHECK:             vector.load %{{.*}} : memref<64xf32>, vector<4xf32>
+// CHECK:             vector.load %{{.*}} : memref<2x64xf32>, vector<4xf32>
+// CHECK:             arith.mulf %{{.*}}, %[[R]] : f32
+// CHECK:             vector.store %{{.*}} : memref<2x64xf32>, vector<4xf32>
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @rmsnorm(%x: memref<2x64xf32>, %w: memref<64xf32>) -> (memref<2xf32>, memref<2x1xf32>, memref<2x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 0.015625 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %sum = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x64xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %sq = arith.mulf %a, %a : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  %view = memref.expand_shape %sum [[0, 1]] output_shape [2, 1] : memref<2xf32> into memref<2x1xf32>
+  %inv = memref.alloc() : memref<2x1xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%view : memref<2x1xf32>) outs(%inv : memref<2x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %n : f32
+    %e = arith.addf %m, %eps : f32
+    %r = math.rsqrt %e : f32
+    linalg.yield %r : f32
+  }
+  %y = memref.alloc() : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, 0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%w, %x, %inv : memref<64xf32>, memref<2x64xf32>, memref<2x1xf32>) outs(%y : memref<2x64xf32>) {
+  ^bb0(%g: f32, %a: f32, %r: f32, %o: f32):
+    %t = arith.mulf %a, %r : f32
+    %u = arith.mulf %g, %t : f32
+    linalg.yield %u : f32
+  }
+  return %sum, %inv, %y : memref<2xf32>, memref<2x1xf32>, memref<2x64xf32>
+}
+
+// -----
+
+// A per-row quantization: the amax, its scale, the quantized row (the scale
+// read per row through [4, 1]) and the scale's transposed [1, 4] copy, one
+// kernel.
+// CHECK-LABEL: func.func @rowwise_quantize
+// CHECK:         gpu.launch
+// CHECK-NOT:       gpu.launch
+// CHECK:           gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK-NEXT:      arith.maximumf
+// CHECK:           %[[A:.*]] = arith.maximumf
+// CHECK:           %[[S:.*]] = arith.divf %{{.*}}, %[[A]] : f32
+// CHECK:           scf.if
+// CHECK:             memref.store %[[A]], %{{.*}} : memref<4xf32>
+// CHECK:             memref.store %[[S]], %{{.*}} : memref<4x1xf32>
+// CHECK:             memref.store %[[S]], %{{.*}} : memref<1x4xf32>
+// CHECK:           }
+// CHECK:           scf.for
+// CHECK:             arith.mulf %{{.*}}, %[[S]] : f32
+// CHECK:             arith.truncf %{{.*}} : f32 to f8E4M3FN
+// CHECK:             vector.store %{{.*}} : memref<4x128xf8E4M3FN>, vector<4xf8E4M3FN>
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @rowwise_quantize(%x: memref<4x128xbf16>) -> (memref<4xf32>, memref<4x1xf32>, memref<4x128xf8E4M3FN>, memref<1x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %max = arith.constant 448.0 : f32
+  %amax = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%amax : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x128xbf16>) outs(%amax : memref<4xf32>) {
+  ^bb0(%a: bf16, %acc: f32):
+    %e = arith.extf %a : bf16 to f32
+    %abs = math.absf %e : f32
+    %m = arith.maximumf %acc, %abs : f32
+    linalg.yield %m : f32
+  }
+  %view = memref.expand_shape %amax [[0, 1]] output_shape [4, 1] : memref<4xf32> into memref<4x1xf32>
+  %scale = memref.alloc() : memref<4x1xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%view : memref<4x1xf32>) outs(%scale : memref<4x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.divf %max, %a : f32
+    linalg.yield %s : f32
+  }
+  %q = memref.alloc() : memref<4x128xf8E4M3FN>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, 0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %scale : memref<4x128xbf16>, memref<4x1xf32>) outs(%q : memref<4x128xf8E4M3FN>) {
+  ^bb0(%a: bf16, %s: f32, %o: f8E4M3FN):
+    %e = arith.extf %a : bf16 to f32
+    %m = arith.mulf %e, %s : f32
+    %t = arith.truncf %m : f32 to f8E4M3FN
+    linalg.yield %t : f8E4M3FN
+  }
+  %t = memref.alloc() : memref<1x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%scale : memref<4x1xf32>) outs(%t : memref<1x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return %amax, %scale, %q, %t : memref<4xf32>, memref<4x1xf32>, memref<4x128xf8E4M3FN>, memref<1x4xf32>
+}
+
+// -----
+
+// A block quantization: the amax per 1 x 64 block over the [4, 2, 64] view
+// of x, its scale, the quantization over [4, 128] that reads the scale at
+// (m, k floordiv 64) -- the merged index kb * 64 + k -- and the scales'
+// M-major [2, 4] copy (its loops in the other order): one kernel.
+// CHECK-LABEL: func.func @block_quantize
+// CHECK:         gpu.launch
+// CHECK-NOT:       gpu.launch
+// CHECK:           gpu.shuffle  xor %{{.*}}, %c1_i32
+// CHECK-NEXT:      arith.maximumf
+// CHECK:           %[[A:.*]] = arith.maximumf
+// CHECK:           %[[S:.*]] = arith.divf %{{.*}}, %[[A]] : f32
+// CHECK:           scf.if
+// CHECK:             memref.store %[[S]], %{{.*}}[%[[M:.*]], %[[KB:.*]]] : memref<4x2xf32>
+// CHECK:             memref.store %[[S]], %{{.*}}[%[[KB]], %[[M]]] : memref<2x4xf32>
+// CHECK:           }
+// CHECK:           scf.for
+// CHECK:             arith.mulf %{{.*}}, %[[S]] : f32
+// CHECK:             vector.store %{{.*}} : memref<4x128xf8E4M3FN>, vector<4xf8E4M3FN>
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @block_quantize(%x: memref<4x128xbf16>) -> (memref<4x2xf32>, memref<4x128xf8E4M3FN>, memref<2x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %max = arith.constant 448.0 : f32
+  %xv = memref.expand_shape %x [[0], [1, 2]] output_shape [4, 2, 64] : memref<4x128xbf16> into memref<4x2x64xbf16>
+  %amax = memref.alloc() : memref<4x2xf32>
+  linalg.fill ins(%zero : f32) outs(%amax : memref<4x2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xv : memref<4x2x64xbf16>) outs(%amax : memref<4x2xf32>) {
+  ^bb0(%a: bf16, %acc: f32):
+    %e = arith.extf %a : bf16 to f32
+    %abs = math.absf %e : f32
+    %m = arith.maximumf %acc, %abs : f32
+    linalg.yield %m : f32
+  }
+  %scale = memref.alloc() : memref<4x2xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%amax : memref<4x2xf32>) outs(%scale : memref<4x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.divf %max, %a : f32
+    linalg.yield %s : f32
+  }
+  %q = memref.alloc() : memref<4x128xf8E4M3FN>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1 floordiv 64)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %scale : memref<4x128xbf16>, memref<4x2xf32>) outs(%q : memref<4x128xf8E4M3FN>) {
+  ^bb0(%a: bf16, %s: f32, %o: f8E4M3FN):
+    %e = arith.extf %a : bf16 to f32
+    %m = arith.mulf %e, %s : f32
+    %t = arith.truncf %m : f32 to f8E4M3FN
+    linalg.yield %t : f8E4M3FN
+  }
+  %t = memref.alloc() : memref<2x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%scale : memref<4x2xf32>) outs(%t : memref<2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return %scale, %q, %t : memref<4x2xf32>, memref<4x128xf8E4M3FN>, memref<2x4xf32>
+}
+
+// A per-element stage that reads the block scale of another block
+// ((k floordiv 64 + 1) mod 2) does not join: two kernels.
+// CHECK-LABEL: func.func @other_block
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @other_block(%x: memref<4x128xbf16>) -> memref<4x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %xv = memref.expand_shape %x [[0], [1, 2]] output_shape [4, 2, 64] : memref<4x128xbf16> into memref<4x2x64xbf16>
+  %amax = memref.alloc() : memref<4x2xf32>
+  linalg.fill ins(%zero : f32) outs(%amax : memref<4x2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xv : memref<4x2x64xbf16>) outs(%amax : memref<4x2xf32>) {
+  ^bb0(%a: bf16, %acc: f32):
+    %e = arith.extf %a : bf16 to f32
+    %m = arith.maximumf %acc, %e : f32
+    linalg.yield %m : f32
+  }
+  %y = memref.alloc() : memref<4x128xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, (d1 floordiv 64 + 1) mod 2)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%amax : memref<4x2xf32>) outs(%y : memref<4x128xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    linalg.yield %s : f32
+  }
+  return %y : memref<4x128xf32>
+}
+
+// -----
+
+// What must not join, each a kernel of its own:
+// * without the fill, only lane 0 knows the row's value: no per-element
+//   stage;
+// CHECK-LABEL: func.func @no_fill
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @no_fill(%x: memref<2x64xf32>, %sum: memref<2xf32>) -> memref<2x64xf32> {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x64xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  %y = memref.alloc() : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<2x64xf32>, memref<2xf32>) outs(%y : memref<2x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %u = arith.mulf %a, %s : f32
+    linalg.yield %u : f32
+  }
+  return %y : memref<2x64xf32>
+}
+
+// -----
+
+// * a stage that reads the per-row value of another row (softmax-like
+//   neighbour, (d0 + 1) mod 2), or one that reads what a per-element stage
+//   wrote (its elements are in other lanes' registers): separate kernels.
+// CHECK-LABEL: func.func @other_rows
+// CHECK-COUNT-3: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @other_rows(%x: memref<2x64xf32>) -> (memref<2x64xf32>, memref<2x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x64xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  %y = memref.alloc() : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> ((d0 + 1) mod 2)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<2x64xf32>, memref<2xf32>) outs(%y : memref<2x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %u = arith.mulf %a, %s : f32
+    linalg.yield %u : f32
+  }
+  %z = memref.alloc() : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%y : memref<2x64xf32>) outs(%z : memref<2x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %u = arith.mulf %a, %a : f32
+    linalg.yield %u : f32
+  }
+  return %y, %z : memref<2x64xf32>, memref<2x64xf32>
+}
+
+// -----
+
+// * a stage that writes a buffer the reduction reads (in place over x:
+//   another warp may still be reading its row): separate (the copy, the
+//   reduction, the stage).
+// CHECK-LABEL: func.func @writes_input
+// CHECK-COUNT-3: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @writes_input(%x: memref<2x64xf32>) -> memref<2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %xa = memref.alloc() : memref<2x64xf32>
+  memref.copy %x, %xa : memref<2x64xf32> to memref<2x64xf32>
+  %sum = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%xa : memref<2x64xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%sum : memref<2xf32>) outs(%xa : memref<2x64xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    linalg.yield %s : f32
+  }
+  return %sum : memref<2xf32>
+}
+
+// -----
+
+// A per-row stage in place over the reduction's own element (the sum
+// becomes the mean), then a per-element stage that reads it and its
+// position (linalg.index: a causal-style mask): one kernel; the element
+// stage gets the mean from registers, not from memory.
+// CHECK-LABEL: func.func @in_place_and_index
+// CHECK:         gpu.launch
+// CHECK-NOT:       gpu.launch
+// CHECK:           %[[MEAN:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK:           scf.if
+// CHECK:             memref.store %{{.*}}, %[[SUM:.*]][%{{.*}}] : memref<2xf32>
+// CHECK:             memref.store %[[MEAN]], %[[SUM]][%{{.*}}] : memref<2xf32>
+// CHECK:           }
+// CHECK:           scf.for
+// CHECK-NOT:         memref.load %[[SUM]]
+// CHECK:             arith.cmpi ult
+// CHECK:             arith.select %{{.*}}, %[[MEAN]]
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @in_place_and_index(%x: memref<2x64xf32>) -> (memref<2xf32>, memref<2x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 0.015625 : f32
+  %sum = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x64xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%sum : memref<2xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %n : f32
+    linalg.yield %m : f32
+  }
+  %y = memref.alloc() : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<2x64xf32>, memref<2xf32>) outs(%y : memref<2x64xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %c32 = arith.constant 32 : index
+    %lt = arith.cmpi ult, %i, %c32 : index
+    %r = arith.select %lt, %a, %m : f32
+    linalg.yield %r : f32
+  }
+  return %sum, %y : memref<2xf32>, memref<2x64xf32>
+}
+
+// -----
+
+// * a stage that reads what the kernel writes through a view that is not a
+//   reshape (a cast: the same elements, but not followed as one) is not
+//   forwarded and not loaded either (lane 0's store is not synchronized
+//   with the other lanes): separate kernels.
+// CHECK-LABEL: func.func @through_cast
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @through_cast(%x: memref<2x64xf32>) -> (memref<2xf32>, memref<2x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x64xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  %c = memref.cast %sum : memref<2xf32> to memref<2xf32, strided<[1], offset: ?>>
+  %y = memref.alloc() : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %c : memref<2x64xf32>, memref<2xf32, strided<[1], offset: ?>>) outs(%y : memref<2x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %u = arith.mulf %a, %s : f32
+    linalg.yield %u : f32
+  }
+  return %sum, %y : memref<2xf32>, memref<2x64xf32>
+}

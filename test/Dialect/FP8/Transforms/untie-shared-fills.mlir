@@ -1,0 +1,103 @@
+// RUN: fp8-opt %s -fp8-untie-shared-fills -split-input-file | FileCheck %s
+// RUN: fp8-opt %s -fp8-untie-shared-fills -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -split-input-file | FileCheck %s --check-prefix=BUF
+// Without the pass, bufferization copies the shared fill (the check that
+// this test is not vacuous):
+// RUN: fp8-opt %s -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -split-input-file | FileCheck %s --check-prefix=TIED
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+
+// Two row sums start from one CSE'd fill: each gets its own fill of its own
+// tensor.empty, right before it.
+// CHECK-LABEL: func @two_reductions
+// CHECK-NOT: linalg.fill
+// CHECK: %[[E0:.+]] = tensor.empty() : tensor<8xf32>
+// CHECK-NEXT: %[[F0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[E0]] : tensor<8xf32>)
+// CHECK-NEXT: %[[A:.+]] = linalg.generic {{.+}} outs(%[[F0]] : tensor<8xf32>)
+// CHECK: %[[E1:.+]] = tensor.empty() : tensor<8xf32>
+// CHECK-NEXT: %[[F1:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[E1]] : tensor<8xf32>)
+// CHECK-NEXT: %[[B:.+]] = linalg.generic {{.+}} outs(%[[F1]] : tensor<8xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: return %[[A]], %[[B]]
+// BUF-LABEL: func @two_reductions
+// BUF-NOT: memref.copy
+// BUF: return
+// TIED-LABEL: func @two_reductions
+// TIED: memref.copy
+func.func @two_reductions(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %a = linalg.generic {indexing_maps = [#row, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x64xf32>) outs(%z : tensor<8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %b = linalg.generic {indexing_maps = [#row, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%y : tensor<8x64xf32>) outs(%z : tensor<8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.maximumf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %a, %b : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+
+// A use that only reads the fill keeps the original; the destination gets
+// its own.
+// CHECK-LABEL: func @reader_and_destination
+// CHECK: %[[Z:.+]] = linalg.fill
+// CHECK: linalg.fill
+// CHECK-NEXT: %[[A:.+]] = linalg.generic
+// CHECK: linalg.add ins(%[[A]], %[[Z]] :
+// BUF-LABEL: func @reader_and_destination
+// BUF-NOT: memref.copy
+// BUF: return
+func.func @reader_and_destination(%x: tensor<8x64xf32>) -> tensor<8xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %a = linalg.generic {indexing_maps = [#row, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x64xf32>) outs(%z : tensor<8xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %s = linalg.add ins(%a, %z : tensor<8xf32>, tensor<8xf32>) outs(%e2 : tensor<8xf32>) -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> (d0)>
+
+// A fill with one user moves next to it; an op with two filled
+// destinations keeps both fills in front of it (no ping-pong between them).
+// CHECK-LABEL: func @move_next_to_user
+// CHECK: linalg.mul
+// CHECK: linalg.fill
+// CHECK-NEXT: linalg.fill
+// CHECK-NEXT: linalg.generic
+func.func @move_next_to_user(%x: tensor<8x64xf32>, %v: tensor<4xf32>) -> (tensor<4xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8xf32>
+  %e1 = tensor.empty() : tensor<8xf32>
+  %z0 = linalg.fill ins(%c0 : f32) outs(%e0 : tensor<8xf32>) -> tensor<8xf32>
+  %z1 = linalg.fill ins(%c0 : f32) outs(%e1 : tensor<8xf32>) -> tensor<8xf32>
+  %m = linalg.mul ins(%v, %v : tensor<4xf32>, tensor<4xf32>) outs(%v : tensor<4xf32>) -> tensor<4xf32>
+  %a:2 = linalg.generic {indexing_maps = [#row, #red, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x64xf32>) outs(%z0, %z1 : tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%in: f32, %acc: f32, %acc2: f32):
+    %s = arith.addf %in, %acc : f32
+    %t = arith.maximumf %in, %acc2 : f32
+    linalg.yield %s, %t : f32, f32
+  } -> (tensor<8xf32>, tensor<8xf32>)
+  return %m, %a#0, %a#1 : tensor<4xf32>, tensor<8xf32>, tensor<8xf32>
+}
