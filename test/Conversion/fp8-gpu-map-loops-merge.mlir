@@ -39,13 +39,13 @@ func.func @independent(%a: memref<256xf32>, %b: memref<128xf32>) -> (memref<256x
 
 // -----
 
-// A nest that reads what the one before it writes, one that writes what
-// the one before it reads, and two that touch function arguments (which
-// may alias one another) each launch alone.
-// CHECK-LABEL: func.func @dependent
-// CHECK-COUNT-4: gpu.launch
+// Each pair below has one dependence, so each nest launches alone:
+// read after write, write after read, two different arguments (which may
+// alias), two get_global of one global (one buffer).
+// CHECK-LABEL: func.func @read_after_write
+// CHECK-COUNT-2: gpu.launch
 // CHECK-NOT:     gpu.launch
-func.func @dependent(%a: memref<256xf32>, %out: memref<256xf32>) {
+func.func @read_after_write(%a: memref<256xf32>) -> memref<256xf32> {
   %x = memref.alloc() : memref<256xf32>
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                   iterator_types = ["parallel"]}
@@ -54,7 +54,6 @@ func.func @dependent(%a: memref<256xf32>, %out: memref<256xf32>) {
     %m = arith.mulf %i, %i : f32
     linalg.yield %m : f32
   }
-  // Reads %x: after the first.
   %y = memref.alloc() : memref<256xf32>
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                   iterator_types = ["parallel"]}
@@ -63,55 +62,152 @@ func.func @dependent(%a: memref<256xf32>, %out: memref<256xf32>) {
     %m = arith.addf %i, %i : f32
     linalg.yield %m : f32
   }
-  // Writes %x, which the second reads: after it.
+  return %y : memref<256xf32>
+}
+
+// CHECK-LABEL: func.func @write_after_read
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @write_after_read(%a: memref<256xf32>) -> (memref<256xf32>, memref<256xf32>) {
+  %x = memref.alloc() : memref<256xf32>
+  %y = memref.alloc() : memref<256xf32>
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                   iterator_types = ["parallel"]}
-      ins(%y : memref<256xf32>) outs(%x : memref<256xf32>) {
+      ins(%x : memref<256xf32>) outs(%y : memref<256xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.addf %i, %i : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%a : memref<256xf32>) outs(%x : memref<256xf32>) {
   ^bb0(%i: f32, %o: f32):
     linalg.yield %i : f32
   }
-  // Writes the argument %out; the first read the argument %a.
+  return %x, %y : memref<256xf32>, memref<256xf32>
+}
+
+// CHECK-LABEL: func.func @two_arguments
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @two_arguments(%a: memref<256xf32>, %out: memref<256xf32>) -> memref<256xf32> {
+  %x = memref.alloc() : memref<256xf32>
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                   iterator_types = ["parallel"]}
-      ins(%x : memref<256xf32>) outs(%out : memref<256xf32>) {
+      ins(%a : memref<256xf32>) outs(%x : memref<256xf32>) {
   ^bb0(%i: f32, %o: f32):
     linalg.yield %i : f32
   }
-  return
+  %c = memref.alloc() : memref<256xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%c : memref<256xf32>) outs(%out : memref<256xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    linalg.yield %i : f32
+  }
+  return %x : memref<256xf32>
+}
+
+memref.global "private" @state : memref<256xf32> = dense<0.0>
+
+// CHECK-LABEL: func.func @one_global
+// CHECK-COUNT-2: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @one_global(%a: memref<256xf32>) -> memref<256xf32> {
+  %g1 = memref.get_global @state : memref<256xf32>
+  %c = memref.alloc() : memref<256xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%c : memref<256xf32>) outs(%g1 : memref<256xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    linalg.yield %i : f32
+  }
+  %g2 = memref.get_global @state : memref<256xf32>
+  %x = memref.alloc() : memref<256xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%g2 : memref<256xf32>) outs(%x : memref<256xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    linalg.yield %i : f32
+  }
+  return %x : memref<256xf32>
 }
 
 // -----
 
 // A deallocation between two independent nests ends the run (the merged
-// kernel would run after it).
+// kernel would run after it); without it they share a launch.
 // CHECK-LABEL: func.func @dealloc_between
 // CHECK:         gpu.launch
 // CHECK:         memref.dealloc
 // CHECK:         gpu.launch
-func.func @dealloc_between(%a: memref<256xf32>, %b: memref<256xf32>) -> memref<256xf32> {
+// CHECK-NOT:     gpu.launch
+func.func @dealloc_between(%a: memref<256xf32>, %b: memref<256xf32>) -> (memref<256xf32>, memref<256xf32>) {
   %t = memref.alloc() : memref<256xf32>
-  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
-                  iterator_types = ["parallel"]}
-      ins(%a : memref<256xf32>) outs(%t : memref<256xf32>) {
-  ^bb0(%i: f32, %o: f32):
-    %m = arith.mulf %i, %i : f32
-    linalg.yield %m : f32
-  }
   %s = memref.alloc() : memref<256xf32>
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                   iterator_types = ["parallel"]}
       ins(%t : memref<256xf32>) outs(%s : memref<256xf32>) {
   ^bb0(%i: f32, %o: f32):
-    linalg.yield %i : f32
+    %m = arith.mulf %i, %i : f32
+    linalg.yield %m : f32
   }
   memref.dealloc %t : memref<256xf32>
   %y = memref.alloc() : memref<256xf32>
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
                   iterator_types = ["parallel"]}
-      ins(%s : memref<256xf32>) outs(%y : memref<256xf32>) {
+      ins(%a : memref<256xf32>) outs(%y : memref<256xf32>) {
   ^bb0(%i: f32, %o: f32):
     %m = arith.addf %i, %i : f32
     linalg.yield %m : f32
   }
-  return %y : memref<256xf32>
+  return %s, %y : memref<256xf32>, memref<256xf32>
+}
+
+// -----
+
+// Row reductions (warps, shuffles) and coarsened element-wise nests
+// (vectors) share a launch too; a nest smaller than a block launches alone.
+// (8 rows x 32 lanes = 2 blocks of 128, then 1 block for the 128-element
+// nest; the 32-element one alone, with 32 threads.)
+// CHECK-LABEL: func.func @mixed
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c3, {{.*}}) threads({{.*}}) in ({{.*}} = %c128,
+// CHECK:           scf.if
+// CHECK:             gpu.shuffle  xor
+// CHECK:           scf.if
+// CHECK:             arith.subi %{{.*}}, %c2
+// CHECK:             memref.store %{{.*}} : memref<128xf32>
+// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c32,
+// CHECK:           memref.store %{{.*}} : memref<32xf32>
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @mixed(%a: memref<8x64xf32>, %b: memref<128xf32>, %c: memref<32xf32>) -> (memref<8xf32>, memref<128xf32>, memref<32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %s = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<8x64xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%i: f32, %acc: f32):
+    %m = arith.addf %i, %acc : f32
+    linalg.yield %m : f32
+  }
+  %y = memref.alloc() : memref<128xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%b : memref<128xf32>) outs(%y : memref<128xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.mulf %i, %i : f32
+    linalg.yield %m : f32
+  }
+  %z = memref.alloc() : memref<32xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%c : memref<32xf32>) outs(%z : memref<32xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.addf %i, %i : f32
+    linalg.yield %m : f32
+  }
+  return %s, %y, %z : memref<8xf32>, memref<128xf32>, memref<32xf32>
 }

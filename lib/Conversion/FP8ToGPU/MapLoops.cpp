@@ -165,16 +165,19 @@ private:
     return success();
   }
 
-  /// The buffers `loop` reads and writes (their alias roots; every
-  /// function argument counts as one buffer, since arguments may alias).
+  /// The buffers `loop` reads and writes: the allocation under every view,
+  /// or one "shared" key for everything else -- function arguments (which
+  /// may alias), globals (two get_global of one symbol are one buffer),
+  /// block arguments, selects -- so that those never count as distinct.
   struct Footprint {
-    llvm::SmallPtrSet<Value, 8> reads, writes;
+    llvm::SmallPtrSet<const void *, 8> reads, writes;
   };
-  static Value bufferOf(Value memref) {
+  static const void *bufferOf(Value memref) {
+    static const char shared = 0;
     Value root = fp8::aliasRoot(memref);
-    if (auto arg = dyn_cast<BlockArgument>(root))
-      return arg.getOwner()->getArgument(0);
-    return root;
+    if (isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(root.getDefiningOp()))
+      return root.getAsOpaquePointer();
+    return &shared;
   }
   static Footprint footprintOf(scf::ParallelOp loop) {
     Footprint f;
@@ -182,7 +185,7 @@ private:
       for (Value v : op->getOperands()) {
         if (!isa<MemRefType>(v.getType()))
           continue;
-        Value buffer = bufferOf(v);
+        const void *buffer = bufferOf(v);
         if (isa<memref::LoadOp, vector::LoadOp>(op)) {
           f.reads.insert(buffer);
         } else if ((isa<memref::StoreOp>(op) &&
@@ -203,10 +206,10 @@ private:
   /// touches nothing they write and writes nothing they read.
   static bool independent(ArrayRef<Footprint> run, const Footprint &next) {
     for (const Footprint &f : run) {
-      for (Value w : f.writes)
+      for (const void *w : f.writes)
         if (next.reads.contains(w) || next.writes.contains(w))
           return false;
-      for (Value r : f.reads)
+      for (const void *r : f.reads)
         if (next.writes.contains(r))
           return false;
     }
@@ -591,6 +594,13 @@ struct FP8GPUMapLoopsPass
       func.emitError() << "fp8-gpu-map-loops: block-size "
                        << static_cast<int64_t>(blockSize)
                        << " is outside 1..1024";
+      return signalPassFailure();
+    }
+    // A row reduction's 32 lanes must be one warp of one block.
+    if (blockSize % 32 != 0) {
+      func.emitError() << "fp8-gpu-map-loops: block-size "
+                       << static_cast<int64_t>(blockSize)
+                       << " is not a multiple of 32 (a warp)";
       return signalPassFailure();
     }
     if (vectorWidth < 1 || vectorWidth > 16 ||
