@@ -432,3 +432,47 @@ func.func @through_cast(%x: memref<2x64xf32>) -> (memref<2xf32>, memref<2x64xf32
   }
   return %sum, %y : memref<2xf32>, memref<2x64xf32>
 }
+
+// -----
+
+// * a per-row value written through a subview (elements 2 and 3 of its
+//   buffer) is not forwarded to a later read of elements 0 and 1 through a
+//   reshape (the same offsets relative to each view): the writer is a
+//   kernel of its own, and so is the reader.
+// CHECK-LABEL: func.func @written_through_subview
+// CHECK-COUNT-3: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @written_through_subview(%x: memref<2x64xf32>) -> (memref<4xf32>, memref<2x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x64xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  %buf = memref.alloc() : memref<4xf32>
+  %hi = memref.subview %buf[2] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1], offset: 2>>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%sum : memref<2xf32>) outs(%hi : memref<2xf32, strided<[1], offset: 2>>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  }
+  %rows = memref.expand_shape %buf [[0, 1]] output_shape [2, 2] : memref<4xf32> into memref<2x2xf32>
+  %y = memref.alloc() : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (0, d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %rows : memref<2x64xf32>, memref<2x2xf32>) outs(%y : memref<2x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %u = arith.mulf %a, %s : f32
+    linalg.yield %u : f32
+  }
+  return %buf, %y : memref<4xf32>, memref<2x64xf32>
+}

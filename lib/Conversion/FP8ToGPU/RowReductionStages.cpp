@@ -338,9 +338,11 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
       cursor = g;
       continue;
     }
+    // A per-row value later stages may read: written through reshaping
+    // views only, so that its linear offset is the buffer's.
     std::optional<AffineExpr> resOffset =
         linearOffset(res->get().getType(), resMap, view->dims, redRanges);
-    if (!resOffset)
+    if (!resOffset || viewRoot(res->get()) != resRoot)
       break;
     const bool inPlace = resRoot == outRoot &&
                          viewRoot(res->get()) == outRoot &&
