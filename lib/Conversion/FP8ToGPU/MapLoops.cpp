@@ -185,19 +185,15 @@ private:
       for (Value v : op->getOperands()) {
         if (!isa<MemRefType>(v.getType()))
           continue;
+        // A load's or store's one buffer operand is what it reads or
+        // writes; anything else that takes a buffer reads and writes it.
         const void *buffer = bufferOf(v);
-        if (isa<memref::LoadOp, vector::LoadOp>(op)) {
+        const bool load = isa<memref::LoadOp, vector::LoadOp>(op);
+        const bool store = isa<memref::StoreOp, vector::StoreOp>(op);
+        if (!store)
           f.reads.insert(buffer);
-        } else if ((isa<memref::StoreOp>(op) &&
-                    v == cast<memref::StoreOp>(op).getMemRef()) ||
-                   (isa<vector::StoreOp>(op) &&
-                    v == cast<vector::StoreOp>(op).getBase())) {
+        if (!load)
           f.writes.insert(buffer);
-        } else if (!isa<memref::StoreOp, vector::StoreOp>(op)) {
-          // Anything else that takes a buffer: read and written.
-          f.reads.insert(buffer);
-          f.writes.insert(buffer);
-        }
       }
     });
     return f;
@@ -410,10 +406,15 @@ private:
     FailureOr<scf::ParallelOp> prepared = prepare(loop);
     if (failed(prepared))
       return failure();
-    loop = *prepared;
+    OpBuilder b(*prepared);
+    return launchAlone(*prepared, shapeOf(b, *prepared));
+  }
+
+  /// A prepared nest of shape `s` (computed before it) as a launch of its
+  /// own, where the nest is.
+  LogicalResult launchAlone(scf::ParallelOp loop, const NestShape &s) {
     Location loc = loop.getLoc();
     OpBuilder b(loop);
-    NestShape s = shapeOf(b, loop);
     Value threads = indexConst(b, loc, s.threadsPerBlock);
     Value blocks = b.createOrFold<arith::CeilDivSIOp>(loc, s.total, threads);
     blocks = b.createOrFold<arith::MaxSIOp>(loc, blocks, indexConst(b, loc, 1));
@@ -455,16 +456,7 @@ private:
         mergedShapes.push_back(s);
         continue;
       }
-      OpBuilder lb(loop);
-      Location loc = loop.getLoc();
-      Value threads = indexConst(lb, loc, s.threadsPerBlock);
-      Value blocks = lb.createOrFold<arith::CeilDivSIOp>(loc, s.total, threads);
-      blocks =
-          lb.createOrFold<arith::MaxSIOp>(loc, blocks, indexConst(lb, loc, 1));
-      gpu::LaunchOp launch = createLaunch(lb, loc, blocks, threads);
-      lb.setInsertionPointToStart(&launch.getBody().front());
-      emitNest(lb, loop, s, launch.getBlockIds().x, launch.getThreadIds().x);
-      if (failed(sinkConstants(launch)))
+      if (failed(launchAlone(loop, s)))
         return failure();
     }
     if (merged.empty())

@@ -336,6 +336,7 @@ void emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
         }
         OpOperand *res = g.getDpsInitOperand(0);
         AffineMap resMap = g.getMatchingIndexingMap(res);
+        const bool storeVector = width > 1 && vectorizable(g, res, width);
         SmallVector<Value> results;
         for (int64_t e = 0; e < width; ++e) {
           Value ke = k;
@@ -359,13 +360,13 @@ void emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
               inputs.push_back(in->get());
           }
           Value r = cloneStageBody(fb, stage, inputs, indices);
-          if (width > 1 && vectorizable(g, res, width))
+          if (storeVector)
             results.push_back(r);
           else
             memref::StoreOp::create(fb, fl, r, res->get(),
                                     applyMap(fb, fl, resMap, indices));
         }
-        if (!results.empty()) {
+        if (storeVector) {
           auto t = cast<MemRefType>(res->get().getType());
           Value vec = vector::FromElementsOp::create(
               fb, fl, VectorType::get({width}, t.getElementType()), results);
@@ -490,10 +491,9 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         // Lane 0 folds the total into the output's initial value: the
         // fill's (when the fill is folded), else the output's. With the
         // fill, every lane knows the row's value and computes the per-row
-        // stages; lane 0 stores them.
-        // Stages compute with every lane's total what lane 0 stores: take
-        // lane 0's, so that lanes agree bit for bit even where the
-        // combiner's result depends on its operands' order (maxnumf of
+        // stages; lane 0 stores them. Every lane takes lane 0's total, so
+        // that lanes agree bit for bit with what lane 0 stores even where
+        // the combiner's result depends on its operands' order (maxnumf of
         // +0 and -0).
         if (!stages.empty())
           total = gpu::ShuffleOp::create(
