@@ -19,7 +19,9 @@
 # _scaled_mm(use_fast_accum=True) does (docs/Numerics.md: less accurate);
 # "-epi" (current-all-epi, before any "-fast") adds --gemm-epilogues.
 # A suffix "-fp8attn" (outermost: current-all-fast-fp8attn) adds
-# --fp8-attention: the fused attention on FP8 q, k, v.
+# --fp8-attention: the fused attention on FP8 q, k, v. A suffix "-pp"
+# (outermost of all: current-all-fast-fp8attn-pp, bf16-pp) adds
+# --attention-ping-pong.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export_dir=$1 tag=$2 out=$3; shift 3
@@ -31,17 +33,19 @@ cp "${FP8_BUILD_DIR:-$root/build}/bin/fp8-pack" "$out/"
 md5sum "$export_dir/model.onnx" | awk '{print $1}' > "$out/model-$tag.md5"
 for r in "${recipes[@]}"; do
   extra=()
-  rr=${r%-fp8attn}
-  [ "$rr" != "$r" ] && extra=(--fp8-attention)
+  rp=${r%-pp}
+  [ "$rp" != "$r" ] && extra+=(--attention-ping-pong)
+  rr=${rp%-fp8attn}
+  [ "$rr" != "$rp" ] && extra+=(--fp8-attention)
   base=${rr%-fast}
   plain=${base%-epi}
   flags=(--recipe="$plain")
   case $plain in *-all) flags=(--recipe="${plain%-all}" --keep-first-last=false) ;; esac
   [ "$base" != "$rr" ] && flags+=(--fast-accumulation)
   [ "$plain" != "$base" ] && flags+=(--gemm-epilogues)
-  [ "$r" = bf16 ] && flags=(--recipe=none --high-precision=bf16)
-  [ "$r" = bf16-unfused ] && flags=(--recipe=none --high-precision=bf16 --fuse-attention=false)
-  [ "$r" = fp32 ] && flags=(--recipe=none)
+  [ "$rp" = bf16 ] && flags=(--recipe=none --high-precision=bf16)
+  [ "$rp" = bf16-unfused ] && flags=(--recipe=none --high-precision=bf16 --fuse-attention=false)
+  [ "$rp" = fp32 ] && flags=(--recipe=none)
   /usr/bin/time -f "$r: %e s, %M KB" "$compile" "$export_dir/model.onnx" \
     -o "$out/sm90-$r-$tag.so" --target=sm_90a "${flags[@]}" ${extra[@]+"${extra[@]}"} \
     --pack-weights=false --quiet

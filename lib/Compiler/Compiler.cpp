@@ -394,6 +394,7 @@ private:
       options.tensorCores = o.tensorCores;
       options.gemmFastAccumulation = o.fastAccumulation;
       options.gemmEpilogues = o.gemmEpilogues;
+      options.attentionPingPong = o.attentionPingPong;
       buildFP8GPULoweringPipeline(pm, options);
       if (failed(pm.run(*module)))
         return error("lowering for " + stringifyCompileTarget(o.target) +

@@ -216,8 +216,11 @@ void fp8::buildFP8GPULoweringPipeline(
     // attributes and parameters outlining would drop) and launch_funcs.
     pm.addPass(createConvertFP8GemmToGPU(gemm));
   }
-  if (options.fusedAttention)
-    pm.addPass(createConvertFP8AttentionToGPU());
+  if (options.fusedAttention) {
+    ConvertFP8AttentionToGPUOptions attention;
+    attention.pingPong = options.attentionPingPong;
+    pm.addPass(createConvertFP8AttentionToGPU(attention));
+  }
   pm.addPass(createInlinerPass());
   FP8GPUMapLoopsOptions map;
   map.blockSize = options.blockSize;

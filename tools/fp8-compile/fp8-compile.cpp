@@ -75,6 +75,12 @@ static cl::opt<bool> gemmEpilogues(
              "epilogue is not overlapped with the next tile's products, so it "
              "is slower than the consumer's own kernel (docs/PERFORMANCE.md)"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> attentionPingPong(
+    "attention-ping-pong",
+    cl::desc("GPU: the fused attention kernel's two consumer warpgroups take "
+             "turns on the tensor cores, so that one's softmax runs under the "
+             "other's products (FlashAttention-3's ping-pong; docs/GPU.md)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string>
     recipe("recipe",
            cl::desc("FP8 scaling recipe: none (FP32 throughout), delayed, "
@@ -347,6 +353,7 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.tensorCores = tensorCores;
   o.fastAccumulation = fastAccumulation;
   o.gemmEpilogues = gemmEpilogues;
+  o.attentionPingPong = attentionPingPong;
   o.cpu = cpu;
   o.cudaRoot = cudaRoot;
   o.runtimeLib = runtimeLib;

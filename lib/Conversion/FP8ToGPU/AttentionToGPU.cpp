@@ -46,6 +46,7 @@ struct ConvertFP8AttentionToGPUPass
       std::string why;
       attention::AttentionOptions options;
       options.overlap = intraWarpgroupOverlap;
+      options.pingPong = pingPong;
       FailureOr<attention::AttentionPlan> plan =
           attention::planAttention(func, options, why);
       // Served or not, the function is an ordinary one from here on.

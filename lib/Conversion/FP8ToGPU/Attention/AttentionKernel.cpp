@@ -904,6 +904,42 @@ void KernelGen::buildConsumer(Value wg) {
   Value o, l[2];
 
   if (!c.overlap) {
+    // Ping-pong (FlashAttention-3 §3.1): named barrier 1 + w is consumer
+    // w's turn to issue Q K^T (bar.sync by w's 128 threads, bar.arrive by
+    // the other's: 256). Consumer 1 hands consumer 0 its first turn; each
+    // hands the other the next once its Q K^T is issued, so one
+    // warpgroup's softmax runs while the other's products are on the tensor
+    // cores. Every arrival meets a sync: consumer 0 takes one more turn
+    // after its last block (consumer 1's last hand-over). No condition
+    // inside the loop: the FP8 kernel has no register to spare.
+    Value myTurn, otherTurn;
+    auto sync = [&](Value id) {
+      NVVM::BarrierOp::create(b, loc, /*res=*/Type(), id,
+                              k.cI32(2 * kWarpgroupThreads),
+                              /*reductionOp=*/nullptr,
+                              /*reductionPredicate=*/Value());
+    };
+    auto onlyConsumer = [&](int64_t w, llvm::function_ref<void()> body) {
+      auto when =
+          scf::IfOp::create(b, loc, k.eqC(wg, w), /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&when.getThenRegion().front());
+      body();
+    };
+    // The barrier ids: 1 + w and 2 - w, from the thread id where used.
+    auto turns = [&] {
+      Value w = k.divC(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x),
+                       kWarpgroupThreads);
+      myTurn = k.toI32(k.addC(w, 1));
+      otherTurn = k.toI32(arith::SubIOp::create(b, loc, k.cIdx(2), w));
+    };
+    if (c.pingPong) {
+      turns();
+      onlyConsumer(1, [&] {
+        NVVM::BarrierArriveOp::create(b, loc, otherTurn,
+                                      k.cI32(2 * kWarpgroupThreads));
+      });
+    }
     // Per key block: S, softmax, rescale, P V, release.
     SmallVector<Value> init = {zeroO, negInf(), negInf(), k.cF32(0),
                                k.cF32(0)};
@@ -918,7 +954,17 @@ void KernelGen::buildConsumer(Value wg) {
       StageUse use = stageUse(j);
       Value stageAddr = stageAddrOf(use.stage);
       mbarrierWait(k, barrier(sm.kFull(), use.stage), use.parity);
-      SmallVector<Value> s = scores(buildScores(wg, stageAddr, /*wait=*/true));
+      if (c.pingPong) {
+        turns();
+        sync(myTurn);
+      }
+      Value acc = buildScores(wg, stageAddr, /*wait=*/!c.pingPong);
+      if (c.pingPong) {
+        NVVM::BarrierArriveOp::create(b, loc, otherTurn,
+                                      k.cI32(2 * kWarpgroupThreads));
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      }
+      SmallVector<Value> s = scores(acc);
       SmallVector<Value> pRegs;
       buildSoftmax(s, j, rowMin, rows, colLane, m, li, alpha, pRegs);
       Value oj;
@@ -942,6 +988,10 @@ void KernelGen::buildConsumer(Value wg) {
     o = loop.getResult(0);
     l[0] = loop.getResult(3);
     l[1] = loop.getResult(4);
+    if (c.pingPong) {
+      turns();
+      onlyConsumer(0, [&] { sync(myTurn); });
+    }
     buildStores(o, l, rows, colLane);
     return;
   }

@@ -198,6 +198,21 @@ attention::chooseAttentionConfig(const AttentionProblem &p,
   // FP8 promotes each tile's P V into FP32 (a second accumulator): the
   // overlapped loop is for 16-bit operands only.
   c.overlap = options.overlap && !p.hasMask && !p.fp8;
+  // Ping-pong orders the one-block-at-a-time loops of exactly two
+  // consumers. Not with FP8 block scales where keys are masked (an additive
+  // mask, a partial last key block, a cache offset): the per-tile scale
+  // state and the masking leave no register for it (ptxas spills 4-8 bytes;
+  // test/GPU/attention-ptxas.test).
+  const bool maskedKeys = p.hasMask || p.skv % 128 != 0 || p.sq != p.skv;
+  c.pingPong = options.pingPong && !c.overlap && c.consumerWarpgroups == 2 &&
+               !(p.fp8 && p.blockScales && maskedKeys);
+  // FlashAttention-3's split for two consumers: the producer issues TMA
+  // copies with 24 registers, each consumer gets 240 (2 x 240 + 24 = 504 of
+  // the SM's 512 per lane); FP8 with a mask needs the room.
+  if (c.pingPong) {
+    c.producerRegisters = 24;
+    c.consumerRegisters = 240;
+  }
   c.bm = 128;
   c.bn = 128;
   // Q (bm x D) + stages x (K + V tiles, bn x D each) within 227 KB.
@@ -220,12 +235,13 @@ std::string attention::describeAttentionPlan(const AttentionPlan &plan) {
   return llvm::formatv(
       "fused attention kernel{12}: {0} heads ({1} kv heads), {2} x {3} keys, "
       "head dim {4}{5}{6}; {7} x {8} tiles, {9} stages, {10} consumer "
-      "warpgroups + a TMA producer{11}",
+      "warpgroups + a TMA producer{11}{13}",
       p.heads, p.kvHeads, p.sq, p.skv, p.d, p.causal ? ", causal" : "",
       p.hasMask ? ", additive mask" : "", c.bm, c.bn, c.stages,
       c.consumerWarpgroups,
       c.overlap ? ", QK^T of block j under PV of block j - 1" : "",
       !p.fp8           ? ""
       : p.blockScales ? " (FP8 q, k, v, scales per 128 positions; P in E4M3)"
-                      : " (FP8 q, k, v, scales per tensor; P in E4M3)");
+                      : " (FP8 q, k, v, scales per tensor; P in E4M3)",
+      c.pingPong ? ", ping-pong" : "");
 }

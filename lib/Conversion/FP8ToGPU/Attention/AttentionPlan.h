@@ -85,6 +85,10 @@ struct AttentionConfig {
   /// block j - 1's P V in flight together, block j's softmax under the
   /// latter (false: one block at a time).
   bool overlap = false;
+  /// FlashAttention-3's ping-pong: the two consumer warpgroups take turns
+  /// issuing Q K^T (named barriers), so one's softmax runs while the
+  /// other's products use the tensor cores (one key block at a time only).
+  bool pingPong = false;
 
   int64_t threads() const {
     return (consumerWarpgroups + 1) * kWarpgroupThreads;
@@ -104,6 +108,7 @@ FailureOr<AttentionProblem> analyzeAttention(func::FuncOp func,
 /// Options of convert-fp8-attention-to-gpu that reach the heuristic.
 struct AttentionOptions {
   bool overlap = false;
+  bool pingPong = false;
 };
 
 AttentionConfig chooseAttentionConfig(const AttentionProblem &problem,
