@@ -19,9 +19,9 @@
 # _scaled_mm(use_fast_accum=True) does (docs/Numerics.md: less accurate);
 # "-epi" (current-all-epi, before any "-fast") adds --gemm-epilogues.
 # A suffix "-fp8attn" (outermost: current-all-fast-fp8attn) adds
-# --fp8-attention: the fused attention on FP8 q, k, v. A suffix "-pp"
-# (outermost of all: current-all-fast-fp8attn-pp, bf16-pp) adds
-# --attention-ping-pong.
+# --fp8-attention: the fused attention on FP8 q, k, v. A suffix "-nopp"
+# (outermost of all: current-all-fast-fp8attn-nopp) adds
+# --attention-ping-pong=false (the FP8 attention kernel without ping-pong).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export_dir=$1 tag=$2 out=$3; shift 3
@@ -33,8 +33,8 @@ cp "${FP8_BUILD_DIR:-$root/build}/bin/fp8-pack" "$out/"
 md5sum "$export_dir/model.onnx" | awk '{print $1}' > "$out/model-$tag.md5"
 for r in "${recipes[@]}"; do
   extra=()
-  rp=${r%-pp}
-  [ "$rp" != "$r" ] && extra+=(--attention-ping-pong)
+  rp=${r%-nopp}
+  [ "$rp" != "$r" ] && extra+=(--attention-ping-pong=false)
   rr=${rp%-fp8attn}
   [ "$rr" != "$rp" ] && extra+=(--fp8-attention)
   base=${rr%-fast}

@@ -98,8 +98,8 @@ struct CompileOptions {
   /// GPU: products' element-wise consumers in the GEMM epilogues
   /// (fp8-fuse-gemm-epilogues; off: measured slower, docs/PERFORMANCE.md).
   bool gemmEpilogues = false;
-  /// GPU: FlashAttention-3's ping-pong in the fused attention kernel.
-  bool attentionPingPong = false;
+  /// GPU: FlashAttention-3's ping-pong in the fused FP8 attention kernel.
+  bool attentionPingPong = true;
   /// Host CPU for code generation: native, generic or an LLVM CPU name.
   std::string cpu = "native";
   /// The CUDA toolkit (ptxas, driver stub); empty: $CUDA_ROOT, then the

@@ -86,10 +86,11 @@ struct GPULoweringPipelineOptions
       llvm::cl::init(true)};
   Option<bool> attentionPingPong{
       *this, "attention-ping-pong",
-      llvm::cl::desc("The fused attention kernel's two consumer warpgroups "
-                     "take turns on the tensor cores (convert-fp8-attention-"
-                     "to-gpu{ping-pong}: FlashAttention-3's ping-pong)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("The fused FP8 attention kernel's two consumer "
+                     "warpgroups take turns on the tensor cores (convert-fp8-"
+                     "attention-to-gpu{ping-pong}: FlashAttention-3's "
+                     "ping-pong)"),
+      llvm::cl::init(true)};
   Option<bool> gemmTmaPipeline{
       *this, "gemm-tma-pipeline",
       llvm::cl::desc("GEMM tiles loaded by TMA through a multi-stage "

@@ -108,7 +108,7 @@ FailureOr<AttentionProblem> analyzeAttention(func::FuncOp func,
 /// Options of convert-fp8-attention-to-gpu that reach the heuristic.
 struct AttentionOptions {
   bool overlap = false;
-  bool pingPong = false;
+  bool pingPong = true;
 };
 
 AttentionConfig chooseAttentionConfig(const AttentionProblem &problem,
