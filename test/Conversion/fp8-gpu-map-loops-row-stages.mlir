@@ -476,3 +476,178 @@ func.func @written_through_subview(%x: memref<2x64xf32>) -> (memref<4xf32>, memr
   }
   return %buf, %y : memref<4xf32>, memref<2x64xf32>
 }
+
+// -----
+
+// RMSNorm over [1, 2, 128] (a unit batch loop), then a per-row quantization
+// of its f16 output as a rowwise recipe makes it: a fill and the row amax
+// over the output viewed as [2, 128], the scale, the FP8 row. One kernel:
+// the sum of squares; the rsqrt; one lane-strided pass that writes y and
+// folds |y| into the lane's amax (a chained reduction: y forwarded in
+// registers, its fill gone); a butterfly and lane 0's value for the amax;
+// the scale; a third pass that reads y back with the second pass's lanes
+// and vector width (each element by the thread that wrote it) and writes
+// the FP8 row; lane 0 stores the per-row values last.
+// CHECK-LABEL: func.func @norm_rowwise_quantize
+// CHECK:         gpu.launch
+// CHECK-NOT:       gpu.launch
+// CHECK:           scf.for
+// CHECK:           math.rsqrt
+// CHECK:           %[[AM:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32)
+// CHECK:             arith.truncf %{{.*}} : f32 to f16
+// CHECK:             math.absf
+// CHECK:             arith.maximumf
+// CHECK:             vector.store %{{.*}} : memref<1x2x128xf16>, vector<4xf16>
+// CHECK:             scf.yield
+// CHECK:           gpu.shuffle  xor %[[AM]]
+// CHECK:           gpu.shuffle  idx
+// CHECK:           %[[S:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK:           scf.for
+// CHECK:             vector.load %{{.*}} : memref<2x128xf16>, vector<4xf16>
+// CHECK:             arith.divf %{{.*}}, %[[S]] : f32
+// CHECK:             vector.store %{{.*}} : memref<2x128xf8E4M3FN>, vector<4xf8E4M3FN>
+// CHECK:           scf.if
+// CHECK:             memref.store %{{.*}} : memref<1x2xf32>
+// CHECK:             memref.store %{{.*}} : memref<1x2x1xf32>
+// CHECK:             memref.store %{{.*}} : memref<2xf32>
+// CHECK:             memref.store %[[S]], %{{.*}} : memref<2x1xf32>
+// CHECK-NOT:     gpu.launch
+// CHECK-NOT:     linalg.fill
+// CHECK:         return
+func.func @norm_rowwise_quantize(%x: memref<1x2x128xf16>, %w: memref<128xf16>) -> (memref<2xf32>, memref<1x2x1xf32>, memref<2xf32>, memref<2x1xf32>, memref<2x128xf8E4M3FN>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 0.0078125 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %fmax = arith.constant 448.0 : f32
+  %sum = memref.alloc() : memref<2xf32>
+  %sum3 = memref.expand_shape %sum [[0, 1]] output_shape [1, 2] : memref<2xf32> into memref<1x2xf32>
+  linalg.fill ins(%zero : f32) outs(%sum3 : memref<1x2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<1x2x128xf16>) outs(%sum3 : memref<1x2xf32>) {
+  ^bb0(%a: f16, %acc: f32):
+    %e = arith.extf %a : f16 to f32
+    %sq = arith.mulf %e, %e : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  }
+  %view = memref.expand_shape %sum [[0, 1, 2]] output_shape [1, 2, 1] : memref<2xf32> into memref<1x2x1xf32>
+  %inv = memref.alloc() : memref<1x2x1xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%view : memref<1x2x1xf32>) outs(%inv : memref<1x2x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %n : f32
+    %e = arith.addf %m, %eps : f32
+    %r = math.rsqrt %e : f32
+    linalg.yield %r : f32
+  }
+  %y = memref.alloc() : memref<1x2x128xf16>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1, 0)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%w, %x, %inv : memref<128xf16>, memref<1x2x128xf16>, memref<1x2x1xf32>) outs(%y : memref<1x2x128xf16>) {
+  ^bb0(%g: f16, %a: f16, %r: f32, %o: f16):
+    %e = arith.extf %a : f16 to f32
+    %t = arith.mulf %e, %r : f32
+    %h = arith.truncf %t : f32 to f16
+    %u = arith.mulf %g, %h : f16
+    linalg.yield %u : f16
+  }
+  %y2 = memref.collapse_shape %y [[0, 1], [2]] : memref<1x2x128xf16> into memref<2x128xf16>
+  %amax = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%amax : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%y2 : memref<2x128xf16>) outs(%amax : memref<2xf32>) {
+  ^bb0(%a: f16, %acc: f32):
+    %e = arith.extf %a : f16 to f32
+    %abs = math.absf %e : f32
+    %m = arith.maximumf %acc, %abs : f32
+    linalg.yield %m : f32
+  }
+  %amax2 = memref.expand_shape %amax [[0, 1]] output_shape [2, 1] : memref<2xf32> into memref<2x1xf32>
+  %scale = memref.alloc() : memref<2x1xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%amax2 : memref<2x1xf32>) outs(%scale : memref<2x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.divf %a, %fmax : f32
+    linalg.yield %s : f32
+  }
+  %q = memref.alloc() : memref<2x128xf8E4M3FN>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, 0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%y2, %scale : memref<2x128xf16>, memref<2x1xf32>) outs(%q : memref<2x128xf8E4M3FN>) {
+  ^bb0(%a: f16, %s: f32, %o: f8E4M3FN):
+    %e = arith.extf %a : f16 to f32
+    %d = arith.divf %e, %s : f32
+    %t = arith.truncf %d : f32 to f8E4M3FN
+    linalg.yield %t : f8E4M3FN
+  }
+  return %sum, %inv, %amax, %scale, %q : memref<2xf32>, memref<1x2x1xf32>, memref<2xf32>, memref<2x1xf32>, memref<2x128xf8E4M3FN>
+}
+
+// -----
+
+// The amax reads y, written by a per-element stage before the one right
+// before it (z): a chained reduction joins only the loop of the stage
+// right before it, so the amax is its own kernel (with its fill), after
+// the one of the sum, y and z.
+// CHECK-LABEL: func.func @chain_earlier_stage
+// CHECK:         gpu.launch
+// CHECK:         gpu.launch
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @chain_earlier_stage(%x: memref<2x64xf32>) -> (memref<2xf32>, memref<2x64xf32>, memref<2x64xf32>, memref<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x64xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  %view = memref.expand_shape %sum [[0, 1]] output_shape [2, 1] : memref<2xf32> into memref<2x1xf32>
+  %y = memref.alloc() : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, 0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %view : memref<2x64xf32>, memref<2x1xf32>) outs(%y : memref<2x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %d = arith.subf %a, %s : f32
+    linalg.yield %d : f32
+  }
+  %z = memref.alloc() : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, 0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %view : memref<2x64xf32>, memref<2x1xf32>) outs(%z : memref<2x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %d = arith.mulf %a, %s : f32
+    linalg.yield %d : f32
+  }
+  %amax = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%amax : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%y : memref<2x64xf32>) outs(%amax : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %abs = math.absf %a : f32
+    %m = arith.maximumf %acc, %abs : f32
+    linalg.yield %m : f32
+  }
+  return %sum, %y, %z, %amax : memref<2xf32>, memref<2x64xf32>, memref<2x64xf32>, memref<2xf32>
+}

@@ -153,6 +153,10 @@ private:
         for (fp8::RowStage &stage : stages) {
           folded.insert(stage.op);
           rewriter.eraseOp(stage.op);
+          if (stage.fill) {
+            folded.insert(stage.fill);
+            rewriter.eraseOp(stage.fill);
+          }
         }
         continue;
       }

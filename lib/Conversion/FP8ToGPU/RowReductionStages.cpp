@@ -67,6 +67,29 @@ std::optional<StageView> viewStage(linalg::GenericOp stage,
       view.dims.push_back(getAffineDimExpr(i, ctx));
     return view;
   }
+  // Per element up to unit loops: the loops of more than one iteration
+  // are the reduction's, in order, the reduced one last (a chained amax
+  // over [M, K] after a norm over [1, M, K]).
+  auto nonUnit = [](ArrayRef<int64_t> r) {
+    SmallVector<int64_t> v;
+    llvm::copy_if(r, std::back_inserter(v), [](int64_t x) { return x != 1; });
+    return v;
+  };
+  if (!ranges.empty() && ranges.back() == redRanges.back() &&
+      nonUnit(ranges) == nonUnit(redRanges)) {
+    view.perElement = true;
+    unsigned j = 0;
+    for (int64_t r : ranges) {
+      if (r == 1) {
+        view.dims.push_back(getAffineConstantExpr(0, ctx));
+        continue;
+      }
+      while (redRanges[j] == 1)
+        ++j;
+      view.dims.push_back(getAffineDimExpr(j++, ctx));
+    }
+    return view;
+  }
   const size_t n = redRanges.size();
   if (n >= 2 && ranges.size() + 1 == n &&
       ArrayRef<int64_t>(ranges).drop_back() == redRanges.drop_back(2) &&
@@ -252,20 +275,47 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
     if (isa<MemRefType>(in->get().getType()))
       readRoots.insert(fp8::aliasRoot(in->get()));
 
-  Operation *cursor = op;
-  while (true) {
-    // The next op with memory effects; pure ops and fresh allocations (a
-    // stage's buffer) may stand between.
-    Operation *next = cursor->getNextNode();
+  // Per per-element stage: the buffer and linear offset its element goes
+  // to (a chained reduction forwards it), when written through reshaping
+  // views only.
+  struct ElementValue {
+    Value root;
+    std::optional<AffineExpr> offset;
+  };
+  SmallVector<ElementValue> elementValues;
+
+  // The next op with memory effects after `from`; pure ops and fresh
+  // allocations (a stage's buffer) may stand between.
+  auto nextEffect = [](Operation *from) {
+    Operation *next = from->getNextNode();
     while (next && (isMemoryEffectFree(next) ||
                     isa<memref::AllocOp, memref::AllocaOp>(next)))
       next = next->getNextNode();
+    return next;
+  };
+  Operation *cursor = op;
+  while (true) {
+    Operation *next = nextEffect(cursor);
+    // A chained reduction: its fill, then it, right after a per-element
+    // stage.
+    linalg::FillOp chainFill = dyn_cast_or_null<linalg::FillOp>(next);
+    if (chainFill) {
+      next = nextEffect(chainFill);
+      auto red = dyn_cast_or_null<linalg::GenericOp>(next);
+      if (!red || stages.empty() || !stages.back().perElement ||
+          initializingFill(red) != chainFill || !hasWarpCombiner(red))
+        break;
+    }
     auto g = dyn_cast_or_null<linalg::GenericOp>(next);
     if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
-        g.getNumReductionLoops() != 0)
+        g.getNumReductionLoops() != (chainFill ? 1 : 0))
+      break;
+    if (chainFill && (g.getIteratorTypesArray().back() !=
+                          utils::IteratorType::reduction ||
+                      g.getStaticLoopRanges().back() != redRanges.back()))
       break;
     Block &body = g.getRegion().front();
-    if (!body.getArgument(g.getNumDpsInputs()).use_empty())
+    if (!chainFill && !body.getArgument(g.getNumDpsInputs()).use_empty())
       break;
     bool pure = true, indexed = false;
     for (Operation &inner : body.without_terminator()) {
@@ -281,10 +331,18 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
         (view->perElement && !init))
       break;
 
+    // A chained reduction runs per element, in the previous stage's loop.
+    if (chainFill && !view->perElement)
+      break;
+
     RowStage stage;
     stage.op = g;
-    stage.perElement = view->perElement;
+    stage.perElement = view->perElement && !chainFill;
     stage.dims = view->dims;
+    if (chainFill) {
+      stage.fill = chainFill;
+      stage.joins = stages.size() - 1;
+    }
     bool ok = true;
     SmallVector<Value> newReads;
     for (OpOperand *in : g.getDpsInputOperands()) {
@@ -301,12 +359,36 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
       }
       // A buffer this kernel writes: only a per-row value of the same row,
       // which the warp forwards (through reshaping views only, whose linear
-      // offsets are the buffer's).
+      // offsets are the buffer's), or, in a chained reduction, the element
+      // the stage it joins computes at the same position.
       std::optional<AffineExpr> offset = linearOffset(
           v.getType(), g.getMatchingIndexingMap(in), view->dims, redRanges);
       const bool reshapesOnly = viewRoot(v) == root;
+      if (!offset || !reshapesOnly) {
+        ok = false;
+        break;
+      }
+      if (chainFill && elementValues.back().root == root &&
+          elementValues.back().offset == *offset) {
+        stage.sources.push_back(kFromElement);
+        continue;
+      }
+      // Per element: an element an earlier per-element stage wrote at the
+      // same position, read back by the lane that wrote it.
+      if (!chainFill && view->perElement) {
+        auto same = llvm::find_if(elementValues, [&](const ElementValue &e) {
+          return e.root == root && e.offset == *offset;
+        });
+        const int writer = same - elementValues.begin();
+        if (same != elementValues.end() &&
+            (stage.sameLanesAs < 0 || stage.sameLanesAs == writer)) {
+          stage.sameLanesAs = writer;
+          stage.sources.push_back(kFromOperand);
+          continue;
+        }
+      }
       auto it = llvm::find_if(rowValues, [&](const RowValue &r) {
-        return offset && reshapesOnly && r.root == root && r.offset == *offset;
+        return r.root == root && r.offset == *offset;
       });
       if (it == rowValues.end()) {
         ok = false;
@@ -324,7 +406,9 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
     OpOperand *res = g.getDpsInitOperand(0);
     AffineMap resMap = g.getMatchingIndexingMap(res);
     Value resRoot = fp8::aliasRoot(res->get());
-    if (!resMap.isPermutation())
+    // A reduction's output: one element per row (its map a permutation of
+    // the parallel loops; initializingFill checked it covers the output).
+    if (!chainFill && !resMap.isPermutation())
       break;
     const bool fresh =
         isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
@@ -333,11 +417,17 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
     if (stage.perElement) {
       if (!fresh)
         break;
+      std::optional<AffineExpr> resOffset;
+      if (viewRoot(res->get()) == resRoot)
+        resOffset =
+            linearOffset(res->get().getType(), resMap, view->dims, redRanges);
+      elementValues.push_back({resRoot, resOffset});
       writtenRoots.insert(resRoot);
       stages.push_back(std::move(stage));
       cursor = g;
       continue;
     }
+    elementValues.push_back({Value(), std::nullopt});
     // A per-row value later stages may read: written through reshaping
     // views only, so that its linear offset is the buffer's.
     std::optional<AffineExpr> resOffset =
@@ -347,7 +437,7 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
     const bool inPlace = resRoot == outRoot &&
                          viewRoot(res->get()) == outRoot &&
                          *resOffset == *outOffset;
-    if (!fresh && !inPlace)
+    if (!fresh && (chainFill || !inPlace))
       break;
     const int index = stages.size();
     auto it = llvm::find_if(rowValues, [&](const RowValue &r) {

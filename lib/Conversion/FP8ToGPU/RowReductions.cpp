@@ -96,6 +96,26 @@ Value combine(OpBuilder &b, const Combiner &c, Value x, Value acc) {
   return b.clone(*c.op, map)->getResult(0);
 }
 
+/// The warp's 32 lane values folded by a butterfly of xor shuffles, then
+/// lane 0's total in every lane (so that lanes agree bit for bit even where
+/// the combiner's result depends on its operands' order: maxnumf of +0 and
+/// -0).
+Value warpAllReduce(OpBuilder &b, Location l, const Combiner &c, Value v) {
+  Value lanes = arith::ConstantIntOp::create(b, l, fp8::kReductionLanes, 32);
+  for (int64_t offset = fp8::kReductionLanes / 2; offset >= 1; offset /= 2) {
+    Value other =
+        gpu::ShuffleOp::create(
+            b, l, v, arith::ConstantIntOp::create(b, l, offset, 32).getResult(),
+            lanes, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    v = combine(b, c, other, v);
+  }
+  return gpu::ShuffleOp::create(b, l, v,
+                                arith::ConstantIntOp::create(b, l, 0, 32),
+                                lanes, gpu::ShuffleMode::IDX)
+      .getShuffleResult();
+}
+
 /// The indices `map` gives for the loop values `dims`.
 SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
                             ValueRange dims) {
@@ -220,12 +240,16 @@ SmallVector<Value> stageIndices(OpBuilder &b, Location l,
 /// Clones `stage`'s body with its inputs `inputs` (one per input operand) at
 /// loop indices `indices`; returns the yielded value.
 Value cloneStageBody(OpBuilder &b, const fp8::RowStage &stage,
-                     ArrayRef<Value> inputs, ArrayRef<Value> indices) {
+                     ArrayRef<Value> inputs, ArrayRef<Value> indices,
+                     Value acc = Value()) {
   linalg::GenericOp g = stage.op;
   Block &body = g.getRegion().front();
   IRMapping map;
   for (auto [j, v] : llvm::enumerate(inputs))
     map.map(body.getArgument(j), v);
+  // A chained reduction's output argument: the lane's running value.
+  if (acc)
+    map.map(body.getArgument(inputs.size()), acc);
   for (Operation &inner : body.without_terminator()) {
     if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
       map.map(index.getResult(), indices[index.getDim()]);
@@ -303,19 +327,34 @@ int64_t elementStageWidth(const fp8::RowStage &stage, int64_t rowLength,
 /// [lane V, lane V + V), then 32 V further on, ... (the reduction's own
 /// order when V is its width); buffers the column indexes contiguously are
 /// read and written as vectors of V.
-void emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
-                      ArrayRef<Value> rowIvs, Value lane, int64_t rowLength,
-                      int64_t maxWidth, Value total,
-                      ArrayRef<Value> stageValues) {
+/// A chained reduction of a per-element stage, with its combiner.
+struct Chained {
+  const fp8::RowStage *stage;
+  Combiner combiner;
+};
+
+/// The per-element stage's loop also folds each chained reduction over the
+/// values it computes (and other inputs, loaded per element) into the lane's
+/// partial, which it returns.
+SmallVector<Value> emitElementStage(OpBuilder &b, Location l,
+                                    const fp8::RowStage &stage,
+                                    ArrayRef<Value> rowIvs, Value lane,
+                                    int64_t rowLength, int64_t width,
+                                    Value total, ArrayRef<Value> stageValues,
+                                    ArrayRef<Chained> chained = {}) {
   linalg::GenericOp g = stage.op;
-  const int64_t width = elementStageWidth(stage, rowLength, maxWidth);
   Value start = arith::MulIOp::create(
       b, l, lane, arith::ConstantIndexOp::create(b, l, width));
-  scf::ForOp::create(
+  SmallVector<Value> identities;
+  for (const Chained &c : chained)
+    identities.push_back(
+        arith::ConstantOp::create(b, l, c.combiner.identity).getResult());
+  auto loop = scf::ForOp::create(
       b, l, start, arith::ConstantIndexOp::create(b, l, rowLength),
       arith::ConstantIndexOp::create(b, l, fp8::kReductionLanes * width),
-      ValueRange{},
-      [&](OpBuilder &fb, Location fl, Value k, ValueRange) {
+      identities,
+      [&](OpBuilder &fb, Location fl, Value k, ValueRange partials) {
+        SmallVector<Value> accs(partials);
         SmallVector<Value> at = stageIndices(fb, fl, stage, rowIvs, k);
         // Per input: a vector (contiguous along the column), or nothing yet
         // (loaded per element), or a value the warp holds.
@@ -365,6 +404,27 @@ void emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
           else
             memref::StoreOp::create(fb, fl, r, res->get(),
                                     applyMap(fb, fl, resMap, indices));
+          // The chained reductions fold r (and their other inputs).
+          for (auto [c, chain] : llvm::enumerate(chained)) {
+            linalg::GenericOp cg = chain.stage->op;
+            SmallVector<Value> cIndices =
+                stageIndices(fb, fl, *chain.stage, rowIvs, ke);
+            SmallVector<Value> cInputs;
+            for (auto [j, in] : llvm::enumerate(cg.getDpsInputOperands())) {
+              if (chain.stage->sources[j] == fp8::kFromElement)
+                cInputs.push_back(r);
+              else if (Value f = forwarded(*chain.stage, j, total, stageValues))
+                cInputs.push_back(f);
+              else if (isa<MemRefType>(in->get().getType()))
+                cInputs.push_back(memref::LoadOp::create(
+                    fb, fl, in->get(),
+                    applyMap(fb, fl, cg.getMatchingIndexingMap(in), cIndices)));
+              else
+                cInputs.push_back(in->get());
+            }
+            accs[c] =
+                cloneStageBody(fb, *chain.stage, cInputs, cIndices, accs[c]);
+          }
         }
         if (storeVector) {
           auto t = cast<MemRefType>(res->get().getType());
@@ -375,10 +435,15 @@ void emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
               /*nontemporal=*/false,
               llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
         }
-        scf::YieldOp::create(fb, fl);
+        scf::YieldOp::create(fb, fl, accs);
       });
+  return SmallVector<Value>(loop.getResults());
 }
 } // namespace
+
+bool fp8::hasWarpCombiner(linalg::GenericOp op) {
+  return matchCombiner(op).has_value();
+}
 
 LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                                             linalg::GenericOp op,
@@ -436,7 +501,8 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
     Operation *last = linalg::GenericOp(stages.back().op).getOperation();
     for (Operation *it = op->getNextNode(); it != last; it = it->getNextNode())
       if (llvm::none_of(stages, [&](const fp8::RowStage &s) {
-            return linalg::GenericOp(s.op).getOperation() == it;
+            return linalg::GenericOp(s.op).getOperation() == it ||
+                   (s.fill && linalg::FillOp(s.fill).getOperation() == it);
           }))
         between.push_back(it);
     for (Operation *it : between)
@@ -477,34 +543,40 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                                    foldLaneStep(fb, fl, op, dims, width, acc[0]));
             });
         // The warp's 32 partials: a butterfly leaves the total in every lane.
+        // With stages, every lane takes lane 0's total (warpAllReduce), so
+        // that lanes agree bit for bit with what lane 0 stores.
         Value total = kLoop.getResult(0);
-        Value lanes = arith::ConstantIntOp::create(b, l, kReductionLanes, 32);
-        for (int64_t offset = kReductionLanes / 2; offset >= 1; offset /= 2) {
-          Value other =
-              gpu::ShuffleOp::create(
-                  b, l, total,
-                  arith::ConstantIntOp::create(b, l, offset, 32).getResult(),
-                  lanes, gpu::ShuffleMode::XOR)
-                  .getShuffleResult();
-          total = combine(b, *comb, other, total);
+        if (stages.empty()) {
+          Value lanes =
+              arith::ConstantIntOp::create(b, l, kReductionLanes, 32);
+          for (int64_t offset = kReductionLanes / 2; offset >= 1;
+               offset /= 2) {
+            Value other =
+                gpu::ShuffleOp::create(
+                    b, l, total,
+                    arith::ConstantIntOp::create(b, l, offset, 32).getResult(),
+                    lanes, gpu::ShuffleMode::XOR)
+                    .getShuffleResult();
+            total = combine(b, *comb, other, total);
+          }
+        } else {
+          total = warpAllReduce(b, l, *comb, total);
         }
         // Lane 0 folds the total into the output's initial value: the
         // fill's (when the fill is folded), else the output's. With the
         // fill, every lane knows the row's value and computes the per-row
-        // stages; lane 0 stores them. Every lane takes lane 0's total, so
-        // that lanes agree bit for bit with what lane 0 stores even where
-        // the combiner's result depends on its operands' order (maxnumf of
-        // +0 and -0).
-        if (!stages.empty())
-          total = gpu::ShuffleOp::create(
-                      b, l, total, arith::ConstantIntOp::create(b, l, 0, 32),
-                      lanes, gpu::ShuffleMode::IDX)
-                      .getShuffleResult();
+        // stages, lane 0 stores them, then the per-element stages run as
+        // lane-strided loops. With chained reductions the stages run in
+        // order (a per-row stage may need a chained total, which only the
+        // loop of the stage it joins computes) and lane 0 stores every
+        // per-row value at the end. Without the fill only lane 0 has the
+        // value and computes the (per-row) stages.
         Value first = arith::CmpIOp::create(
             b, l, arith::CmpIPredicate::eq, lane,
             arith::ConstantIndexOp::create(b, l, 0));
         SmallVector<Value> stageValues(stages.size());
         SmallVector<SmallVector<Value>> rowStageAt(stages.size());
+        SmallVector<int64_t> stageWidths(stages.size(), 1);
         auto emitRowStages = [&](OpBuilder &rb, Value updated) {
           for (auto [i, stage] : llvm::enumerate(stages))
             if (!stage.perElement)
@@ -512,10 +584,47 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                   emitRowStage(rb, l, stage, rowIvs, updated, stageValues);
         };
         Value updated;
-        if (initFill) {
+        const bool anyChained = llvm::any_of(
+            stages, [](const RowStage &s) { return s.isReduction(); });
+        if (initFill && !anyChained) {
           updated = combine(b, *comb, total,
                             initFill.getDpsInputOperand(0)->get());
           emitRowStages(b, updated);
+        } else if (initFill) {
+          updated = combine(b, *comb, total,
+                            initFill.getDpsInputOperand(0)->get());
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          for (auto [i, stage] : llvm::enumerate(stages)) {
+            if (stage.isReduction())
+              continue; // in the loop of the stage it joins
+            if (!stage.perElement) {
+              std::tie(stageValues[i], rowStageAt[i]) =
+                  emitRowStage(b, l, stage, rowIvs, updated, stageValues);
+              continue;
+            }
+            SmallVector<unsigned> chainedIdx;
+            SmallVector<Chained> chained;
+            for (auto [j, other] : llvm::enumerate(stages))
+              if (other.isReduction() && other.joins == static_cast<int>(i)) {
+                chainedIdx.push_back(j);
+                chained.push_back({&other, *matchCombiner(other.op)});
+              }
+            stageWidths[i] =
+                stage.sameLanesAs >= 0
+                    ? stageWidths[stage.sameLanesAs]
+                    : elementStageWidth(stage, rowLength, vectorWidth);
+            SmallVector<Value> partials =
+                emitElementStage(b, l, stage, rowIvs, lane, rowLength,
+                                 stageWidths[i], updated, stageValues,
+                                 chained);
+            for (auto [c, j] : llvm::enumerate(chainedIdx)) {
+              const Combiner &cc = chained[c].combiner;
+              Value t = warpAllReduce(b, l, cc, partials[c]);
+              stageValues[j] = combine(
+                  b, cc, t, linalg::FillOp(stages[j].fill).getDpsInputOperand(0)->get());
+              rowStageAt[j] = stageIndices(b, l, stages[j], rowIvs, zero);
+            }
+          }
         }
         auto store = scf::IfOp::create(b, l, first, /*withElseRegion=*/false);
         OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
@@ -536,11 +645,18 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
               sb, l, stageValues[i], res->get(),
               applyMap(sb, l, g.getMatchingIndexingMap(res), rowStageAt[i]));
         }
-        // Then the stages that read the row's elements again.
-        for (const RowStage &stage : stages)
-          if (stage.perElement)
-            emitElementStage(b, l, stage, rowIvs, lane, rowLength,
-                             vectorWidth, updated, stageValues);
+        // Without chained reductions the stages that read the row's
+        // elements again come after the stores.
+        if (initFill && !anyChained)
+          for (auto [i, stage] : llvm::enumerate(stages))
+            if (stage.perElement) {
+              stageWidths[i] =
+                  stage.sameLanesAs >= 0
+                      ? stageWidths[stage.sameLanesAs]
+                      : elementStageWidth(stage, rowLength, vectorWidth);
+              emitElementStage(b, l, stage, rowIvs, lane, rowLength,
+                               stageWidths[i], updated, stageValues);
+            }
       });
   rewriter.eraseOp(op);
   return success();

@@ -16,6 +16,7 @@ namespace mlir::fp8 {
 constexpr int64_t kReductionLanes = 32;
 
 /// Where a stage's input comes from (RowStage::sources).
+constexpr int kFromElement = -3; ///< RowStage::joins' value, same element
 constexpr int kFromOperand = -2; ///< the operand (loaded, for a buffer)
 constexpr int kFromTotal = -1;   ///< the reduction's value for the row
 // Otherwise the index of the earlier stage whose value for the row it is.
@@ -30,9 +31,26 @@ struct RowStage {
   /// Its loop dimensions as expressions of the reduction's: a dimension, 0
   /// for a unit loop, or `d[n-2] * L + d[n-1]` for a merged one.
   SmallVector<AffineExpr> dims;
-  /// Per input operand: kFromOperand, kFromTotal or a stage's index.
+  /// Per input operand: kFromOperand, kFromTotal, kFromElement or a
+  /// stage's index.
   SmallVector<int> sources;
+  /// A chained row reduction: a reduction over the same rows (its last loop
+  /// the reduced one) of values the per-element stage `joins` computes (the
+  /// amax of a norm's output), folded in that stage's loop from `fill`'s
+  /// value, which it replaces; its total is a per-row value.
+  linalg::FillOp fill;
+  int joins = -1;
+  /// A per-element stage that reads elements an earlier per-element stage
+  /// of the kernel wrote (at the same positions) runs with that stage's
+  /// lanes and vector width, so that each element is read back by the
+  /// thread that wrote it; -1: its own width.
+  int sameLanesAs = -1;
+  bool isReduction() const { return static_cast<bool>(fill); }
 };
+
+/// Whether `op`'s body is `combine(f(inputs...), out)` with a combiner a
+/// warp butterfly can fold (lowerRowReductionToWarps).
+bool hasWarpCombiner(linalg::GenericOp op);
 
 /// Lowers a row reduction -- a bufferized linalg.generic with parallel
 /// dimensions first and one reduction dimension last (at least
@@ -73,7 +91,13 @@ LogicalResult lowerRowReductionToWarps(RewriterBase &rewriter,
 /// map). Bodies are scalar code without memory effects (linalg.index per
 /// element only). Per-element stages need `init`. RMSNorm: the sum,
 /// rsqrt(mean + eps), x * rsqrt * w; a per-row quantization: the amax, its
-/// scale, the quantized row, the scale's M-major copy.
+/// scale, the quantized row, the scale's M-major copy. A fill and a row
+/// reduction over the same rows right after a per-element stage, reading
+/// that stage's values at the same elements (and buffers the kernel does
+/// not write), is a chained reduction in the stage's loop (the first level
+/// of the per-tensor amax of a norm's output). A later per-element stage
+/// may read elements an earlier one wrote, at the same positions: it runs
+/// with that stage's lanes (a per-row quantization of a norm's output).
 SmallVector<RowStage> rowReductionStages(linalg::GenericOp op,
                                          linalg::FillOp init);
 

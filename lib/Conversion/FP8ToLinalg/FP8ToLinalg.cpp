@@ -409,17 +409,27 @@ struct LowerAmax : OpConversionPattern<AmaxOp> {
   }
 
 private:
-  /// max |x| over the whole tensor as max over P contiguous rows of kRow
+  /// max |x| over the whole tensor as max over P contiguous rows of R
   /// elements, then (a new per-tensor fp8.amax, which this pattern splits
   /// again while it is large) over the P row maxima: x flattened
-  /// (zero-padded to P * kRow) is viewed as [P, kRow] and reduced along its
+  /// (zero-padded to P * R) is viewed as [P, R] and reduced along its
   /// last dimension -- a row reduction, which the GPU runs as a warp per
   /// row with vector loads, and the last level (at most 2 kRow values,
-  /// 1-D) as one warp. A tree of depth log_kRow(n): two kernels for an
-  /// 8192 x 4096 activation, three for 8192 x 14336. Bit-identical to one
-  /// reduction: maximumf is order-independent and propagates NaN; zeros
-  /// cannot raise an amax; |partial| = partial.
-  static constexpr int64_t kRow = 4096;
+  /// 1-D) as one warp. R is the tensor's own last dimension where that is
+  /// a warp's row (kMinRow to kMaxRow elements: the first level's rows are
+  /// the tensor's, so the kernel that produced them can reduce them too),
+  /// else kRow. Two kernels for an 8192 x 4096 or 8192 x 14336
+  /// activation. Bit-identical to one reduction: maximumf is
+  /// order-independent and propagates NaN; zeros cannot raise an amax;
+  /// |partial| = partial.
+  static constexpr int64_t kRow = 4096, kMinRow = 1024, kMaxRow = 32768;
+
+  static int64_t rowLength(RankedTensorType type) {
+    const int64_t last = type.getShape().back();
+    if (type.getRank() >= 2 && last >= kMinRow && last <= kMaxRow)
+      return last;
+    return kRow;
+  }
 
   /// `input` (static) as a 1-D tensor.
   static Value flatten(OpBuilder &b, Location loc, Value input) {
@@ -441,22 +451,23 @@ private:
     Type elt = inType.getElementType();
     MLIRContext *ctx = b.getContext();
     const int64_t n = inType.getNumElements();
-    const int64_t parts = llvm::divideCeil(n, kRow);
+    const int64_t row = rowLength(inType);
+    const int64_t parts = llvm::divideCeil(n, row);
     Value flat = flatten(b, loc, input);
-    if (kRow * parts != n) {
+    if (row * parts != n) {
       Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
       flat = tensor::PadOp::create(
-          b, loc, RankedTensorType::get({kRow * parts}, elt), flat,
+          b, loc, RankedTensorType::get({row * parts}, elt), flat,
           ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(kRow * parts - n)}, zero);
+          ArrayRef<OpFoldResult>{b.getIndexAttr(row * parts - n)}, zero);
     }
     Value rows = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({parts, kRow}, elt), flat,
+        b, loc, RankedTensorType::get({parts, row}, elt), flat,
         ArrayRef<ReassociationIndices>{{0, 1}});
     Type f32 = op.getType().getElementType();
     Value partial = blockAmax(b, loc, rows,
                               ScaleLayoutAttr::get(ctx, Granularity::Block,
-                                                   ArrayRef<int64_t>{1, kRow}),
+                                                   ArrayRef<int64_t>{1, row}),
                               RankedTensorType::get({parts, 1}, f32));
     // The next level reads the maxima as one row (1-D: a row reduction).
     partial = tensor::CollapseShapeOp::create(

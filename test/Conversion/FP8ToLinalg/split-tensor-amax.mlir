@@ -2,20 +2,20 @@
 // RUN: fp8-opt %s --convert-fp8-to-linalg | FileCheck %s --check-prefix=ONE
 
 // A per-tensor amax of 3 x 4100 = 12300 elements as a tree of row
-// reductions: flattened, zero-padded to 4 rows of 4096, each row reduced
-// along its (contiguous) last dimension; then the 4 row maxima as one 1-D
-// reduction.
+// reductions: the tensor's own rows (its last dimension, 1024 to 32768
+// elements, is a warp's row), each reduced along its (contiguous) last
+// dimension; then the 3 row maxima as one 1-D reduction.
 // CHECK-LABEL: func.func @amax
 // CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1]] : tensor<3x4100xf32> into tensor<12300xf32>
-// CHECK:         %[[PAD:.*]] = tensor.pad %[[FLAT]] low[0] high[4084]
-// CHECK:         %[[ROWS:.*]] = tensor.expand_shape %[[PAD]] {{\[\[}}0, 1]] output_shape [4, 4096] : tensor<16384xf32> into tensor<4x4096xf32>
+// CHECK-NOT:     tensor.pad
+// CHECK:         %[[ROWS:.*]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [3, 4100] : tensor<12300xf32> into tensor<3x4100xf32>
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
-// CHECK-SAME:      ins(%[[ROWS]] : tensor<4x4096xf32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK-SAME:      ins(%[[ROWS]] : tensor<3x4100xf32>) outs(%{{.*}} : tensor<3xf32>)
 // CHECK:           math.absf
 // CHECK:           arith.maximumf
-// CHECK:         %[[MAXIMA:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<4x1xf32> into tensor<4xf32>
+// CHECK:         %[[MAXIMA:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<3x1xf32> into tensor<3xf32>
 // CHECK:         linalg.generic {{.*}} iterator_types = ["reduction"]
-// CHECK-SAME:      ins(%[[MAXIMA]] : tensor<4xf32>) outs(%{{.*}} : tensor<f32>)
+// CHECK-SAME:      ins(%[[MAXIMA]] : tensor<3xf32>) outs(%{{.*}} : tensor<f32>)
 // CHECK:         return %{{.*}} : tensor<f32>
 
 // Without the option: one reduction over both dimensions.
@@ -51,5 +51,26 @@ func.func @two_levels(%x: tensor<8200x4096xf16>) -> tensor<f32> {
 // CHECK-NOT:     linalg.generic
 func.func @small(%x: tensor<64x128xf32>) -> tensor<f32> {
   %a = fp8.amax %x layout<tensor> : tensor<64x128xf32> -> tensor<f32>
+  return %a : tensor<f32>
+}
+
+// The FFN activation of a Llama-3-8B layer, 8192 x 14336: its 8192 rows,
+// then their maxima as one warp -- two levels (rows of 4096 took three).
+// CHECK-LABEL: func.func @ffn
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<8192x14336xf16>) outs(%{{.*}} : tensor<8192xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction"]
+// CHECK-SAME:      ins(%{{.*}} : tensor<8192xf32>) outs(%{{.*}} : tensor<f32>)
+// CHECK-NOT:     linalg.generic
+func.func @ffn(%x: tensor<8192x14336xf16>) -> tensor<f32> {
+  %a = fp8.amax %x layout<tensor> : tensor<8192x14336xf16> -> tensor<f32>
+  return %a : tensor<f32>
+}
+
+// A narrow last dimension (a head dim of 128) keeps rows of 4096
+// flattened elements.
+// CHECK-LABEL: func.func @narrow
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<4x4096xf32>) outs(%{{.*}} : tensor<4xf32>)
+func.func @narrow(%x: tensor<128x128xf32>) -> tensor<f32> {
+  %a = fp8.amax %x layout<tensor> : tensor<128x128xf32> -> tensor<f32>
   return %a : tensor<f32>
 }
