@@ -651,3 +651,49 @@ func.func @chain_earlier_stage(%x: memref<2x64xf32>) -> (memref<2xf32>, memref<2
   }
   return %sum, %y, %z, %amax : memref<2xf32>, memref<2x64xf32>, memref<2x64xf32>, memref<2xf32>
 }
+
+// -----
+
+// A later per-element stage reads y back at other positions (element
+// d1 * 2 + d0 of its flattened view, not d0 * 64 + d1): not what its lane
+// wrote, so it is its own kernel.
+// CHECK-LABEL: func.func @read_back_elsewhere
+// CHECK:         gpu.launch
+// CHECK:         gpu.launch
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @read_back_elsewhere(%x: memref<2x64xf32>) -> (memref<2xf32>, memref<2x64xf32>, memref<2x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x64xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  %view = memref.expand_shape %sum [[0, 1]] output_shape [2, 1] : memref<2xf32> into memref<2x1xf32>
+  %y = memref.alloc() : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0, 0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %view : memref<2x64xf32>, memref<2x1xf32>) outs(%y : memref<2x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %d = arith.subf %a, %s : f32
+    linalg.yield %d : f32
+  }
+  %flat = memref.collapse_shape %y [[0, 1]] : memref<2x64xf32> into memref<128xf32>
+  %z = memref.alloc() : memref<2x64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1 * 2 + d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%flat : memref<128xf32>) outs(%z : memref<2x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %d = arith.mulf %a, %a : f32
+    linalg.yield %d : f32
+  }
+  return %sum, %y, %z : memref<2xf32>, memref<2x64xf32>, memref<2x64xf32>
+}
