@@ -327,6 +327,36 @@ int64_t elementStageWidth(const fp8::RowStage &stage, int64_t rowLength,
 /// [lane V, lane V + V), then 32 V further on, ... (the reduction's own
 /// order when V is its width); buffers the column indexes contiguously are
 /// read and written as vectors of V.
+/// `stage`'s inputs at one element (loop indices `indices`, element `e` of
+/// the step's vectors): a value the warp holds, `element` (the joined
+/// stage's value there) for kFromElement, the element of a vector loaded for
+/// the step, else a load (a buffer) or the operand itself.
+SmallVector<Value> elementInputs(OpBuilder &b, Location l,
+                                 const fp8::RowStage &stage,
+                                 ArrayRef<Value> indices, Value total,
+                                 ArrayRef<Value> stageValues,
+                                 ArrayRef<Value> vectors, int64_t e,
+                                 Value element) {
+  linalg::GenericOp g = stage.op;
+  SmallVector<Value> inputs;
+  for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands())) {
+    if (stage.sources[j] == fp8::kFromElement)
+      inputs.push_back(element);
+    else if (Value f = forwarded(stage, j, total, stageValues))
+      inputs.push_back(f);
+    else if (!vectors.empty() && vectors[j])
+      inputs.push_back(
+          vector::ExtractOp::create(b, l, vectors[j], ArrayRef<int64_t>{e}));
+    else if (isa<MemRefType>(in->get().getType()))
+      inputs.push_back(memref::LoadOp::create(
+          b, l, in->get(),
+          applyMap(b, l, g.getMatchingIndexingMap(in), indices)));
+    else
+      inputs.push_back(in->get());
+  }
+  return inputs;
+}
+
 /// A chained reduction of a per-element stage, with its combiner.
 struct Chained {
   const fp8::RowStage *stage;
@@ -384,20 +414,8 @@ SmallVector<Value> emitElementStage(OpBuilder &b, Location l,
                 fb, fl, k, arith::ConstantIndexOp::create(fb, fl, e));
           SmallVector<Value> indices =
               stageIndices(fb, fl, stage, rowIvs, ke);
-          SmallVector<Value> inputs;
-          for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands())) {
-            if (Value f = forwarded(stage, j, total, stageValues))
-              inputs.push_back(f);
-            else if (vectors[j])
-              inputs.push_back(vector::ExtractOp::create(
-                  fb, fl, vectors[j], ArrayRef<int64_t>{e}));
-            else if (isa<MemRefType>(in->get().getType()))
-              inputs.push_back(memref::LoadOp::create(
-                  fb, fl, in->get(),
-                  applyMap(fb, fl, g.getMatchingIndexingMap(in), indices)));
-            else
-              inputs.push_back(in->get());
-          }
+          SmallVector<Value> inputs = elementInputs(
+              fb, fl, stage, indices, total, stageValues, vectors, e, {});
           Value r = cloneStageBody(fb, stage, inputs, indices);
           if (storeVector)
             results.push_back(r);
@@ -406,22 +424,11 @@ SmallVector<Value> emitElementStage(OpBuilder &b, Location l,
                                     applyMap(fb, fl, resMap, indices));
           // The chained reductions fold r (and their other inputs).
           for (auto [c, chain] : llvm::enumerate(chained)) {
-            linalg::GenericOp cg = chain.stage->op;
             SmallVector<Value> cIndices =
                 stageIndices(fb, fl, *chain.stage, rowIvs, ke);
-            SmallVector<Value> cInputs;
-            for (auto [j, in] : llvm::enumerate(cg.getDpsInputOperands())) {
-              if (chain.stage->sources[j] == fp8::kFromElement)
-                cInputs.push_back(r);
-              else if (Value f = forwarded(*chain.stage, j, total, stageValues))
-                cInputs.push_back(f);
-              else if (isa<MemRefType>(in->get().getType()))
-                cInputs.push_back(memref::LoadOp::create(
-                    fb, fl, in->get(),
-                    applyMap(fb, fl, cg.getMatchingIndexingMap(in), cIndices)));
-              else
-                cInputs.push_back(in->get());
-            }
+            SmallVector<Value> cInputs = elementInputs(
+                fb, fl, *chain.stage, cIndices, total, stageValues,
+                /*vectors=*/{}, e, r);
             accs[c] =
                 cloneStageBody(fb, *chain.stage, cInputs, cIndices, accs[c]);
           }
