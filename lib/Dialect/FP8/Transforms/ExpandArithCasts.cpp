@@ -190,7 +190,6 @@ struct ExpandExtF : OpRewritePattern<arith::ExtFOp> {
                                         expField, e.i32(0));
     Value bits = arith::SelectOp::create(rewriter, loc, isSub, sub, normal);
 
-    Value special;
     if (fmt->hasInf) {
       // E5M2: exponent all ones is inf (mantissa 0) or NaN.
       Value isTop = arith::CmpIOp::create(
