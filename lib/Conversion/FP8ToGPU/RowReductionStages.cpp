@@ -310,9 +310,9 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
     if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
         g.getNumReductionLoops() != (chainFill ? 1 : 0))
       break;
-    if (chainFill && (g.getIteratorTypesArray().back() !=
-                          utils::IteratorType::reduction ||
-                      g.getStaticLoopRanges().back() != redRanges.back()))
+    if (chainFill &&
+        (g.getIteratorTypesArray().back() != utils::IteratorType::reduction ||
+         g.getStaticLoopRanges().back() != redRanges.back()))
       break;
     Block &body = g.getRegion().front();
     if (!chainFill && !body.getArgument(g.getNumDpsInputs()).use_empty())

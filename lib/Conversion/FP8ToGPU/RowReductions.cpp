@@ -331,12 +331,10 @@ int64_t elementStageWidth(const fp8::RowStage &stage, int64_t rowLength,
 /// the step's vectors): a value the warp holds, `element` (the joined
 /// stage's value there) for kFromElement, the element of a vector loaded for
 /// the step, else a load (a buffer) or the operand itself.
-SmallVector<Value> elementInputs(OpBuilder &b, Location l,
-                                 const fp8::RowStage &stage,
-                                 ArrayRef<Value> indices, Value total,
-                                 ArrayRef<Value> stageValues,
-                                 ArrayRef<Value> vectors, int64_t e,
-                                 Value element) {
+SmallVector<Value>
+elementInputs(OpBuilder &b, Location l, const fp8::RowStage &stage,
+              ArrayRef<Value> indices, Value total, ArrayRef<Value> stageValues,
+              ArrayRef<Value> vectors, int64_t e, Value element) {
   linalg::GenericOp g = stage.op;
   SmallVector<Value> inputs;
   for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands())) {
@@ -554,10 +552,8 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         // that lanes agree bit for bit with what lane 0 stores.
         Value total = kLoop.getResult(0);
         if (stages.empty()) {
-          Value lanes =
-              arith::ConstantIntOp::create(b, l, kReductionLanes, 32);
-          for (int64_t offset = kReductionLanes / 2; offset >= 1;
-               offset /= 2) {
+          Value lanes = arith::ConstantIntOp::create(b, l, kReductionLanes, 32);
+          for (int64_t offset = kReductionLanes / 2; offset >= 1; offset /= 2) {
             Value other =
                 gpu::ShuffleOp::create(
                     b, l, total,
@@ -598,8 +594,8 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                             initFill.getDpsInputOperand(0)->get());
           emitRowStages(b, updated);
         } else if (initFill) {
-          updated = combine(b, *comb, total,
-                            initFill.getDpsInputOperand(0)->get());
+          updated =
+              combine(b, *comb, total, initFill.getDpsInputOperand(0)->get());
           Value zero = arith::ConstantIndexOp::create(b, l, 0);
           for (auto [i, stage] : llvm::enumerate(stages)) {
             if (stage.isReduction())
@@ -622,13 +618,13 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                     : elementStageWidth(stage, rowLength, vectorWidth);
             SmallVector<Value> partials =
                 emitElementStage(b, l, stage, rowIvs, lane, rowLength,
-                                 stageWidths[i], updated, stageValues,
-                                 chained);
+                                 stageWidths[i], updated, stageValues, chained);
             for (auto [c, j] : llvm::enumerate(chainedIdx)) {
               const Combiner &cc = chained[c].combiner;
               Value t = warpAllReduce(b, l, cc, partials[c]);
               stageValues[j] = combine(
-                  b, cc, t, linalg::FillOp(stages[j].fill).getDpsInputOperand(0)->get());
+                  b, cc, t,
+                  linalg::FillOp(stages[j].fill).getDpsInputOperand(0)->get());
               rowStageAt[j] = stageIndices(b, l, stages[j], rowIvs, zero);
             }
           }

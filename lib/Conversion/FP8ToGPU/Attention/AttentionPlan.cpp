@@ -242,7 +242,7 @@ std::string attention::describeAttentionPlan(const AttentionPlan &plan) {
       p.hasMask ? ", additive mask" : "", c.bm, c.bn, c.stages,
       c.consumerWarpgroups,
       c.overlap ? ", QK^T of block j under PV of block j - 1" : "",
-      !p.fp8           ? ""
+      !p.fp8          ? ""
       : p.blockScales ? " (FP8 q, k, v, scales per 128 positions; P in E4M3)"
                       : " (FP8 q, k, v, scales per tensor; P in E4M3)",
       c.pingPong ? ", ping-pong" : "");

@@ -652,7 +652,8 @@ void makeDecodeWarpSpecialized(const GemmProblem &p,
 void makeDecode(const GemmProblem &p, const GemmOptions &options,
                 GemmConfig &c) {
   const int64_t rowTiles = p.batch * llvm::divideCeil(p.m, c.bm);
-  if (p.m > kWgmmaM || rowTiles * llvm::divideCeilSigned(p.n, c.bn) >= options.smCount)
+  if (p.m > kWgmmaM ||
+      rowTiles * llvm::divideCeilSigned(p.n, c.bn) >= options.smCount)
     return;
   const int64_t wanted = llvm::divideCeil(options.smCount, rowTiles);
   const int64_t bn = std::max<int64_t>(16, p.n / wanted / 8 * 8);
