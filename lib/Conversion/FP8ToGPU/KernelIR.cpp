@@ -233,3 +233,13 @@ void fp8::mbarrierWait(KernelIR &k, Value bar, Value parity) {
   NVVM::MBarrierTryWaitParityOp::create(k.b, k.loc, bar, parity,
                                         k.cI32(10000000));
 }
+
+void fp8::namedBarrierSync(KernelIR &k, Value id, int64_t threads) {
+  NVVM::BarrierOp::create(k.b, k.loc, /*res=*/Type(), id, k.cI32(threads),
+                          /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+}
+
+void fp8::namedBarrierArrive(KernelIR &k, Value id, int64_t threads) {
+  NVVM::BarrierArriveOp::create(k.b, k.loc, id, k.cI32(threads));
+}

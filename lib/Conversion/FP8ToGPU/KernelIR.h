@@ -93,6 +93,11 @@ void mbarrierArrive(KernelIR &k, Value bar);
 /// Waits until the phase of parity `parity` (i32) completed.
 void mbarrierWait(KernelIR &k, Value bar, Value parity);
 
+/// Named barrier `id` (i32; 0 is the CTA's) of `threads` threads: the
+/// calling warp waits (bar.sync) or only arrives (bar.arrive).
+void namedBarrierSync(KernelIR &k, Value id, int64_t threads);
+void namedBarrierArrive(KernelIR &k, Value id, int64_t threads);
+
 } // namespace mlir::fp8
 
 #endif // FP8_LIB_CONVERSION_FP8TOGPU_KERNELIR_H

@@ -96,11 +96,12 @@ Value combine(OpBuilder &b, const Combiner &c, Value x, Value acc) {
   return b.clone(*c.op, map)->getResult(0);
 }
 
-/// The warp's 32 lane values folded by a butterfly of xor shuffles, then
-/// lane 0's total in every lane (so that lanes agree bit for bit even where
-/// the combiner's result depends on its operands' order: maxnumf of +0 and
-/// -0).
-Value warpAllReduce(OpBuilder &b, Location l, const Combiner &c, Value v) {
+/// The warp's 32 lane values folded by a butterfly of xor shuffles: the
+/// total in every lane; with `fromLaneZero`, then lane 0's total in every
+/// lane (so that lanes agree bit for bit even where the combiner's result
+/// depends on its operands' order: maxnumf of +0 and -0).
+Value warpAllReduce(OpBuilder &b, Location l, const Combiner &c, Value v,
+                    bool fromLaneZero = true) {
   Value lanes = arith::ConstantIntOp::create(b, l, fp8::kReductionLanes, 32);
   for (int64_t offset = fp8::kReductionLanes / 2; offset >= 1; offset /= 2) {
     Value other =
@@ -110,6 +111,8 @@ Value warpAllReduce(OpBuilder &b, Location l, const Combiner &c, Value v) {
             .getShuffleResult();
     v = combine(b, c, other, v);
   }
+  if (!fromLaneZero)
+    return v;
   return gpu::ShuffleOp::create(b, l, v,
                                 arith::ConstantIntOp::create(b, l, 0, 32),
                                 lanes, gpu::ShuffleMode::IDX)
@@ -323,10 +326,6 @@ int64_t elementStageWidth(const fp8::RowStage &stage, int64_t rowLength,
   return 1;
 }
 
-/// A per-element stage over row `rowIvs`: lane `lane` computes columns
-/// [lane V, lane V + V), then 32 V further on, ... (the reduction's own
-/// order when V is its width); buffers the column indexes contiguously are
-/// read and written as vectors of V.
 /// `stage`'s inputs at one element (loop indices `indices`, element `e` of
 /// the step's vectors): a value the warp holds, `element` (the joined
 /// stage's value there) for kFromElement, the element of a vector loaded for
@@ -361,9 +360,12 @@ struct Chained {
   Combiner combiner;
 };
 
-/// The per-element stage's loop also folds each chained reduction over the
-/// values it computes (and other inputs, loaded per element) into the lane's
-/// partial, which it returns.
+/// A per-element stage over row `rowIvs`: lane `lane` computes columns
+/// [lane V, lane V + V), then 32 V further on, ... (V = `width`: the
+/// reduction's own order when V is its width); buffers the column indexes
+/// contiguously are read and written as vectors of V. The loop also folds
+/// each chained reduction over the values it computes (and other inputs,
+/// loaded per element) into the lane's partial, which it returns.
 SmallVector<Value> emitElementStage(OpBuilder &b, Location l,
                                     const fp8::RowStage &stage,
                                     ArrayRef<Value> rowIvs, Value lane,
@@ -550,21 +552,8 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         // The warp's 32 partials: a butterfly leaves the total in every lane.
         // With stages, every lane takes lane 0's total (warpAllReduce), so
         // that lanes agree bit for bit with what lane 0 stores.
-        Value total = kLoop.getResult(0);
-        if (stages.empty()) {
-          Value lanes = arith::ConstantIntOp::create(b, l, kReductionLanes, 32);
-          for (int64_t offset = kReductionLanes / 2; offset >= 1; offset /= 2) {
-            Value other =
-                gpu::ShuffleOp::create(
-                    b, l, total,
-                    arith::ConstantIntOp::create(b, l, offset, 32).getResult(),
-                    lanes, gpu::ShuffleMode::XOR)
-                    .getShuffleResult();
-            total = combine(b, *comb, other, total);
-          }
-        } else {
-          total = warpAllReduce(b, l, *comb, total);
-        }
+        Value total = warpAllReduce(b, l, *comb, kLoop.getResult(0),
+                                    /*fromLaneZero=*/!stages.empty());
         // Lane 0 folds the total into the output's initial value: the
         // fill's (when the fill is folded), else the output's. With the
         // fill, every lane knows the row's value and computes the per-row
@@ -586,16 +575,25 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
               std::tie(stageValues[i], rowStageAt[i]) =
                   emitRowStage(rb, l, stage, rowIvs, updated, stageValues);
         };
+        // A per-element stage's vector width: its own, or that of the stage
+        // whose elements it reads back.
+        auto widthOf = [&](unsigned i) {
+          const RowStage &stage = stages[i];
+          stageWidths[i] =
+              stage.sameLanesAs >= 0
+                  ? stageWidths[stage.sameLanesAs]
+                  : elementStageWidth(stage, rowLength, vectorWidth);
+          return stageWidths[i];
+        };
         Value updated;
+        if (initFill)
+          updated =
+              combine(b, *comb, total, initFill.getDpsInputOperand(0)->get());
         const bool anyChained = llvm::any_of(
             stages, [](const RowStage &s) { return s.isReduction(); });
         if (initFill && !anyChained) {
-          updated = combine(b, *comb, total,
-                            initFill.getDpsInputOperand(0)->get());
           emitRowStages(b, updated);
         } else if (initFill) {
-          updated =
-              combine(b, *comb, total, initFill.getDpsInputOperand(0)->get());
           Value zero = arith::ConstantIndexOp::create(b, l, 0);
           for (auto [i, stage] : llvm::enumerate(stages)) {
             if (stage.isReduction())
@@ -612,13 +610,9 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                 chainedIdx.push_back(j);
                 chained.push_back({&other, *matchCombiner(other.op)});
               }
-            stageWidths[i] =
-                stage.sameLanesAs >= 0
-                    ? stageWidths[stage.sameLanesAs]
-                    : elementStageWidth(stage, rowLength, vectorWidth);
             SmallVector<Value> partials =
                 emitElementStage(b, l, stage, rowIvs, lane, rowLength,
-                                 stageWidths[i], updated, stageValues, chained);
+                                 widthOf(i), updated, stageValues, chained);
             for (auto [c, j] : llvm::enumerate(chainedIdx)) {
               const Combiner &cc = chained[c].combiner;
               Value t = warpAllReduce(b, l, cc, partials[c]);
@@ -652,14 +646,9 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         // elements again come after the stores.
         if (initFill && !anyChained)
           for (auto [i, stage] : llvm::enumerate(stages))
-            if (stage.perElement) {
-              stageWidths[i] =
-                  stage.sameLanesAs >= 0
-                      ? stageWidths[stage.sameLanesAs]
-                      : elementStageWidth(stage, rowLength, vectorWidth);
-              emitElementStage(b, l, stage, rowIvs, lane, rowLength,
-                               stageWidths[i], updated, stageValues);
-            }
+            if (stage.perElement)
+              emitElementStage(b, l, stage, rowIvs, lane, rowLength, widthOf(i),
+                               updated, stageValues);
       });
   rewriter.eraseOp(op);
   return success();

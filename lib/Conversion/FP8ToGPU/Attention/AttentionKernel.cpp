@@ -913,12 +913,7 @@ void KernelGen::buildConsumer(Value wg) {
     // after its last block (consumer 1's last hand-over). No condition
     // inside the loop: the FP8 kernel has no register to spare.
     Value myTurn, otherTurn;
-    auto sync = [&](Value id) {
-      NVVM::BarrierOp::create(b, loc, /*res=*/Type(), id,
-                              k.cI32(2 * kWarpgroupThreads),
-                              /*reductionOp=*/nullptr,
-                              /*reductionPredicate=*/Value());
-    };
+    const int64_t both = 2 * kWarpgroupThreads;
     auto onlyConsumer = [&](int64_t w, llvm::function_ref<void()> body) {
       auto when =
           scf::IfOp::create(b, loc, k.eqC(wg, w), /*withElseRegion=*/false);
@@ -935,10 +930,7 @@ void KernelGen::buildConsumer(Value wg) {
     };
     if (c.pingPong) {
       turns();
-      onlyConsumer(1, [&] {
-        NVVM::BarrierArriveOp::create(b, loc, otherTurn,
-                                      k.cI32(2 * kWarpgroupThreads));
-      });
+      onlyConsumer(1, [&] { namedBarrierArrive(k, otherTurn, both); });
     }
     // Per key block: S, softmax, rescale, P V, release.
     SmallVector<Value> init = {zeroO, negInf(), negInf(), k.cF32(0),
@@ -956,12 +948,11 @@ void KernelGen::buildConsumer(Value wg) {
       mbarrierWait(k, barrier(sm.kFull(), use.stage), use.parity);
       if (c.pingPong) {
         turns();
-        sync(myTurn);
+        namedBarrierSync(k, myTurn, both);
       }
       Value acc = buildScores(wg, stageAddr, /*wait=*/!c.pingPong);
       if (c.pingPong) {
-        NVVM::BarrierArriveOp::create(b, loc, otherTurn,
-                                      k.cI32(2 * kWarpgroupThreads));
+        namedBarrierArrive(k, otherTurn, both);
         NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
       }
       SmallVector<Value> s = scores(acc);
@@ -990,7 +981,7 @@ void KernelGen::buildConsumer(Value wg) {
     l[1] = loop.getResult(4);
     if (c.pingPong) {
       turns();
-      onlyConsumer(0, [&] { sync(myTurn); });
+      onlyConsumer(0, [&] { namedBarrierSync(k, myTurn, both); });
     }
     buildStores(o, l, rows, colLane);
     return;

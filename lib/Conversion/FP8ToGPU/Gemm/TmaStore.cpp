@@ -39,11 +39,7 @@ OutputGeometry geometry(const GemmConfig &c) {
 /// The warpgroup barrier (named barrier 1 + wg of 128 threads; barrier 0 is
 /// the CTA's).
 void warpgroupBarrier(KernelBuilder &kb, Value wg) {
-  NVVM::BarrierOp::create(kb.b, kb.loc, /*res=*/Type(),
-                          kb.toI32(kb.addC(wg, 1)),
-                          kb.cI32(kWarpgroupThreads),
-                          /*reductionOp=*/nullptr,
-                          /*reductionPredicate=*/Value());
+  namedBarrierSync(kb, kb.toI32(kb.addC(wg, 1)), kWarpgroupThreads);
 }
 
 /// Opens `if (tid == 0)` (the warpgroup's issuing thread); callers hold an
