@@ -684,6 +684,76 @@ def FP8KVCache : Pass<"fp8-kv-cache", "::mlir::ModuleOp"> {
 }
 
 
+def FP8KVCacheInPlace : Pass<"fp8-kv-cache-in-place", "::mlir::ModuleOp"> {
+  let summary = "Append a decode step's keys and values to its cache in "
+                "place, at run-time positions";
+  let description = [{
+    A decoder exported with its cache as plain tensors builds each `present`
+    output as `Concat(past, new)` along the sequence axis: a step that adds
+    one token copies the whole cache. For a decode step (one new token per
+    sequence) this pass makes each such cache a tensor updated in place, as
+    vLLM's and TensorRT-LLM's preallocated caches are:
+
+    * the `past` input takes the `present` output's shape (the graph's past
+      length plus one: the whole preallocated cache, `CAPACITY` slots);
+    * a new input (`position-input`, default `cache_position`, `[batch]`
+      i64, appended after the graph's inputs) gives each sequence's slot
+      for its new token; that slot of `past` receives the new key/value,
+      every other slot is left as it is;
+    * the `present` output is that updated `past` and is *tied* to it
+      (result attribute `fp8.tied_input` = the input's index): the model
+      ABI (signature version 4) lets the caller pass one buffer for both,
+      and the run then writes only the new token's values (`B · H · D`
+      elements per cache) instead of copying the cache.
+
+    The attention that read `Concat(past, new)` now reads the updated
+    cache: the same keys and values in another order of slots, which the
+    caller's `attention_mask` must follow (valid: the sequence's slots up to
+    and including its new token's). With one new token the graph's causal
+    mask admits every slot, so this is the same attention. Steps of more
+    than one token (a prefill) are refused: their causal mask depends on
+    the slot order.
+
+    A position outside `[0, CAPACITY)` writes nothing and makes the run
+    fail with a run-time check naming the input and the valid range (the
+    status result `fp8.check_status`, created when the graph has none).
+    Runs after `fp8-kv-cache` (an FP8 cache's new token is then already
+    quantized); errors name the output that does not have the expected
+    form.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"",
+           "The graph function">,
+    Option<"inputs", "inputs", "std::string", "\"^past\"",
+           "Regular expression on input names selecting the cache inputs">,
+    Option<"outputs", "outputs", "std::string", "\"^present\"",
+           "Regular expression on result names selecting the cache outputs">,
+    Option<"positionInput", "position-input", "std::string",
+           "\"cache_position\"",
+           "Name of the new [batch] i64 input: each sequence's slot for its "
+           "new token">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def FP8DropTiedResults : Pass<"fp8-drop-tied-results", "::mlir::ModuleOp"> {
+  let summary = "Remove results that are an argument updated in place";
+  let description = [{
+    After bufferization, before results become out-parameters (the model
+    ABI): a public function's result marked `fp8.tied_input = i`
+    (fp8-kv-cache-in-place) is argument `i`'s buffer updated in place, and
+    the ABI passes that buffer once, as the input. The result is removed
+    from the function and its `return`. When bufferization did not update
+    the argument's own buffer, the returned buffer is copied into it first
+    (correct, but it copies the whole tensor), with a warning naming the
+    output.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def FP8PackExternalWeights
     : Pass<"fp8-pack-external-weights", "::mlir::ModuleOp"> {
   let summary = "Fold the recipe's quantization of external weights into "

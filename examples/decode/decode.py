@@ -21,7 +21,15 @@ copied as they are).
     decode.py MODEL.onnx --prompt 5,17,42 --prompt 7 --steps 32
         [--capacity 64] [--width 16] [--recipe current] [--kv-cache e4m3]
         [--target sm_90a] [--work DIR] [--fp8-compile PATH] [--json]
-        [--dynamic]
+        [--dynamic | --in-place]
+
+--in-place: the decode library updates the cache in place (fp8-compile
+--kv-cache-in-place, compiled with a past of CAPACITY - 1 so that its
+cache is the same CAPACITY slots): each decode step passes the cache
+buffers as both the past inputs and the present outputs (tied, ABI 4) and
+the slot of each sequence's new token (`cache_position`), so nothing is
+appended or copied after a step; the attention mask covers the CAPACITY
+slots (valid: each sequence's tokens, the new one included).
 
 --dynamic (CPU): one library with dynamic dimensions instead -- batch
 1..8 (or the batch), WIDTH new tokens at most, a past of 0..CAPACITY --
@@ -106,13 +114,20 @@ def compile_commands(args, batch):
                        "--input-shape",
                        dynamic_shapes(args.model, batch, args.width, args.capacity)])]
     for tag, tokens in (("prefill", args.width), ("decode", 1)):
+        in_place = tag == "decode" and args.in_place
+        if in_place:
+            tag = "decode-inplace"
         lib = os.path.join(args.work, f"{tag}-b{batch}-w{tokens}-c{args.capacity}-"
                                       f"{args.recipe}-{args.kv_cache or 'f32'}-{args.target}.so")
+        # In place: the cache (past + the new token) is the CAPACITY slots.
+        past = args.capacity - 1 if in_place else args.capacity
         cmd = [args.fp8_compile, args.model, "-o", lib, "--quiet",
                f"--target={args.target}", f"--recipe={args.recipe}",
-               "--input-shape", input_shapes(args.model, batch, tokens, args.capacity)]
+               "--input-shape", input_shapes(args.model, batch, tokens, past)]
         if args.kv_cache:
             cmd += ["--kv-cache", args.kv_cache]
+        if in_place:
+            cmd += ["--kv-cache-in-place"]
         out.append((lib, cmd))
     return out
 
@@ -176,6 +191,16 @@ def generate(prefill, decode, prompts, steps, capacity, xp, times=None):
     if max(map(len, prompts)) + steps > capacity:
         sys.exit(f"error: prompt + {steps} steps exceed the cache's {capacity} slots")
     cache = [xp.zeros(i.shape, i.numpy_dtype) for i in prefill.inputs[3:]]
+    # A decode library that updates the cache in place (ABI 4): its present
+    # outputs are tied to the past inputs, and its last input is the slot.
+    tied = getattr(decode, "tied_inputs", [-1] * len(decode.outputs))
+    in_place = any(t >= 0 for t in tied)
+    if in_place and (tied[0] >= 0 or any(t < 3 for t in tied[1:]) or
+                     list(decode.inputs[-1].shape) != [batch] or
+                     list(decode.inputs[3].shape) != list(cache[0].shape)):
+        sys.exit("error: the in-place decode library does not fit the prefill "
+                 "library (its cache must be the prefill's past, its last input "
+                 "the [batch] slots)")
     lengths = np.zeros(batch, np.int64)  # tokens cached per sequence
     tokens = xp.zeros((batch, steps), np.int64)
     rows = xp.arange(batch)
@@ -183,8 +208,12 @@ def generate(prefill, decode, prompts, steps, capacity, xp, times=None):
     # CUDA graph captured once (FP8RT_CUDA_GRAPH=1) replays every step.
     bufs = {}
     for lib in (prefill, decode):
-        bufs[lib] = ([xp.zeros(i.shape, i.numpy_dtype) for i in lib.inputs[:3]],
-                     [xp.zeros(o.shape, o.numpy_dtype) for o in lib.outputs])
+        ins = [xp.zeros(i.shape, i.numpy_dtype) for i in lib.inputs[:3]]
+        outs = [xp.zeros(o.shape, o.numpy_dtype) for o in lib.outputs]
+        if lib is decode and in_place:
+            ins.append(xp.zeros(lib.inputs[-1].shape, np.int64))
+            outs = outs[:1] + [cache[t - 3] for t in tied[1:]]  # the cache itself
+        bufs[lib] = (ins, outs)
     ids = np.zeros((batch, width), np.int64)
     valid = np.zeros((batch, width), np.int64)
     for r, p in enumerate(prompts):
@@ -192,17 +221,21 @@ def generate(prefill, decode, prompts, steps, capacity, xp, times=None):
     lib, new = prefill, valid.sum(1)
     for step in range(steps):
         start = time.perf_counter()
-        (ids_in, mask_in, pos_in), outs = bufs[lib]
+        (ids_in, mask_in, pos_in, *slot_in), outs = bufs[lib]
         t = ids_in.shape[1]
         slots = np.arange(capacity)[None] < lengths[:, None]
         if step == 0:
             ids_in[...] = xp.array(ids)
             mask_in[...] = xp.array(np.concatenate([slots, valid], 1).astype(np.int64))
+        elif slot_in:  # in place: the new token's slot is `length`
+            mask_in[...] = xp.array((np.arange(capacity)[None] <= lengths[:, None])
+                                    .astype(np.int64))
+            slot_in[0][...] = xp.array(lengths)
         else:  # the token chosen last step, already in ids_in on the device
             mask_in[...] = xp.array(np.concatenate([slots, np.ones((batch, 1), bool)], 1)
                                     .astype(np.int64))
         pos_in[...] = xp.array(lengths[:, None] + np.arange(t)[None])
-        lib(ids_in, mask_in, pos_in, *cache, out=outs)
+        lib(ids_in, mask_in, pos_in, *cache, *slot_in, out=outs)
         logits, presents = outs[0], outs[1:]
         nxt = logits[rows, xp.array(new - 1)].argmax(-1)
         tokens[:, step] = nxt
@@ -211,6 +244,8 @@ def generate(prefill, decode, prompts, steps, capacity, xp, times=None):
                 for r in range(batch):
                     at, n = int(lengths[r]), int(new[r])
                     c[r, :, at:at + n] = p[r, :, capacity:capacity + n]
+            elif slot_in:
+                break  # written in place by the run
             else:
                 c[rows, :, xp.array(lengths)] = p[:, :, capacity]
         lengths += new
@@ -271,6 +306,9 @@ def main():
     ap.add_argument("--dynamic", action="store_true",
                     help="one library with dynamic dimensions and a growing cache "
                          "(CPU; see above)")
+    ap.add_argument("--in-place", action="store_true",
+                    help="a decode library that updates the cache in place "
+                         "(--kv-cache-in-place; see above)")
     ap.add_argument("--json", action="store_true", help="print the tokens as JSON")
     ap.add_argument("--print-commands", action="store_true",
                     help="print the two fp8-compile commands and stop")
@@ -286,8 +324,10 @@ def main():
         for _, cmd in compile_commands(args, len(prompts)):
             print(shlex.join(cmd))
         return
-    if args.dynamic and (args.kv_cache or args.target != "cpu" or args.libs):
-        sys.exit("error: --dynamic runs one CPU library without --kv-cache or --libs")
+    if args.dynamic and (args.kv_cache or args.target != "cpu" or args.libs or
+                         args.in_place):
+        sys.exit("error: --dynamic runs one CPU library without --kv-cache, --libs "
+                 "or --in-place")
     os.makedirs(args.work, exist_ok=True)
     if args.dynamic:
         (lib,) = compile_libraries(args, len(prompts))

@@ -306,7 +306,7 @@ private:
 
   llvm::Error applyKVCache() {
     if (o.kvCache == KVCacheFormat::None)
-      return llvm::Error::success();
+      return applyKVCacheInPlace();
     std::string remarks;
     {
       Stage stage(diag, o.quiet, "FP8 KV cache (fp8-kv-cache)");
@@ -332,6 +332,22 @@ private:
     }
     if (!o.quiet)
       diag << remarks;
+    return applyKVCacheInPlace();
+  }
+
+  /// After the FP8 cache (its new tokens are then quantized already).
+  llvm::Error applyKVCacheInPlace() {
+    if (!o.kvCacheInPlace)
+      return llvm::Error::success();
+    Stage stage(diag, o.quiet, "KV cache in place (fp8-kv-cache-in-place)");
+    PassManager pm(&context);
+    FP8KVCacheInPlaceOptions options;
+    options.inputs = o.kvCacheInputs;
+    options.outputs = o.kvCacheOutputs;
+    options.positionInput = o.kvCachePositionInput;
+    pm.addPass(createFP8KVCacheInPlace(options));
+    if (failed(pm.run(*module)))
+      return error("the in-place KV-cache pass failed");
     return llvm::Error::success();
   }
 

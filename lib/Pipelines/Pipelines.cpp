@@ -19,6 +19,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -82,6 +83,12 @@ static void addBufferization(OpPassManager &pm, bool outParams,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // In-place updates at run-time positions (fp8-kv-cache-in-place) are
+  // scf.forall loops: as scf.parallel, both targets lower them as any loop.
+  pm.addPass(createForallToParallelLoopPass());
+  // The model ABI passes an argument updated in place once, as the input.
+  if (publicOutParams)
+    pm.addPass(fp8::createFP8DropTiedResults());
   if (outParams) {
     bufferization::BufferResultsToOutParamsPassOptions out;
     out.hoistStaticAllocs = true;

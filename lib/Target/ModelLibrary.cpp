@@ -237,12 +237,34 @@ FailureOr<std::string> fp8::prepareModelFunction(ModuleOp module,
   // <name>", and a dynamic dimension is its polynomial over them.
   auto dims = func->getAttrOfType<ArrayAttr>(fp8::kDimsAttr);
   const bool dynamic = dims && !dims.empty();
-  std::string sig = std::string(dynamic ? "fp8rt-signature 3 "
-                                        : "fp8rt-signature 2 ") +
-                    std::to_string(type.getNumInputs()) + " " +
-                    std::to_string(outputs) + " " +
+  // Version 4 (outputs tied to inputs, fp8-kv-cache-in-place): the header
+  // also counts the ties, listed after the checks as "<output> <input>";
+  // it always counts the symbols (maybe 0).
+  SmallVector<std::pair<unsigned, unsigned>> ties;
+  for (unsigned r = 0; r < outputs; ++r)
+    if (auto tied =
+            func.getResultAttrOfType<IntegerAttr>(r, fp8::kTiedInputAttr)) {
+      int64_t i = tied.getInt();
+      if (i < 0 || i >= int64_t(type.getNumInputs()) ||
+          type.getInput(i) != type.getResult(r))
+        return func.emitError() << "output " << r << " is tied to input " << i
+                                << ", which does not exist or has another "
+                                   "type";
+      if (dynamic)
+        return func.emitError() << "output " << r << " is updated in place "
+                                << "(tied to input " << i << "): that needs "
+                                << "static shapes";
+      ties.push_back({r, unsigned(i)});
+    }
+  const char *version = !ties.empty() ? "fp8rt-signature 4 "
+                        : dynamic     ? "fp8rt-signature 3 "
+                                      : "fp8rt-signature 2 ";
+  std::string sig = std::string(version) + std::to_string(type.getNumInputs()) +
+                    " " + std::to_string(outputs) + " " +
                     std::to_string(checks.size());
-  if (dynamic) {
+  if (!ties.empty())
+    sig += " 0 " + std::to_string(ties.size()) + "\n";
+  else if (dynamic) {
     sig += " " + std::to_string(dims.size()) + "\n";
     for (Attribute a : dims) {
       auto d = dyn_cast<DictionaryAttr>(a);
@@ -271,6 +293,8 @@ FailureOr<std::string> fp8::prepareModelFunction(ModuleOp module,
       return func.emitError() << "a check message contains a newline";
     sig += std::to_string(message.size()) + " " + message.str() + "\n";
   }
+  for (auto [output, input] : ties)
+    sig += std::to_string(output) + " " + std::to_string(input) + "\n";
   sig += llvm::formatv("fingerprint {0:x-16}\n", computeFingerprint(module));
   // Recorded in the signature: the attributes have no meaning in LLVM IR.
   if (checked) {

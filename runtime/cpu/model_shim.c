@@ -31,6 +31,15 @@
  * outputs when there is no status): an int64 array of every input's then
  * every output's dimensions for this run, row-major strides implied.
  *
+ * Version 4 (outputs updated in place, fp8-kv-cache-in-place): the header
+ * is "fp8rt-signature 4 <inputs> <outputs> <checks> <symbols> <ties>"
+ * (symbols 0: a tied model is static), and after the checks one line per
+ * tie, "<output> <input>": output <output> is input <input> updated in
+ * place. The compiled code takes no pointer for a tied output: it updates
+ * the buffer it gets as the input, which the shim makes the output's
+ * buffer, holding the input's data (copied there unless the caller passed
+ * one buffer for both).
+ *
  * A model with run-time checks (data-dependent indices: Gather and kin)
  * takes one more pointer after its outputs: an int64[2] status the compiled
  * code fills with {failing check + 1 (0: none), offending value}. Indices
@@ -160,6 +169,12 @@ struct fp8rt_model {
   int32_t num_state;
   state_entry *state;
   tensor_sig *tensors; /* inputs then outputs */
+  /* Signature version 4: per output, the input it updates in place (-1:
+   * none), and whether there is any; the compiled entry's arguments (the
+   * tied outputs left out) when there is. */
+  int32_t *tied_input;
+  int32_t num_ties;
+  void **entry;
   /* Dynamic dimensions (signature version 3; 0 and NULL otherwise): the
    * symbols, this run's values, this run's dimensions of every tensor
    * (inputs then outputs, the entry point's last argument) and where each
@@ -238,6 +253,8 @@ static void free_model(fp8rt_model *m) {
   free(m->run_dims);
   free(m->dims_at);
   free(m->args);
+  free(m->tied_input);
+  free(m->entry);
   if (m->checks)
     for (int32_t i = 0; i < m->num_checks; ++i)
       free(m->checks[i]);
@@ -698,16 +715,18 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
   }
   const char *p = __fp8_model_signature;
   const char *header = "fp8rt-signature ";
-  long long version, nin, nout, nchecks, nsyms = 0;
+  long long version, nin, nout, nchecks, nsyms = 0, nties = 0;
   if (strncmp(p, header, strlen(header)) != 0)
     goto malformed;
   p += strlen(header);
-  if (!parse_int(&p, &version) || (version != 2 && version != 3) ||
+  if (!parse_int(&p, &version) || version < 2 || version > 4 ||
       !parse_int(&p, &nin) || !parse_int(&p, &nout) ||
       !parse_int(&p, &nchecks) || nin < 0 || nout < 0 || nchecks < 0 ||
       nin + nout > 100000 || nchecks > 100000 ||
       (version == 3 && (!parse_int(&p, &nsyms) || nsyms < 1 ||
-                        nsyms > 100000)))
+                        nsyms > 100000)) ||
+      (version == 4 && (!parse_int(&p, &nsyms) || nsyms != 0 ||
+                        !parse_int(&p, &nties) || nties < 1 || nties > nout)))
     goto malformed;
 #ifdef FP8RT_TARGET_CUDA
   if (nsyms > 0) {
@@ -729,9 +748,13 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
   m->symbols = calloc((size_t)nsyms + 1, sizeof(symbol_sig));
   m->symbol_values = calloc((size_t)nsyms + 1, sizeof(int64_t));
   m->dims_at = calloc((size_t)(nin + nout) + 1, sizeof(int32_t));
+  m->tied_input = malloc(((size_t)nout + 1) * sizeof(int32_t));
+  m->entry = calloc((size_t)(nin + nout) + 2, sizeof(void *));
   if (!m->tensors || !m->args || !m->checks || !m->symbols ||
-      !m->symbol_values || !m->dims_at)
+      !m->symbol_values || !m->dims_at || !m->tied_input || !m->entry)
     goto out_of_memory;
+  for (long long k = 0; k < nout; ++k)
+    m->tied_input[k] = -1;
   for (long long i = 0; i < nsyms; ++i) {
     long long lo, hi, len;
     char *end;
@@ -837,6 +860,23 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
     if (*p == '\n')
       ++p;
   }
+  /* Ties: each output at most once, each input at most once, the same
+   * dtype and shape. */
+  for (long long t = 0; t < nties; ++t) {
+    long long out, in;
+    if (!parse_int(&p, &out) || !parse_int(&p, &in) || out < 0 ||
+        out >= nout || in < 0 || in >= nin || m->tied_input[out] >= 0)
+      goto malformed;
+    for (long long k = 0; k < nout; ++k)
+      if (m->tied_input[k] == in)
+        goto malformed;
+    const tensor_sig *a = &m->tensors[in], *b = &m->tensors[nin + out];
+    if (a->dtype != b->dtype || a->rank != b->rank ||
+        memcmp(a->shape, b->shape, (size_t)a->rank * sizeof(int64_t)) != 0)
+      goto malformed;
+    m->tied_input[out] = (int32_t)in;
+  }
+  m->num_ties = (int32_t)nties;
   /* The state table. */
   {
     const char *q = __fp8_model_state_names;
@@ -908,6 +948,13 @@ FP8RT_EXPORT int32_t fp8rt_model_num_inputs(const fp8rt_model *m) {
 }
 FP8RT_EXPORT int32_t fp8rt_model_num_outputs(const fp8rt_model *m) {
   return m ? m->num_outputs : -1;
+}
+
+FP8RT_EXPORT int32_t fp8rt_model_output_tied_input(const fp8rt_model *m,
+                                                   int32_t index) {
+  if (!m || index < 0 || index >= m->num_outputs)
+    return -1;
+  return m->tied_input[index];
 }
 
 static const tensor_sig *sig_at(const fp8rt_model *m, int32_t index,
@@ -1168,6 +1215,9 @@ static int check_device_tensors(fp8rt_model *m) {
       if (j == i || m->where[j] == WHERE_HOST || m->tensors[j].bytes == 0)
         continue;
       uintptr_t b = (uintptr_t)m->user[j], b_end = b + m->tensors[j].bytes;
+      /* An output updated in place may be its input's own buffer. */
+      if (j == m->tied_input[i - m->num_inputs] && a == b)
+        continue;
       if (a < b_end && b < a_end) {
         int out = j >= m->num_inputs;
         set_error(m,
@@ -1194,22 +1244,22 @@ static void add_copy(fp8rt_model *m, int32_t *n, int32_t i, void *dst,
   ++*n;
 }
 
-/* The captured run for this run's addresses (m->args), or -1. */
-static int find_graph(fp8rt_model *m, int32_t nargs) {
+/* The captured run for this run's addresses (args), or -1. */
+static int find_graph(fp8rt_model *m, void **args, int32_t nargs) {
   for (int k = 0; k < FP8RT_GRAPHS; ++k)
     if (m->graphs[k] &&
-        memcmp(m->graph_args[k], m->args, (size_t)nargs * sizeof(void *)) == 0)
+        memcmp(m->graph_args[k], args, (size_t)nargs * sizeof(void *)) == 0)
       return k;
   return -1;
 }
 
-/* Runs the compiled code on m->args: plainly, or (FP8RT_CUDA_GRAPH=1)
+/* Runs the compiled code on args: plainly, or (FP8RT_CUDA_GRAPH=1)
  * through the graph captured for these addresses, capturing one after the
  * first run (which warmed the buffer pool, so a captured run allocates
  * nothing new). Holds cuda_lock. */
-static int32_t cuda_execute(fp8rt_model *m, int32_t nargs) {
+static int32_t cuda_execute(fp8rt_model *m, void **args, int32_t nargs) {
   static unsigned long long graph_clock; /* under cuda_lock */
-  int k = m->use_graph ? find_graph(m, nargs) : -1;
+  int k = m->use_graph ? find_graph(m, args, nargs) : -1;
   if (k >= 0) {
     m->graph_used[k] = ++graph_clock;
     return fp8rt_cuda_graph_launch(m->graphs[k]);
@@ -1226,24 +1276,75 @@ static int32_t cuda_execute(fp8rt_model *m, int32_t nargs) {
       void *graph = NULL;
       int32_t status = fp8rt_cuda_run_begin(1);
       if (status == 0) {
-        __fp8_model_entry(m->args);
+        __fp8_model_entry(args);
         status = fp8rt_cuda_run_end(&graph);
       }
       if (status != 0)
         return status;
       fp8rt_cuda_graph_destroy(m->graphs[slot]);
       m->graphs[slot] = graph;
-      memcpy(key, m->args, (size_t)nargs * sizeof(void *));
+      memcpy(key, args, (size_t)nargs * sizeof(void *));
       m->graph_used[slot] = ++graph_clock;
       return fp8rt_cuda_graph_launch(graph);
     }
   }
   int32_t status = fp8rt_cuda_run_begin(0);
   if (status == 0) {
-    __fp8_model_entry(m->args);
+    __fp8_model_entry(args);
     status = fp8rt_cuda_run_end(NULL);
   }
   return status;
+}
+#endif
+
+/* The compiled entry's arguments: m->args' `slots` (inputs, outputs, the
+ * status, the run's dimensions) without the tied outputs, which the
+ * compiled code does not take (signature version 4). */
+static void **entry_args(fp8rt_model *m, int32_t slots, int32_t *count) {
+  if (m->num_ties == 0) {
+    *count = slots;
+    return m->args;
+  }
+  int32_t w = 0;
+  for (int32_t s = 0; s < slots; ++s) {
+    const int32_t k = s - m->num_inputs;
+    if (k >= 0 && k < m->num_outputs && m->tied_input[k] >= 0)
+      continue;
+    m->entry[w++] = m->args[s];
+  }
+  *count = w;
+  return m->entry;
+}
+
+#ifndef FP8RT_TARGET_CUDA
+/* Whether the `bytes` at a and b overlap without being the same buffer. */
+static int overlaps_partly(const void *a, const void *b, size_t bytes) {
+  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+  return x != y && x < y + bytes && y < x + bytes;
+}
+
+/* Host memory, signature version 4: the compiled code updates the tied
+ * output's buffer, which first receives the input's data unless the caller
+ * gave one buffer for both; the input's buffer is never written. */
+static int apply_host_ties(fp8rt_model *m) {
+  for (int32_t k = 0; k < m->num_outputs; ++k) {
+    const int32_t i = m->tied_input[k];
+    if (i < 0)
+      continue;
+    void *in = m->args[i], *out = m->args[m->num_inputs + k];
+    const size_t bytes = m->tensors[i].bytes;
+    if (bytes && overlaps_partly(in, out, bytes)) {
+      set_error(m, "output %d ('%s') partly overlaps input %d ('%s'), which "
+                   "it updates in place: give one buffer for both, or two "
+                   "apart",
+                k, m->tensors[m->num_inputs + k].name, i, m->tensors[i].name);
+      return 0;
+    }
+    if (bytes && in != out)
+      memcpy(out, in, bytes);
+    m->args[i] = out;
+  }
+  return 1;
 }
 #endif
 
@@ -1306,11 +1407,30 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   const int32_t n = num_inputs + num_outputs;
   if (!check_device_tensors(m))
     return FP8RT_INVALID_ARGUMENT;
+  /* Outputs updated in place (signature version 4): the kernels update the
+   * output's device buffer, which receives the input's data first unless
+   * it is the input's own buffer; a host or unaligned output is updated in
+   * the input's staging buffer and copied back after the run. The input's
+   * buffer is never written unless it is the output's. */
+  for (int32_t k = 0; k < num_outputs; ++k) {
+    const int32_t i = m->tied_input[k], o = num_inputs + k;
+    if (i < 0)
+      continue;
+    if (m->where[o] == WHERE_DEVICE) {
+      m->args[i] = m->user[o];
+      if (m->where[i] == WHERE_DEVICE && m->user[i] != m->user[o])
+        m->where[i] = WHERE_DEVICE_STAGED;
+    } else {
+      m->args[i] = m->staging[i];
+      if (m->where[i] == WHERE_DEVICE)
+        m->where[i] = WHERE_DEVICE_STAGED;
+    }
+  }
   /* Host inputs, then one synchronize. */
   int32_t ncopy = 0, failed = 0;
   for (int32_t i = 0; i < num_inputs; ++i)
     if (m->where[i] == WHERE_HOST && m->bytes[i]) {
-      add_copy(m, &ncopy, i, m->staging[i], m->user[i], m->bytes[i]);
+      add_copy(m, &ncopy, i, m->args[i], m->user[i], m->bytes[i]);
       copies.host_to_device += m->bytes[i];
     }
   if (fp8rt_cuda_copy_many(m->copy_dst, m->copy_src, m->copy_bytes, ncopy,
@@ -1332,7 +1452,7 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   ncopy = 0;
   for (int32_t i = 0; i < num_inputs; ++i)
     if (m->where[i] == WHERE_DEVICE_STAGED && m->bytes[i]) {
-      add_copy(m, &ncopy, i, m->staging[i], m->user[i], m->bytes[i]);
+      add_copy(m, &ncopy, i, m->args[i], m->user[i], m->bytes[i]);
       copies.device_to_device += m->bytes[i];
     }
   copies.copies += (uint64_t)ncopy;
@@ -1352,7 +1472,9 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
     return FP8RT_INTERNAL;
   }
   m->args[n] = m->staging[n]; /* the status (when the model has checks) */
-  status = cuda_execute(m, n + checked);
+  int32_t nargs;
+  void **args = entry_args(m, n + checked, &nargs);
+  status = cuda_execute(m, args, nargs);
   if (!guard_state || status != 0)
     pthread_mutex_unlock(&cuda_lock);
   if (status != 0) {
@@ -1365,7 +1487,9 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   for (int32_t i = num_inputs; i < n; ++i) {
     if (m->where[i] == WHERE_DEVICE || !m->bytes[i])
       continue;
-    add_copy(m, &ncopy, i, m->user[i], m->staging[i], m->bytes[i]);
+    const int32_t tied = m->tied_input[i - num_inputs];
+    add_copy(m, &ncopy, i, m->user[i],
+             tied >= 0 ? m->args[tied] : m->staging[i], m->bytes[i]);
     if (m->where[i] == WHERE_HOST)
       copies.device_to_host += m->bytes[i];
     else
@@ -1390,6 +1514,8 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   pthread_mutex_t *held = guard_state ? &cuda_lock : NULL;
 #else
   (void)stream;
+  if (m->num_ties > 0 && !apply_host_ties(m))
+    return FP8RT_INVALID_ARGUMENT;
   pthread_mutex_t *held = guard_state ? &state_lock : NULL;
   if (held)
     pthread_mutex_lock(held);
@@ -1397,7 +1523,9 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   m->args[num_inputs + num_outputs] = m->status;
   if (m->num_symbols > 0)
     m->args[num_inputs + num_outputs + checked] = m->run_dims;
-  __fp8_model_entry(m->args);
+  int32_t nargs;
+  __fp8_model_entry(entry_args(
+      m, num_inputs + num_outputs + checked + (m->num_symbols > 0), &nargs));
 #endif
   fp8rt_status result = FP8RT_OK;
   if (checked && m->status[0] != 0) {

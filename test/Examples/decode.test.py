@@ -53,6 +53,18 @@ for label, flags in (("FP8 KV cache e4m3", ["--kv-cache", "e4m3"]),
     got = decode(prompts, *flags)
     print(f"{label}: first tokens {sum(g[0] == w[0] for g, w in zip(got, want))} of 8 = "
           f"onnxruntime's; same prefix per sequence {[prefix(g, w) for g, w in zip(got, want)]} of 32")
+# A decode library that updates the cache in place (--in-place: ABI 4's
+# tied outputs, the slot as an input, no append after a step); FP8 cache
+# too, whose tokens must equal the appending loop's with the same cache.
+for label, batch_prompts, flags in (
+        ("FP32 batch 8", prompts, []), ("FP32 batch 1", prompts[:1], []),
+        ("FP8 current + KV cache e4m3 batch 8", prompts,
+         ["--recipe", "current", "--kv-cache", "e4m3"])):
+    got = decode(batch_prompts, "--in-place", *flags)
+    appended = decode(batch_prompts, *flags)
+    print(f"in-place cache, {label}: {sum(g == w for g, w in zip(got, want))} of "
+          f"{len(batch_prompts)} sequences = onnxruntime's greedy tokens; "
+          f"{sum(g == a for g, a in zip(got, appended))} = the appending loop's")
 # One library with dynamic dimensions and a cache that grows (--dynamic).
 for label, batch_prompts, flags in (
         ("FP32 batch 8", prompts, []), ("FP32 batch 1", prompts[:1], []),

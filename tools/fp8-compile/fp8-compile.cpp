@@ -213,6 +213,17 @@ static cl::opt<std::string> kvCacheOutputs(
     cl::desc("Regular expression selecting the cache outputs (default "
              "^present)"),
     cl::init("^present"), cl::cat(category));
+static cl::opt<bool> kvCacheInPlace(
+    "kv-cache-in-place",
+    cl::desc("Decode step (one new token): update each cache input in place "
+             "at the slot a new [batch] i64 input gives (fp8-kv-cache-in-"
+             "place); the cache outputs are tied to their inputs (ABI 4)"),
+    cl::init(false), cl::cat(category));
+static cl::opt<std::string> kvCachePositionInput(
+    "kv-cache-position-input",
+    cl::desc("Name of --kv-cache-in-place's slot input (default "
+             "cache_position)"),
+    cl::init("cache_position"), cl::cat(category));
 static cl::opt<bool> strict(
     "strict",
     cl::desc("A --policy rule that decides no product is an error (else a "
@@ -281,10 +292,20 @@ std::string checkDependentOptions() {
            "--fuse-attention=false";
   if (kvCache == "none")
     for (const cl::Option *o : std::initializer_list<const cl::Option *>{
-             &kvCacheScale, &kvCacheScales, &kvCacheInputs, &kvCacheOutputs})
+             &kvCacheScale, &kvCacheScales})
       if (o->getNumOccurrences())
         return "--" + o->ArgStr.str() +
                " configures the FP8 KV cache: add --kv-cache=e4m3 (or e5m2)";
+  if (kvCache == "none" && !kvCacheInPlace)
+    for (const cl::Option *o : std::initializer_list<const cl::Option *>{
+             &kvCacheInputs, &kvCacheOutputs})
+      if (o->getNumOccurrences())
+        return "--" + o->ArgStr.str() +
+               " selects the KV cache: add --kv-cache=e4m3 (or e5m2) or "
+               "--kv-cache-in-place";
+  if (!kvCacheInPlace && kvCachePositionInput.getNumOccurrences())
+    return "--kv-cache-position-input names --kv-cache-in-place's input: "
+           "add --kv-cache-in-place";
   return "";
 }
 
@@ -347,6 +368,8 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.kvCacheScalesFile = kvCacheScales;
   o.kvCacheInputs = kvCacheInputs;
   o.kvCacheOutputs = kvCacheOutputs;
+  o.kvCacheInPlace = kvCacheInPlace;
+  o.kvCachePositionInput = kvCachePositionInput;
   o.weightsMode = weightsMode;
   o.weightsFile = weightsFile;
   o.weightsReadLimit = weightsReadLimit;

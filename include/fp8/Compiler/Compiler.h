@@ -78,6 +78,10 @@ struct CompileOptions {
   double kvCacheScale = 1.0;
   std::string kvCacheScalesFile;
   std::string kvCacheInputs = "^past", kvCacheOutputs = "^present";
+  /// fp8-kv-cache-in-place: a decode step's caches updated in place at the
+  /// slots of a new input (named kvCachePositionInput), outputs tied.
+  bool kvCacheInPlace = false;
+  std::string kvCachePositionInput = "cache_position";
 
   // Weights (docs/Weights.md).
   WeightsMode weightsMode = WeightsMode::Auto;

@@ -30,7 +30,12 @@ extern "C" {
  * fp8rt_model_output_shape_for; the shape accessors say -1 for a dynamic
  * dimension, and a run takes each input's actual sizes. Every version-2
  * function is unchanged for static models. */
-#define FP8RT_ABI_VERSION 3
+/* 4: outputs updated in place (fp8-compile --kv-cache-in-place):
+ * fp8rt_model_output_tied_input. A tied output is its input updated: pass
+ * one buffer for both and the run writes only what changes; another
+ * buffer first receives the input's data. Every version-3 function is
+ * unchanged. */
+#define FP8RT_ABI_VERSION 4
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
 typedef enum fp8rt_dtype {
@@ -132,6 +137,9 @@ void fp8rt_model_destroy(fp8rt_model *model);
  * points into the library and stays valid while it is loaded. */
 int32_t fp8rt_model_num_inputs(const fp8rt_model *model);
 int32_t fp8rt_model_num_outputs(const fp8rt_model *model);
+/* The input that output `index` updates in place (the same dtype and
+ * shape), or -1 for an output of its own or a bad index (ABI 4). */
+int32_t fp8rt_model_output_tied_input(const fp8rt_model *model, int32_t index);
 /* index < num_inputs, or for outputs index < num_outputs; NULL names and
  * -1 dtypes/ranks for bad indices. */
 const char *fp8rt_model_input_name(const fp8rt_model *model, int32_t index);

@@ -380,6 +380,14 @@ class Model:
         self.outputs = [info("output", i)
                         for i in range(lib.fp8rt_model_num_outputs(self._m))]
 
+        # ABI 4: the input each output updates in place (-1: none).
+        self.tied_inputs = [-1] * len(self.outputs)
+        if self.abi_version >= 4 and hasattr(lib, "fp8rt_model_output_tied_input"):
+            lib.fp8rt_model_output_tied_input.restype = i32
+            lib.fp8rt_model_output_tied_input.argtypes = [vp, i32]
+            self.tied_inputs = [lib.fp8rt_model_output_tied_input(self._m, k)
+                                for k in range(len(self.outputs))]
+
     def close(self):
         if getattr(self, "_m", None):
             self._lib.fp8rt_model_destroy(self._m)

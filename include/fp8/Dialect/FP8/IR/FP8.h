@@ -33,6 +33,12 @@ inline constexpr llvm::StringLiteral kExternalDataDirAttr =
     "fp8.external_data_dir";
 inline constexpr llvm::StringLiteral kExternalWeightsAttr =
     "fp8.external_weights";
+
+/// Result attribute of a model function: this result is the argument of
+/// the given index, updated in place (fp8-kv-cache-in-place). The model
+/// ABI records the pair (signature version 4) and passes one buffer for
+/// both; fp8-drop-tied-results removes the result after bufferization.
+inline constexpr llvm::StringLiteral kTiedInputAttr = "fp8.tied_input";
 } // namespace mlir::fp8
 
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h.inc"

@@ -1,0 +1,61 @@
+// fp8-kv-cache-in-place: a decode step's Concat(past, new) becomes an
+// update of the cache input at the run-time slots of a new input; the
+// output is tied to the input; a run-time check refuses a slot outside the
+// cache, chained after the graph's own checks (or the first one).
+// RUN: fp8-opt %s --split-input-file --fp8-kv-cache-in-place | FileCheck %s
+
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[PAST:[a-z0-9]+]]: tensor<2x3x8x4xf32> {onnx.name = "past.0"}
+// CHECK-SAME: %[[POS:[a-z0-9]+]]: tensor<2xi64> {onnx.name = "cache_position"}
+// CHECK-SAME: -> (tensor<2x3x8x4xf32> {fp8.tied_input = 0 : i64, onnx.name = "present.0"}, tensor<2xi64> {fp8.check_status})
+// CHECK-SAME: fp8.checks = ["graph input 'cache_position': a cache slot out of range (the cache has 8 slots, valid: 0 to 7)"]
+// The first out-of-range slot (2 when none), before any write.
+// CHECK: %[[BAD:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%[[POS]] : tensor<2xi64>)
+// CHECK: arith.cmpi uge, %{{.*}}, %c8_i64
+// CHECK: %[[UPD:.*]] = scf.forall (%[[B:.*]], %[[H:.*]], %[[D:.*]]) in (2, 3, 4) shared_outs(%[[C:.*]] = %[[PAST]])
+// CHECK:   %[[P:.*]] = tensor.extract %[[POS]][%[[B]]]
+// CHECK:   %[[IN:.*]] = arith.cmpi ult, %[[P]], %c8_i64
+// CHECK:   tensor.extract %[[BAD]][]
+// CHECK:   %[[WRITE:.*]] = arith.andi %[[IN]],
+// CHECK:   %[[SLOT:.*]] = arith.index_cast
+// CHECK:   %[[SRC:.*]] = tensor.extract_slice %arg1[%[[B]], %[[H]], %c0, %[[D]]] [1, 1, 1, 1]
+// CHECK:   %[[DST:.*]] = tensor.extract_slice %[[C]][%[[B]], %[[H]], %[[SLOT]], %[[D]]] [1, 1, 1, 1]
+// CHECK:   linalg.generic {{.*}} ins(%[[SRC]] {{.*}} outs(%[[DST]]
+// CHECK:     arith.select %[[WRITE]]
+// CHECK:   tensor.parallel_insert_slice %{{.*}} into %[[C]][%[[B]], %[[H]], %[[SLOT]], %[[D]]] [1, 1, 1, 1]
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[UPD]]
+// CHECK: return %[[UPD]], %{{.*}} : tensor<2x3x8x4xf32>, tensor<2xi64>
+func.func @main(%past: tensor<2x3x7x4xf32> {onnx.name = "past.0"},
+                %new: tensor<2x3x1x4xf32>)
+    -> (tensor<2x3x8x4xf32> {onnx.name = "present.0"}) {
+  %e = tensor.empty() : tensor<2x3x8x4xf32>
+  %a = tensor.insert_slice %past into %e[0, 0, 0, 0] [2, 3, 7, 4] [1, 1, 1, 1] : tensor<2x3x7x4xf32> into tensor<2x3x8x4xf32>
+  %p = tensor.insert_slice %new into %a[0, 0, 7, 0] [2, 3, 1, 4] [1, 1, 1, 1] : tensor<2x3x1x4xf32> into tensor<2x3x8x4xf32>
+  // The attention's read: it now reads the updated cache.
+  %i = tensor.empty() : tensor<2x3x8x4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p : tensor<2x3x8x4xf32>) outs(%i : tensor<2x3x8x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  } -> tensor<2x3x8x4xf32>
+  return %p : tensor<2x3x8x4xf32>
+}
+
+// -----
+
+// The graph's own check status stays last and gets the new site after its
+// own; FP8 caches (after fp8-kv-cache) are updated alike.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: -> (tensor<1x4x2xf8E4M3FN> {fp8.tied_input = 1 : i64, onnx.name = "present.0"}, tensor<2xi64> {fp8.check_status})
+// CHECK-SAME: fp8.checks = ["an earlier check", "graph input 'cache_position': a cache slot out of range (the cache has 4 slots, valid: 0 to 3)"]
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
+// CHECK: arith.constant 2 : i64
+func.func @main(%ids: tensor<2xi64> {onnx.name = "ids"},
+                %past: tensor<1x3x2xf8E4M3FN> {onnx.name = "past.0"},
+                %new: tensor<1x1x2xf8E4M3FN>, %st: tensor<2xi64>)
+    -> (tensor<1x4x2xf8E4M3FN> {onnx.name = "present.0"}, tensor<2xi64> {fp8.check_status})
+    attributes {fp8.checks = ["an earlier check"]} {
+  %e = tensor.empty() : tensor<1x4x2xf8E4M3FN>
+  %a = tensor.insert_slice %past into %e[0, 0, 0] [1, 3, 2] [1, 1, 1] : tensor<1x3x2xf8E4M3FN> into tensor<1x4x2xf8E4M3FN>
+  %p = tensor.insert_slice %new into %a[0, 3, 0] [1, 1, 2] [1, 1, 1] : tensor<1x1x2xf8E4M3FN> into tensor<1x4x2xf8E4M3FN>
+  return %p, %st : tensor<1x4x2xf8E4M3FN>, tensor<2xi64>
+}
