@@ -250,6 +250,9 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     `causal` masks the keys `j > i + Skv - Sq` of query `i` (bottom-right
     aligned: torch's `is_causal` when `Sq == Skv`, and a decode step whose
     `Skv` includes a cache of `Skv - Sq` earlier tokens).
+    `sequence_major`: the result is `[B, Sq, Hq, Dv]` instead (the heads of
+    a position together: what the exporters' `transpose(1, 2)` before the
+    output projection makes; a fused kernel writes it directly).
 
     Per query row `i` (of batch `b`, head `h`):
 
@@ -307,14 +310,16 @@ def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                        Optional<FP8_F32Tensor>:$key_scale,
                        Optional<FP8_F32Tensor>:$value_scale,
                        OptionalAttr<FP8_ScaleLayoutAttr>:$scale_layout,
-                       F32Attr:$scale, UnitAttr:$causal);
+                       F32Attr:$scale, UnitAttr:$causal,
+                       UnitAttr:$sequence_major);
   let results = (outs FP8_HighPrecisionTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)?
     (`scales` `(` $query_scale^ `,` $key_scale `,` $value_scale `)`)?
     (`scale_layout` `` $scale_layout^)?
     `scale` `(` $scale `)`
-    (`causal` $causal^)? attr-dict `:` functional-type(operands, results)
+    (`causal` $causal^)? (`sequence_major` $sequence_major^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -63,6 +63,27 @@ func.func private @__fp8_attention_causal(%q: memref<1x4x256x128xbf16>, %k: memr
 
 // -----
 
+// sequence_major: out is [B, Sq, Hq, Dv]; a row starts at ((b * Sq + r) *
+// Hq + h) * Dv (the head-major kernel: ((b * Hq + h) * Sq + r) * Dv).
+// CHECK-LABEL: func.func private @__fp8_attention_seq_major
+// CHECK-NOT:     func.func
+// CHECK:         gpu.launch_func
+// CHECK-LABEL: gpu.func @__fp8_attention_seq_major_kernel
+// CHECK:           llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// A mismatched out shape keeps the reference body.
+func.func private @__fp8_attention_seq_major(%q: memref<1x4x256x128xbf16>, %k: memref<1x2x256x128xbf16>, %v: memref<1x2x256x128xbf16>, %out: memref<1x256x4x128xbf16>)
+    attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = true, has_mask = false, sequence_major = true}} {
+  // expected-remark @-2 {{fp8 attention: fused attention kernel: 4 heads (2 kv heads), 256 x 256 keys, head dim 128, causal, output [B, Sq, Hq, Dv]; 128 x 128 tiles, 2 stages, 2 consumer warpgroups + a TMA producer}}
+  return
+}
+func.func private @__fp8_attention_seq_major_bad(%q: memref<1x4x256x128xbf16>, %k: memref<1x2x256x128xbf16>, %v: memref<1x2x256x128xbf16>, %out: memref<1x4x256x128xbf16>)
+    attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = true, has_mask = false, sequence_major = true}} {
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] and out [B, Sq, Hq, Dv] do not agree}}
+  return
+}
+
+// -----
+
 // What the kernel does not serve keeps its reference body.
 func.func private @__fp8_attention_d96(%q: memref<1x2x64x96xbf16>, %k: memref<1x2x64x96xbf16>, %v: memref<1x2x64x96xbf16>, %out: memref<1x2x64x96xf32>)
     attributes {fp8.attention = {scale = 0.1 : f32, causal = false, has_mask = false}} {

@@ -9,11 +9,11 @@
 // CHECK:         %[[C:.*]] = call @__fp8_attention_1(%[[B]], %arg1, %arg2, %arg3)
 // CHECK:         return %[[C]]
 // CHECK:       func.func private @__fp8_attention_0(%[[Q:.*]]: tensor<1x4x64x64xbf16>, %[[K:.*]]: tensor<1x2x64x64xbf16>, %[[V:.*]]: tensor<1x2x64x64xbf16>) -> tensor<1x4x64x64xbf16>
-// CHECK-SAME:    attributes {fp8.attention = {causal = true, has_mask = false, scale = 1.250000e-01 : f32}}
+// CHECK-SAME:    attributes {fp8.attention = {causal = true, has_mask = false, scale = 1.250000e-01 : f32, sequence_major = false}}
 // CHECK:         %[[O:.*]] = fp8.attention %[[Q]], %[[K]], %[[V]] scale(1.250000e-01) causal
 // CHECK:         return %[[O]]
 // CHECK:       func.func private @__fp8_attention_1({{.*}}, %{{.*}}: tensor<1x1x64x64xf32>) -> tensor<1x4x64x64xbf16>
-// CHECK-SAME:    attributes {fp8.attention = {causal = false, has_mask = true, scale = 1.250000e-01 : f32}}
+// CHECK-SAME:    attributes {fp8.attention = {causal = false, has_mask = true, scale = 1.250000e-01 : f32, sequence_major = false}}
 func.func @two_layers(%q: tensor<1x4x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v: tensor<1x2x64x64xbf16>, %m: tensor<1x1x64x64xf32>) -> tensor<1x4x64x64xbf16> {
   %a = fp8.attention %q, %k, %v scale(0.125) causal : (tensor<1x4x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) -> tensor<1x4x64x64xbf16>
   %b = fp8.attention %a, %k, %v scale(0.125) causal : (tensor<1x4x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>) -> tensor<1x4x64x64xbf16>
@@ -31,9 +31,39 @@ func.func @two_layers(%q: tensor<1x4x64x64xbf16>, %k: tensor<1x2x64x64xbf16>, %v
 // CHECK:         %[[WS:.*]] = tensor.empty() : tensor<1x2x128x96xf8E4M3FN>
 // CHECK:         %[[O:.*]] = call @__fp8_attention_0(%arg0, %arg1, %arg1, %arg2, %arg2, %arg2, %[[WS]])
 // CHECK:       func.func private @__fp8_attention_0(%[[Q:.*]]: tensor<1x4x70x128xf8E4M3FN>, %[[K:.*]]: tensor<1x2x70x128xf8E4M3FN>, %[[V:.*]]: tensor<1x2x70x128xf8E4M3FN>, %[[SQ:.*]]: tensor<f32>, %[[SK:.*]]: tensor<f32>, %[[SV:.*]]: tensor<f32>, %{{.*}}: tensor<1x2x128x96xf8E4M3FN>) -> tensor<1x4x70x128xbf16>
-// CHECK-SAME:    attributes {fp8.attention = {causal = true, has_mask = false, scale = 1.250000e-01 : f32}}
+// CHECK-SAME:    attributes {fp8.attention = {causal = true, has_mask = false, scale = 1.250000e-01 : f32, sequence_major = false}}
 // CHECK:         fp8.attention %[[Q]], %[[K]], %[[V]] scales(%[[SQ]], %[[SK]], %[[SV]]) scale(1.250000e-01) causal
 func.func @fp8(%q: tensor<1x4x70x128xf8E4M3FN>, %k: tensor<1x2x70x128xf8E4M3FN>, %s: tensor<f32>) -> tensor<1x4x70x128xbf16> {
   %o = fp8.attention %q, %k, %k scales(%s, %s, %s) scale(0.125) causal : (tensor<1x4x70x128xf8E4M3FN>, tensor<1x2x70x128xf8E4M3FN>, tensor<1x2x70x128xf8E4M3FN>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<1x4x70x128xbf16>
   return %o : tensor<1x4x70x128xbf16>
+}
+
+// -----
+
+// The transpose to [B, Sq, Hq, Dv] that is an attention's only use folds
+// into it (sequence_major): the kernel writes that layout. Another
+// permutation, or a second use, keeps the transpose.
+// CHECK-LABEL: func.func @sequence_major
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[O:.*]] = call @__fp8_attention_0(%arg0, %arg1, %arg2) : {{.*}} -> tensor<1x64x4x32xbf16>
+// CHECK:         return %[[O]]
+// CHECK-LABEL: func.func @kept
+// CHECK:         %[[A:.*]] = call @__fp8_attention_1(
+// CHECK:         linalg.transpose ins(%[[A]] {{.*}} permutation = [0, 2, 3, 1]
+// CHECK:       func.func private @__fp8_attention_0({{.*}}) -> tensor<1x64x4x32xbf16>
+// CHECK-SAME:    attributes {fp8.attention = {causal = true, has_mask = false, scale = 1.250000e-01 : f32, sequence_major = true}}
+// CHECK:         fp8.attention {{.*}} causal sequence_major : {{.*}} -> tensor<1x64x4x32xbf16>
+// CHECK:       func.func private @__fp8_attention_1(
+// CHECK-SAME:    sequence_major = false
+func.func @sequence_major(%q: tensor<1x4x64x32xbf16>, %k: tensor<1x2x64x32xbf16>, %v: tensor<1x2x64x32xbf16>) -> tensor<1x64x4x32xbf16> {
+  %a = fp8.attention %q, %k, %v scale(0.125) causal : (tensor<1x4x64x32xbf16>, tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16>) -> tensor<1x4x64x32xbf16>
+  %e = tensor.empty() : tensor<1x64x4x32xbf16>
+  %t = linalg.transpose ins(%a : tensor<1x4x64x32xbf16>) outs(%e : tensor<1x64x4x32xbf16>) permutation = [0, 2, 1, 3]
+  return %t : tensor<1x64x4x32xbf16>
+}
+func.func @kept(%q: tensor<1x4x64x32xbf16>, %k: tensor<1x2x64x32xbf16>, %v: tensor<1x2x64x32xbf16>) -> tensor<1x64x32x4xbf16> {
+  %a = fp8.attention %q, %k, %v scale(0.125) : (tensor<1x4x64x32xbf16>, tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16>) -> tensor<1x4x64x32xbf16>
+  %e = tensor.empty() : tensor<1x64x32x4xbf16>
+  %t = linalg.transpose ins(%a : tensor<1x4x64x32xbf16>) outs(%e : tensor<1x64x32x4xbf16>) permutation = [0, 2, 3, 1]
+  return %t : tensor<1x64x32x4xbf16>
 }

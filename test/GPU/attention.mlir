@@ -120,4 +120,22 @@ module {
     call @__fp8_attention_perf_fp8_full_4k(%q, %k, %v, %qs, %ks, %vs, %ws, %out) : (memref<1x32x4096x128xf8E4M3FN>, memref<1x32x4096x128xf8E4M3FN>, memref<1x32x4096x128xf8E4M3FN>, memref<1x32x32x1xf32>, memref<1x32x32x1xf32>, memref<1x32x32x1xf32>, memref<1x32x128x4096xf8E4M3FN>, memref<1x32x4096x128xbf16>) -> ()
     return
   }
+  // sequence_major: out [B, Sq, Hq, Dv] (the transpose before the output
+  // projection folded into the kernel).
+  func.func private @__fp8_attention_seq_major_causal_gqa(%q: memref<1x4x256x128xbf16>, %k: memref<1x2x256x128xbf16>, %v: memref<1x2x256x128xbf16>, %out: memref<1x256x4x128xbf16>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = true, has_mask = false, sequence_major = true}} {
+    return
+  }
+  func.func @run_seq_major_causal_gqa(%q: memref<1x4x256x128xbf16>, %k: memref<1x2x256x128xbf16>, %v: memref<1x2x256x128xbf16>, %out: memref<1x256x4x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_seq_major_causal_gqa(%q, %k, %v, %out) : (memref<1x4x256x128xbf16>, memref<1x2x256x128xbf16>, memref<1x2x256x128xbf16>, memref<1x256x4x128xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_fp8_seq_major_partial_mask(%q: memref<2x2x130x128xf8E4M3FN>, %k: memref<2x1x333x128xf8E4M3FN>, %v: memref<2x1x333x128xf8E4M3FN>, %mask: memref<2x1x130x333xf32>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<2x1x128x352xf8E4M3FN>, %out: memref<2x130x2x128xf32>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true, sequence_major = true}} {
+    return
+  }
+  func.func @run_fp8_seq_major_partial_mask(%q: memref<2x2x130x128xf8E4M3FN>, %k: memref<2x1x333x128xf8E4M3FN>, %v: memref<2x1x333x128xf8E4M3FN>, %mask: memref<2x1x130x333xf32>, %qs: memref<f32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<2x1x128x352xf8E4M3FN>, %out: memref<2x130x2x128xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_fp8_seq_major_partial_mask(%q, %k, %v, %mask, %qs, %ks, %vs, %ws, %out) : (memref<2x2x130x128xf8E4M3FN>, memref<2x1x333x128xf8E4M3FN>, memref<2x1x333x128xf8E4M3FN>, memref<2x1x130x333xf32>, memref<f32>, memref<f32>, memref<f32>, memref<2x1x128x352xf8E4M3FN>, memref<2x130x2x128xf32>) -> ()
+    return
+  }
 }

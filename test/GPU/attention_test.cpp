@@ -212,6 +212,8 @@ struct Case {
   /// FP8: scales per block of 128 positions of one (batch, head) (else one
   /// per tensor); the data's magnitude varies between blocks.
   bool blockScales = false;
+  /// out is [B, Sq, Hq, D] (sequence_major), not [B, Hq, Sq, D].
+  bool seqMajor = false;
 };
 
 using Scalar = MemRef<0>;
@@ -410,7 +412,9 @@ void check(const Case &c, RunFn run) {
                   scale[2][blockOf(2, (kvPlane * c.skv + j) * c.d)];
     }
     for (int64_t e = 0; e < c.d; ++e) {
-      double got = out.get(r * c.d + e);
+      const int64_t at = c.seqMajor ? ((bb * c.sq + i) * c.heads + h) * c.d
+                                    : r * c.d;
+      double got = out.get(at + e);
       if (std::isnan(got)) {
         ++nan;
         continue;
@@ -492,6 +496,8 @@ DECL9(fp8_blocks_partial_mask, Desc, blocks)
 DECL8(fp8_blocks_causal_cache, Desc, blocks)
 DECL8(perf_fp8_causal_8k, Desc, blocks)
 DECL8(perf_fp8_full_4k, Desc, blocks)
+DECL4(seq_major_causal_gqa)
+DECL9(fp8_seq_major_partial_mask, Scalar, tensor)
 
 int main(int argc, char **argv) {
   bool noRun = argc > 1 && std::string(argv[1]) == "--no-run";
@@ -546,6 +552,12 @@ int main(int argc, char **argv) {
       {{"perf_fp8_full_4k", 1, 32, 32, 4096, 4096, 128, false, MaskKind::None,
         Ty::E4M3, Ty::BF16, 96, 30, true},
        run_perf_fp8_full_4k},
+      {{"seq_major_causal_gqa", 1, 4, 2, 256, 256, 128, true, MaskKind::None,
+        Ty::BF16, Ty::BF16, 0, 0, false, true},
+       run_seq_major_causal_gqa},
+      {{"fp8_seq_major_partial_mask", 2, 2, 1, 130, 333, 128, false,
+        MaskKind::Padding, Ty::E4M3, Ty::F32, 0, 0, false, true},
+       run_fp8_seq_major_partial_mask},
   };
   for (const Entry &e : all) {
     if (!only.empty() &&

@@ -2,11 +2,15 @@
 //
 // Part of fp8-opt. Each fp8.attention becomes a call to a private function
 // `@__fp8_attention_<i>` (Outlining.h) whose body is the op and whose
-// `fp8.attention` dictionary ({scale, causal, has_mask}, and `scale_block`
-// for FP8 scales per block of positions) tells
+// `fp8.attention` dictionary ({scale, causal, has_mask, sequence_major},
+// and `scale_block` for FP8 scales per block of positions) tells
 // convert-fp8-attention-to-gpu what the fused kernel must compute. After
 // bufferization the function takes (q, k, v, [mask], out) memrefs; with FP8
 // operands (q, k, v, [mask], q_scale, k_scale, v_scale, workspace, out).
+// An attention whose only use is the transpose to [B, Sq, Hq, Dv] (what
+// the exporters write before the output projection) becomes
+// `sequence_major` first: the kernel writes that layout, and the transpose
+// is no kernel of its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +19,7 @@
 
 #include "Outlining.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::fp8 {
@@ -26,6 +31,26 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 namespace {
+/// `op` as `sequence_major` when its only use is a linalg.transpose by
+/// [0, 2, 1, 3]: the new op replaces both.
+AttentionOp foldOutputTranspose(AttentionOp op) {
+  if (op.getSequenceMajor() || !op->hasOneUse())
+    return op;
+  auto transpose = dyn_cast<linalg::TransposeOp>(*op->getUsers().begin());
+  if (!transpose || transpose.getInput() != op.getResult() ||
+      transpose.getPermutation() != ArrayRef<int64_t>{0, 2, 1, 3})
+    return op;
+  OpBuilder b(transpose);
+  auto folded = cast<AttentionOp>(b.clone(*op));
+  folded.setSequenceMajor(true);
+  folded.getResult().setType(
+      cast<RankedTensorType>(transpose.getResult()[0].getType()));
+  transpose.getResult()[0].replaceAllUsesWith(folded.getResult());
+  transpose.erase();
+  op.erase();
+  return folded;
+}
+
 struct OutlineAttentionPass
     : fp8::impl::FP8OutlineAttentionBase<OutlineAttentionPass> {
   void runOnOperation() override {
@@ -38,6 +63,7 @@ struct OutlineAttentionPass
     });
     KernelOutliner outliner(module, kAttentionFuncPrefix, kAttentionAttrName);
     for (AttentionOp op : ops) {
+      op = foldOutputTranspose(op);
       OpBuilder b(op);
       // FP8 operands: the kernel's copy of v, K-major ([B, Hkv, Dv, Skv
       // rounded up to 32]), is scratch the caller allocates.
@@ -53,7 +79,9 @@ struct OutlineAttentionPass
       SmallVector<NamedAttribute> info = {
           b.getNamedAttr("scale", op.getScaleAttr()),
           b.getNamedAttr("causal", b.getBoolAttr(op.getCausal())),
-          b.getNamedAttr("has_mask", b.getBoolAttr(bool(op.getMask())))};
+          b.getNamedAttr("has_mask", b.getBoolAttr(bool(op.getMask()))),
+          b.getNamedAttr("sequence_major",
+                         b.getBoolAttr(op.getSequenceMajor()))};
       // FP8 block scales: positions per block (the scales' memrefs alone
       // do not say it when a sequence fits in one block).
       if (ScaleLayoutAttr layout = op.getScaleLayoutAttr();

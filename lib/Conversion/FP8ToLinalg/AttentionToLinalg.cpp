@@ -255,6 +255,14 @@ struct LowerAttention : OpConversionPattern<AttentionOp> {
               })
               .getResult(0);
     }
+    if (op.getSequenceMajor()) {
+      Value init = tensor::EmptyOp::create(
+          rewriter, loc, SmallVector<OpFoldResult>{batch, sq, heads, dv},
+          resultElt);
+      o = linalg::TransposeOp::create(rewriter, loc, o, init,
+                                      ArrayRef<int64_t>{0, 2, 1, 3})
+              .getResult()[0];
+    }
     if (o.getType() != resultType)
       o = tensor::CastOp::create(rewriter, loc, resultType, o);
     rewriter.replaceOp(op, o);

@@ -476,6 +476,14 @@ def case_attention(p, rng):
     p.expect("attention causal decode", "close",
              attention_ref(q, k, v, scale, causal=True).astype(np.float32),
              rtol=2e-5, atol=2e-6)
+    # sequence_major: the result is [B, Sq, Hq, Dv].
+    out_sm = (b, sq, hq, dv)
+    o4 = p.op(f"fp8.attention {qv}, {kv}, {vv} scale(0.25) causal sequence_major : "
+              f"({t(qs)}, {t(ks)}, {t(vs)}) -> {t(out_sm)}")
+    p.print_bits(o4, out_sm, "f32")
+    p.expect("attention causal sequence-major", "close",
+             attention_ref(q, k, v, scale, causal=True).transpose(0, 2, 1, 3)
+             .astype(np.float32), rtol=2e-5, atol=2e-6)
     # BF16 operands (exact BF16 values) with an FP32 result.
     qb, kb, vb = _bf16(q), _bf16(k), _bf16(v)
     cq, _ = p.const_f32(qb)

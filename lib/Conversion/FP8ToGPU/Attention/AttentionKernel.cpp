@@ -833,7 +833,16 @@ void KernelGen::buildStores(Value o, Value l[2], Value rows[2], Value colLane) {
       inv[h] = k.fmul(inv[h], vScaleLast);
   }
   Value outPtr = llvmPointer(k, out, 1, /*fromGeneric=*/true);
+  // Row r of this (batch, head) starts at element (plane + r) * Dv, plane
+  // = (batch * Hq + head) * Sq; sequence-major: at ((batch * Sq + r) * Hq
+  // + head) * Dv.
   Value planeRow = k.mulC(k.add(k.mulC(batch, p.heads), head), p.sq);
+  auto rowStart = [&](Value row) -> Value {
+    if (!p.sequenceMajor)
+      return k.mulC(k.add(planeRow, row), p.dv);
+    Value pos = k.add(k.mulC(batch, p.sq), row);
+    return k.mulC(k.add(k.mulC(pos, p.heads), head), p.dv);
+  };
   auto vec2 = VectorType::get({2}, p.outType);
   const unsigned bytes = 2 * p.outType.getIntOrFloatBitWidth() / 8;
   for (int64_t i = 0; i < p.dv / 2; i += 2) {
@@ -850,7 +859,7 @@ void KernelGen::buildStores(Value o, Value l[2], Value rows[2], Value colLane) {
       v = LLVM::InsertElementOp::create(b, loc, v, x, k.cI32(e));
     }
     Value col = k.addC(colLane, 8 * (i / 4));
-    Value lin = k.add(k.mulC(k.add(planeRow, rows[h]), p.dv), col);
+    Value lin = k.add(rowStart(rows[h]), col);
     Value ptr = LLVM::GEPOp::create(b, loc, outPtr.getType(), p.outType,
                                     outPtr, ArrayRef<LLVM::GEPArg>{k.toI64(lin)});
     LLVM::StoreOp::create(b, loc, v, ptr, bytes);

@@ -47,6 +47,9 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
   AttentionProblem p;
   p.scale = scale.getValueAsDouble();
   p.causal = causal.getValue();
+  // Older outlined functions (no key): the head-major layout.
+  auto seqMajor = info.getAs<BoolAttr>("sequence_major");
+  p.sequenceMajor = seqMajor && seqMajor.getValue();
   p.hasMask = hasMask.getValue();
   TypeRange args = func.getArgumentTypes();
   if (!args.empty())
@@ -87,10 +90,15 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
   p.dv = v.getDimSize(3);
   if (k.getDimSize(0) != p.batch || v.getDimSize(0) != p.batch ||
       v.getDimSize(1) != p.kvHeads || v.getDimSize(2) != p.skv ||
-      k.getDimSize(3) != p.d || out.getShape() !=
-          ArrayRef<int64_t>{p.batch, p.heads, p.sq, p.dv}) {
-    why = "q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] and out "
-          "[B, Hq, Sq, Dv] do not agree";
+      k.getDimSize(3) != p.d ||
+      out.getShape() !=
+          (p.sequenceMajor ? ArrayRef<int64_t>{p.batch, p.sq, p.heads, p.dv}
+                           : ArrayRef<int64_t>{p.batch, p.heads, p.sq, p.dv})) {
+    why = p.sequenceMajor
+              ? "q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] "
+                "and out [B, Sq, Hq, Dv] do not agree"
+              : "q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv] "
+                "and out [B, Hq, Sq, Dv] do not agree";
     return failure();
   }
   if (p.kvHeads <= 0 || p.heads % p.kvHeads != 0) {
@@ -236,7 +244,7 @@ std::string attention::describeAttentionPlan(const AttentionPlan &plan) {
   const AttentionConfig &c = plan.config;
   return llvm::formatv(
       "fused attention kernel{12}: {0} heads ({1} kv heads), {2} x {3} keys, "
-      "head dim {4}{5}{6}; {7} x {8} tiles, {9} stages, {10} consumer "
+      "head dim {4}{5}{6}{14}; {7} x {8} tiles, {9} stages, {10} consumer "
       "warpgroups + a TMA producer{11}{13}",
       p.heads, p.kvHeads, p.sq, p.skv, p.d, p.causal ? ", causal" : "",
       p.hasMask ? ", additive mask" : "", c.bm, c.bn, c.stages,
@@ -245,5 +253,6 @@ std::string attention::describeAttentionPlan(const AttentionPlan &plan) {
       !p.fp8          ? ""
       : p.blockScales ? " (FP8 q, k, v, scales per 128 positions; P in E4M3)"
                       : " (FP8 q, k, v, scales per tensor; P in E4M3)",
-      c.pingPong ? ", ping-pong" : "");
+      c.pingPong ? ", ping-pong" : "",
+      p.sequenceMajor ? ", output [B, Sq, Hq, Dv]" : "");
 }

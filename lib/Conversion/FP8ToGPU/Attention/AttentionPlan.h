@@ -26,7 +26,8 @@ constexpr int64_t kWarpgroupThreads = 128;
 constexpr int64_t kSwizzleBytes = 128;
 
 /// What the function computes. q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B,
-/// Hkv, Skv, Dv], out [B, Hq, Sq, Dv], all contiguous; query head h reads
+/// Hkv, Skv, Dv], out [B, Hq, Sq, Dv] (or [B, Sq, Hq, Dv]: sequenceMajor),
+/// all contiguous; query head h reads
 /// kv head h / (Hq / Hkv). FP8 q, k, v come with three rank-0 f32
 /// dequantization scales and a workspace [B, Hkv, Dv, SkvPad] after the
 /// mask: the kernel's copy of v, K-major (FP8 wgmma reads both operands
@@ -44,6 +45,9 @@ struct AttentionProblem {
   double scale = 1.0;
   /// Keys j > i + (Skv - Sq) are masked.
   bool causal = false;
+  /// out is [B, Sq, Hq, Dv] (the op's `sequence_major`), not [B, Hq, Sq,
+  /// Dv].
+  bool sequenceMajor = false;
   /// An additive mask of shape [B|1, H|1, Sq|1, Skv|1] (dims of 1
   /// broadcast): element strides per dim (0 where broadcast).
   bool hasMask = false;

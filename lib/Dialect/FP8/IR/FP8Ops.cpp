@@ -601,11 +601,15 @@ LogicalResult AttentionOp::verify() {
                          << ") must be a multiple of key/value heads ("
                          << ks[1] << ")";
   SmallVector<int64_t> expected{qs[0], qs[1], qs[2], vs[3]};
+  if (getSequenceMajor())
+    std::swap(expected[1], expected[2]);
   for (auto [got, want] : llvm::zip_equal(res.getShape(), expected))
     if (!dimsCompatible(got, want))
       return emitOpError() << "result shape " << formatShape(res.getShape())
-                           << " must be [B, Hq, Sq, Dv] = "
-                           << formatShape(expected);
+                           << " must be "
+                           << (getSequenceMajor() ? "[B, Sq, Hq, Dv]"
+                                                  : "[B, Hq, Sq, Dv]")
+                           << " = " << formatShape(expected);
   if (Value mask = getMask()) {
     ArrayRef<int64_t> ms = cast<RankedTensorType>(mask.getType()).getShape();
     SmallVector<int64_t> scores{qs[0], qs[1], qs[2], ks[2]};

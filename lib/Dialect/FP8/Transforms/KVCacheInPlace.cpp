@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "llvm/Support/Regex.h"
 
@@ -181,25 +182,24 @@ struct FP8KVCacheInPlacePass
     return success();
   }
 
-  /// `cache` with `fresh`'s element (ivs, 0 along `axis`) written at slot
-  /// positions[b] along `axis`. When any position is outside the caches
-  /// (`firstBad` is not `count`), every slot keeps its value: the check
-  /// refuses the run, and a refused run changes no cache.
-  Value buildUpdate(OpBuilder &b, Location loc, Value cache, Value fresh,
-                    Value positions, Value firstBad, int64_t count,
-                    int64_t axis) {
-    auto type = cast<RankedTensorType>(cache.getType());
-    auto freshType = cast<RankedTensorType>(fresh.getType());
+  /// Each of `caches` with its `freshes`' element (ivs, 0 along `axis`)
+  /// written at slot positions[b] along `axis`, in one scf.forall (one GPU
+  /// kernel for a layer's keys and values). When any position is outside
+  /// the caches (`firstBad` is not `count`), every slot keeps its value:
+  /// the check refuses the run, and a refused run changes no cache.
+  ValueRange buildUpdate(OpBuilder &b, Location loc, ValueRange caches,
+                         ValueRange freshes, Value positions, Value firstBad,
+                         int64_t count, int64_t axis) {
+    auto type = cast<RankedTensorType>(caches.front().getType());
+    auto freshType = cast<RankedTensorType>(freshes.front().getType());
     SmallVector<OpFoldResult> ubs;
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (d != axis)
         ubs.push_back(b.getIndexAttr(freshType.getDimSize(d)));
-    auto forall =
-        scf::ForallOp::create(b, loc, ubs, ValueRange{cache}, std::nullopt);
+    auto forall = scf::ForallOp::create(b, loc, ubs, caches, std::nullopt);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
     ValueRange ivs = forall.getInductionVars();
-    Value shared = forall.getRegionIterArgs()[0];
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value pos =
         tensor::ExtractOp::create(b, loc, positions, ValueRange{ivs[0]});
@@ -230,24 +230,65 @@ struct FP8KVCacheInPlacePass
     SmallVector<OpFoldResult> at_(at.begin(), at.end()),
         from_(from.begin(), from.end());
     SmallVector<OpFoldResult> ones(type.getRank(), b.getIndexAttr(1));
-    Value src =
-        tensor::ExtractSliceOp::create(b, loc, fresh, from_, ones, ones);
-    Value dst = tensor::ExtractSliceOp::create(b, loc, shared, at_, ones, ones);
     AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-    auto move = linalg::GenericOp::create(
-        b, loc, TypeRange{dst.getType()}, ValueRange{src}, ValueRange{dst},
-        SmallVector<AffineMap>{id, id},
-        SmallVector<utils::IteratorType>(type.getRank(),
-                                         utils::IteratorType::parallel),
-        [&](OpBuilder &bb, Location l, ValueRange args) {
-          linalg::YieldOp::create(bb, l,
-                                  ValueRange{arith::SelectOp::create(
-                                      bb, l, write, args[0], args[1])});
-        });
+    SmallVector<Value> moved;
+    for (auto [fresh, shared] :
+         llvm::zip(freshes, forall.getRegionIterArgs())) {
+      Value src =
+          tensor::ExtractSliceOp::create(b, loc, fresh, from_, ones, ones);
+      Value dst =
+          tensor::ExtractSliceOp::create(b, loc, shared, at_, ones, ones);
+      moved.push_back(
+          linalg::GenericOp::create(
+              b, loc, TypeRange{dst.getType()}, ValueRange{src},
+              ValueRange{dst}, SmallVector<AffineMap>{id, id},
+              SmallVector<utils::IteratorType>(type.getRank(),
+                                               utils::IteratorType::parallel),
+              [&](OpBuilder &bb, Location l, ValueRange args) {
+                linalg::YieldOp::create(bb, l,
+                                        ValueRange{arith::SelectOp::create(
+                                            bb, l, write, args[0], args[1])});
+              })
+              .getResult(0));
+    }
     b.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(b, loc, move.getResult(0), shared,
-                                          at_, ones, ones);
-    return forall.getResult(0);
+    for (auto [value, shared] : llvm::zip(moved, forall.getRegionIterArgs()))
+      tensor::ParallelInsertSliceOp::create(b, loc, value, shared, at_, ones,
+                                            ones);
+    return forall.getResults();
+  }
+
+  /// The first op of `block` at or after which `v` is used (its users'
+  /// ancestors in `block`).
+  static Operation *firstUse(Value v, Block &block) {
+    Operation *first = nullptr;
+    for (Operation *user : v.getUsers()) {
+      Operation *op = block.findAncestorOpInBlock(*user);
+      if (op && (!first || op->isBeforeInBlock(first)))
+        first = op;
+    }
+    return first;
+  }
+
+  /// Whether `v` is available before `op` (an argument, or defined by an
+  /// op of `op`'s block before it), moving the pure op that defines it
+  /// there if its operands are (an FP8 cache's new token is quantized where
+  /// its Concat was; `budget` bounds the ops moved).
+  static bool availableBefore(Value v, Operation *op, int budget = 4) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return true;
+    if (def->getBlock() != op->getBlock())
+      return false;
+    if (def->isBeforeInBlock(op))
+      return true;
+    if (budget == 0 || !isMemoryEffectFree(def) || def->getNumRegions() != 0)
+      return false;
+    for (Value operand : def->getOperands())
+      if (!availableBefore(operand, op, budget - 1))
+        return false;
+    def->moveBefore(op);
+    return true;
   }
 
   /// The index of the first position outside [0, slots), or the positions'
@@ -402,20 +443,54 @@ struct FP8KVCacheInPlacePass
           slots, cast<RankedTensorType>(p.outer.getType()).getDimSize(p.axis));
     OpBuilder b = OpBuilder::atBlockBegin(&body);
     Value firstBad = buildFirstBad(b, func.getLoc(), positions, slots);
+    // Caches whose new values have one shape go into one update, placed
+    // before the first use of any of them, while every member's new value
+    // is available there (a layer's keys and values: one kernel).
+    llvm::sort(pairs, [](const CachePair &x, const CachePair &y) {
+      return x.outer->isBeforeInBlock(y.outer);
+    });
+    SmallVector<SmallVector<CachePair *>> groups;
+    SmallVector<Operation *> places;
     for (CachePair &p : pairs) {
-      BlockArgument cache = func.getArgument(p.arg);
-      cache.setType(p.outer.getType());
-      b.setInsertionPoint(p.outer);
-      Value updated = buildUpdate(b, p.outer.getLoc(), cache, p.fresh,
-                                  positions, firstBad, batch, p.axis);
-      p.outer.getResult().replaceAllUsesWith(updated);
-      Operation *empty = p.inner.getDest().getDefiningOp();
-      p.outer.erase();
-      p.inner.erase();
-      if (empty->use_empty())
-        empty->erase();
-      func.setResultAttr(p.result, kTiedInputAttr,
-                         IntegerAttr::get(IntegerType::get(ctx, 64), p.arg));
+      Operation *use = firstUse(p.outer.getResult(), body);
+      if (!groups.empty()) {
+        CachePair &lead = *groups.back().front();
+        Operation *&place = places.back();
+        if (p.axis == lead.axis &&
+            p.fresh.getType() == lead.fresh.getType() &&
+            p.outer.getType() == lead.outer.getType() &&
+            availableBefore(p.fresh, place)) {
+          groups.back().push_back(&p);
+          if (use->isBeforeInBlock(place))
+            place = use;
+          continue;
+        }
+      }
+      groups.push_back({&p});
+      places.push_back(use);
+    }
+    for (auto [group, place] : llvm::zip(groups, places)) {
+      SmallVector<Value> caches, freshes;
+      for (CachePair *p : group) {
+        BlockArgument cache = func.getArgument(p->arg);
+        cache.setType(p->outer.getType());
+        caches.push_back(cache);
+        freshes.push_back(p->fresh);
+      }
+      b.setInsertionPoint(place);
+      ValueRange updated =
+          buildUpdate(b, group.front()->outer.getLoc(), caches, freshes,
+                      positions, firstBad, batch, group.front()->axis);
+      for (auto [p, value] : llvm::zip(group, updated)) {
+        p->outer.getResult().replaceAllUsesWith(value);
+        Operation *empty = p->inner.getDest().getDefiningOp();
+        p->outer.erase();
+        p->inner.erase();
+        if (empty->use_empty())
+          empty->erase();
+        func.setResultAttr(p->result, kTiedInputAttr,
+                           IntegerAttr::get(IntegerType::get(ctx, 64), p->arg));
+      }
     }
     addCheck(func, b, positions, firstBad, slots);
     func.setType(

@@ -566,3 +566,11 @@ func.func @attention_scale(%q: tensor<1x4x4x8xf32>) {
   %0 = fp8.attention %q, %q, %q scale(0x7F800000) : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
   return
 }
+
+// -----
+
+func.func @attention_sequence_major(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>) {
+  // expected-error @below {{result shape 1x4x8x16 must be [B, Sq, Hq, Dv] = 1x8x4x16}}
+  %0 = fp8.attention %q, %k, %k scale(1.0) sequence_major : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return
+}

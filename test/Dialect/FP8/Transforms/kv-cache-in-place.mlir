@@ -59,3 +59,36 @@ func.func @main(%ids: tensor<2xi64> {onnx.name = "ids"},
   %p = tensor.insert_slice %new into %a[0, 3, 0] [1, 1, 2] [1, 1, 1] : tensor<1x1x2xf8E4M3FN> into tensor<1x4x2xf8E4M3FN>
   return %p, %st : tensor<1x4x2xf8E4M3FN>, tensor<2xi64>
 }
+
+// -----
+
+// A layer's keys and values: one update for both, before the first use of
+// either, the pure op that makes the values' new token moved up to it.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[K:[a-z0-9]+]]: tensor<1x2x4x4xf32> {onnx.name = "past.0.key"}
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<1x2x4x4xf32> {onnx.name = "past.0.value"}
+// CHECK-SAME: %[[NK:[a-z0-9]+]]: tensor<1x2x1x4xf32>, %[[NV0:[a-z0-9]+]]: tensor<1x2x1x4xf32>
+// CHECK: %[[NV:.*]] = arith.negf %[[NV0]]
+// CHECK: %[[UPD:.*]]:2 = scf.forall ({{.*}}) in (1, 2, 4) shared_outs(%[[CK:.*]] = %[[K]], %[[CV:.*]] = %[[V]])
+// CHECK:   tensor.extract_slice %[[NK]]
+// CHECK:   tensor.extract_slice %[[NV]]
+// CHECK:   tensor.parallel_insert_slice %{{.*}} into %[[CK]]
+// CHECK:   tensor.parallel_insert_slice %{{.*}} into %[[CV]]
+// CHECK: %[[Y:.*]] = arith.negf %[[UPD]]#0
+// CHECK: return %[[UPD]]#0, %[[UPD]]#1, %[[Y]]
+func.func @main(%pk: tensor<1x2x3x4xf32> {onnx.name = "past.0.key"},
+                %pv: tensor<1x2x3x4xf32> {onnx.name = "past.0.value"},
+                %nk: tensor<1x2x1x4xf32>, %nv0: tensor<1x2x1x4xf32>)
+    -> (tensor<1x2x4x4xf32> {onnx.name = "present.0.key"},
+        tensor<1x2x4x4xf32> {onnx.name = "present.0.value"},
+        tensor<1x2x4x4xf32> {onnx.name = "y"}) {
+  %e = tensor.empty() : tensor<1x2x4x4xf32>
+  %a = tensor.insert_slice %pk into %e[0, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1] : tensor<1x2x3x4xf32> into tensor<1x2x4x4xf32>
+  %k = tensor.insert_slice %nk into %a[0, 0, 3, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x1x4xf32> into tensor<1x2x4x4xf32>
+  %y = arith.negf %k : tensor<1x2x4x4xf32>
+  %nv = arith.negf %nv0 : tensor<1x2x1x4xf32>
+  %f = tensor.empty() : tensor<1x2x4x4xf32>
+  %b = tensor.insert_slice %pv into %f[0, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1] : tensor<1x2x3x4xf32> into tensor<1x2x4x4xf32>
+  %v = tensor.insert_slice %nv into %b[0, 0, 3, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x1x4xf32> into tensor<1x2x4x4xf32>
+  return %k, %v, %y : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
