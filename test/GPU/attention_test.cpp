@@ -412,8 +412,8 @@ void check(const Case &c, RunFn run) {
                   scale[2][blockOf(2, (kvPlane * c.skv + j) * c.d)];
     }
     for (int64_t e = 0; e < c.d; ++e) {
-      const int64_t at = c.seqMajor ? ((bb * c.sq + i) * c.heads + h) * c.d
-                                    : r * c.d;
+      const int64_t at =
+          c.seqMajor ? ((bb * c.sq + i) * c.heads + h) * c.d : r * c.d;
       double got = out.get(at + e);
       if (std::isnan(got)) {
         ++nan;
@@ -543,8 +543,8 @@ int main(int argc, char **argv) {
       {{"fp8_blocks_partial_mask", 2, 2, 1, 130, 333, 128, false,
         MaskKind::Padding, Ty::E4M3, Ty::F32, 0, 0, true},
        run_fp8_blocks_partial_mask},
-      {{"fp8_blocks_causal_cache", 1, 2, 1, 100, 300, 128, true,
-        MaskKind::None, Ty::E4M3, Ty::BF16, 0, 0, true},
+      {{"fp8_blocks_causal_cache", 1, 2, 1, 100, 300, 128, true, MaskKind::None,
+        Ty::E4M3, Ty::BF16, 0, 0, true},
        run_fp8_blocks_causal_cache},
       {{"perf_fp8_causal_8k", 1, 32, 8, 8192, 8192, 128, true, MaskKind::None,
         Ty::E4M3, Ty::BF16, 96, 30, true},

@@ -456,8 +456,7 @@ struct FP8KVCacheInPlacePass
       if (!groups.empty()) {
         CachePair &lead = *groups.back().front();
         Operation *&place = places.back();
-        if (p.axis == lead.axis &&
-            p.fresh.getType() == lead.fresh.getType() &&
+        if (p.axis == lead.axis && p.fresh.getType() == lead.fresh.getType() &&
             p.outer.getType() == lead.outer.getType() &&
             availableBefore(p.fresh, place)) {
           groups.back().push_back(&p);
