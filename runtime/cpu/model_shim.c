@@ -461,6 +461,9 @@ static int cuda_prepare(fp8rt_model *m, const char **error) {
     }
     size_t bytes = m->tensors[i].bytes;
     m->bytes[i] = bytes;
+    /* An output updated in place is staged in its input's buffer. */
+    if (i >= m->num_inputs && m->tied_input[i - m->num_inputs] >= 0)
+      continue;
     m->staging[i] = fp8rt_cuda_alloc(bytes);
     if (!m->staging[i]) {
       snprintf(cuda_create_error, sizeof(cuda_create_error),
@@ -1409,9 +1412,11 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
     return FP8RT_INVALID_ARGUMENT;
   /* Outputs updated in place (signature version 4): the kernels update the
    * output's device buffer, which receives the input's data first unless
-   * it is the input's own buffer; a host or unaligned output is updated in
-   * the input's staging buffer and copied back after the run. The input's
-   * buffer is never written unless it is the output's. */
+   * it is the input's own buffer (a host input through its staging buffer,
+   * then on the run stream after the caller's stream); a host or unaligned
+   * output is updated in the input's staging buffer and copied back after
+   * the run. The input's buffer is never written unless it is the
+   * output's. */
   for (int32_t k = 0; k < num_outputs; ++k) {
     const int32_t i = m->tied_input[k], o = num_inputs + k;
     if (i < 0)
@@ -1430,7 +1435,7 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   int32_t ncopy = 0, failed = 0;
   for (int32_t i = 0; i < num_inputs; ++i)
     if (m->where[i] == WHERE_HOST && m->bytes[i]) {
-      add_copy(m, &ncopy, i, m->args[i], m->user[i], m->bytes[i]);
+      add_copy(m, &ncopy, i, m->staging[i], m->user[i], m->bytes[i]);
       copies.host_to_device += m->bytes[i];
     }
   if (fp8rt_cuda_copy_many(m->copy_dst, m->copy_src, m->copy_bytes, ncopy,
@@ -1453,6 +1458,11 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   for (int32_t i = 0; i < num_inputs; ++i)
     if (m->where[i] == WHERE_DEVICE_STAGED && m->bytes[i]) {
       add_copy(m, &ncopy, i, m->args[i], m->user[i], m->bytes[i]);
+      copies.device_to_device += m->bytes[i];
+    } else if (m->where[i] == WHERE_HOST && m->bytes[i] &&
+               m->args[i] != m->staging[i]) {
+      /* A host input updated in place in the caller's device output. */
+      add_copy(m, &ncopy, i, m->args[i], m->staging[i], m->bytes[i]);
       copies.device_to_device += m->bytes[i];
     }
   copies.copies += (uint64_t)ncopy;

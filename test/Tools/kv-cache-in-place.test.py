@@ -80,6 +80,16 @@ try:
 except fp8rt.Error:
     print(f"slot -1 with the other sequence valid, in place: refused, every cache "
           f"unchanged {same(cache, before)}")
+# Another check (a token id past the vocabulary) refuses the run: no
+# cache is written either.
+before = [c.copy() for c in cache]
+try:
+    lib.run(np.array([[5], [300]], np.int64), mask_ip, posL, *cache,
+            np.array([L, L], np.int64), out=[None] + cache)
+    print("token 300: not refused")
+except fp8rt.Error as e:
+    print(f"token 300, in place: {str(e).split(';')[0]}; every cache unchanged "
+          f"{same(cache, before)}")
 big = np.zeros(B * H * C * D + 16, np.float32)
 inp = big[:B * H * C * D].reshape(B, H, C, D)
 outp = big[16:].reshape(B, H, C, D)

@@ -20,6 +20,19 @@ static int64_t numElements(ArrayRef<int64_t> shape) {
   return numElementsSat(shape);
 }
 
+/// A product whose contraction has one element is an outer product:
+/// `a[..., M, 1] * b[..., 1, N]` with numpy broadcasting -- the same values
+/// (one rounding of one product, as the FP32-accumulated matmul gives) as
+/// an element-wise Mul, not a contraction. Imported so, no recipe or
+/// high-precision policy takes it for a linear layer: the exporters'
+/// rotary embedding (`inv_freq[:, None] @ positions[None, :]`) quantized
+/// to FP8 or BF16 put positions up to 8191 on 3 or 8 mantissa bits.
+/// (1-D operands were promoted to [1, K] / [K, 1] by the caller.)
+static Value outerProduct(NodeContext &nc, Value a, Value bm) {
+  FailureOr<Value> r = nc.imp.elementwise(nc, EwKind::Mul, {a, bm});
+  return succeeded(r) ? *r : Value();
+}
+
 /// Importer::matmul with dynamic dimensions: the same structure (batch
 /// folded into M against a 2-D right operand, else broadcast batch dims
 /// and one batch_matmul) on sizes known symbolically; the contraction and
@@ -46,6 +59,17 @@ static Value matmulDynamic(NodeContext &nc, Value a, Value bm) {
     nc.error() << "operand element types differ: " << et << " vs "
                << Importer::elemOf(bm);
     return {};
+  }
+  if (symbols.canonical(k).getConstant() == std::optional<int64_t>(1)) {
+    Value r = outerProduct(nc, a, bm);
+    if (!r || !(aVec || bVec))
+      return r;
+    SymShape s = imp.symShape(r);
+    if (bVec)
+      s.pop_back();
+    if (aVec)
+      s.erase(s.end() - (bVec ? 1 : 2));
+    return imp.reshape(loc, r, s);
   }
   const bool narrow = isa<Float16Type, BFloat16Type>(et);
   Type accType = narrow ? b.getF32Type() : et;
@@ -130,6 +154,21 @@ Value Importer::matmul(NodeContext &nc, Value a, Value bm) {
     nc.error() << "operand element types differ: " << et << " vs "
                << elemOf(bm);
     return {};
+  }
+  if (k == 1 && sa.size() >= 2 && sb.size() >= 2) {
+    Value r = outerProduct(nc, a, bm);
+    if (!r)
+      return {};
+    // Drop the unit dims that promoted 1-D operands.
+    if (aVec || bVec) {
+      SmallVector<int64_t> s(shapeOf(r));
+      if (bVec)
+        s.pop_back();
+      if (aVec)
+        s.erase(s.end() - (bVec ? 1 : 2));
+      r = reshape(loc, r, s);
+    }
+    return r;
   }
   // FP16/BF16 products accumulate in FP32 (as cuBLAS, onnxruntime and
   // torch do; K-long sums in FP16 lose ~sqrt(K) ulps), then round once.

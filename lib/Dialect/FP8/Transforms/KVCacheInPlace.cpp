@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/Support/Regex.h"
 
@@ -64,16 +65,22 @@ std::string matchConcat(Value value, func::FuncOp func, CachePair &pair) {
   auto outer = value.getDefiningOp<tensor::InsertSliceOp>();
   auto inner = outer ? outer.getDest().getDefiningOp<tensor::InsertSliceOp>()
                      : tensor::InsertSliceOp();
-  if (!inner || !inner.getDest().getDefiningOp<tensor::EmptyOp>())
+  if (!inner || !inner.getDest().getDefiningOp<tensor::EmptyOp>() ||
+      !inner->hasOneUse())
     return "it is not a Concat of two pieces";
   auto arg = dyn_cast<BlockArgument>(inner.getSource());
   if (!arg || arg.getOwner() != &func.getBody().front())
     return "the first piece of its Concat is not a graph input";
   auto type = cast<RankedTensorType>(value.getType());
   auto past = cast<RankedTensorType>(arg.getType());
+  // [batch, heads, sequence, head_dim], what the exporters write for a
+  // transformers cache (a stacked [2, batch, ...] cache would read the
+  // slots by its first axis: refused).
   if (!type.hasStaticShape() || !past.hasStaticShape() ||
-      past.getRank() != type.getRank() || type.getRank() < 2)
-    return "the cache must have a static shape of rank 2 or more";
+      past.getRank() != type.getRank() || type.getRank() != 4 ||
+      outer.getSourceType().getRank() != 4)
+    return "the cache must be a static [batch, heads, sequence, head_dim] "
+           "tensor";
   if (!llvm::all_of(inner.getMixedOffsets(), isZero) ||
       !outer.hasUnitStride() || !inner.hasUnitStride() ||
       ShapedType::isDynamicShape(outer.getStaticSizes()))
@@ -91,8 +98,9 @@ std::string matchConcat(Value value, func::FuncOp func, CachePair &pair) {
       return "its Concat is not a plain Concat";
     axis = d;
   }
-  if (axis <= 0)
-    return "its Concat must join along an axis after the batch axis";
+  if (axis != 2)
+    return "its Concat must join along the sequence axis (2) of [batch, "
+           "heads, sequence, head_dim]";
   int64_t fresh = type.getDimSize(axis) - past.getDimSize(axis);
   if (fresh != 1)
     return "the step adds " + std::to_string(fresh) +
@@ -169,6 +177,19 @@ struct FP8KVCacheInPlacePass
     int64_t batch =
         cast<RankedTensorType>(ret.getOperand(pairs.front().result).getType())
             .getDimSize(0);
+    const int64_t slots =
+        cast<RankedTensorType>(ret.getOperand(pairs.front().result).getType())
+            .getDimSize(2);
+    for (const CachePair &p : pairs)
+      if (cast<RankedTensorType>(ret.getOperand(p.result).getType())
+              .getDimSize(2) != slots)
+        return func.emitError()
+               << "fp8-kv-cache-in-place: the caches disagree on their slots "
+                  "(axis 2): '"
+               << p.name << "' has "
+               << cast<RankedTensorType>(ret.getOperand(p.result).getType())
+                      .getDimSize(2)
+               << ", '" << pairs.front().name << "' " << slots;
     for (const CachePair &p : pairs)
       if (cast<RankedTensorType>(ret.getOperand(p.result).getType())
               .getDimSize(0) != batch)
@@ -189,7 +210,7 @@ struct FP8KVCacheInPlacePass
   /// the check refuses the run, and a refused run changes no cache.
   ValueRange buildUpdate(OpBuilder &b, Location loc, ValueRange caches,
                          ValueRange freshes, Value positions, Value firstBad,
-                         int64_t count, int64_t axis) {
+                         int64_t count, int64_t axis, Value priorStatus) {
     auto type = cast<RankedTensorType>(caches.front().getType());
     auto freshType = cast<RankedTensorType>(freshes.front().getType());
     SmallVector<OpFoldResult> ubs;
@@ -214,6 +235,17 @@ struct FP8KVCacheInPlacePass
         tensor::ExtractOp::create(b, loc, firstBad, ValueRange{}),
         arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(count)));
     Value write = arith::AndIOp::create(b, loc, inRange, allValid);
+    // The graph's own checks (a token id out of range) refuse the run too.
+    if (priorStatus) {
+      Value flag = tensor::ExtractOp::create(
+          b, loc, priorStatus,
+          ValueRange{arith::ConstantIndexOp::create(b, loc, 0)});
+      write = arith::AndIOp::create(
+          b, loc, write,
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, flag,
+              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0))));
+    }
     Value slot = arith::IndexCastOp::create(
         b, loc, b.getIndexType(),
         arith::SelectOp::create(b, loc, inRange, pos, zero64));
@@ -282,9 +314,14 @@ struct FP8KVCacheInPlacePass
       return false;
     if (def->isBeforeInBlock(op))
       return true;
-    if (budget == 0 || !isMemoryEffectFree(def) || def->getNumRegions() != 0)
+    if (budget == 0 || !isMemoryEffectFree(def))
       return false;
-    for (Value operand : def->getOperands())
+    // Its operands and what its regions read from above.
+    llvm::SetVector<Value> used(def->getOperands().begin(),
+                                def->getOperands().end());
+    for (Region &region : def->getRegions())
+      getUsedValuesDefinedAbove(region, used);
+    for (Value operand : used)
       if (!availableBefore(operand, op, budget - 1))
         return false;
     def->moveBefore(op);
@@ -435,14 +472,15 @@ struct FP8KVCacheInPlacePass
             func.getLoc())))
       return signalPassFailure();
     Value positions = func.getArgument(posIndex);
-    // One slot count for the check: the smallest cache's, so that no write
-    // is out of any cache (the caches of a model have one in practice).
-    int64_t slots = std::numeric_limits<int64_t>::max();
-    for (CachePair &p : pairs)
-      slots = std::min(
-          slots, cast<RankedTensorType>(p.outer.getType()).getDimSize(p.axis));
+    // Every cache has the same slots (decide checks it).
+    const int64_t slots =
+        cast<RankedTensorType>(pairs.front().outer.getType()).getDimSize(2);
     OpBuilder b = OpBuilder::atBlockBegin(&body);
     Value firstBad = buildFirstBad(b, func.getLoc(), positions, slots);
+    int statusIndex = -1;
+    for (unsigned r = 0; r < func.getNumResults(); ++r)
+      if (func.getResultAttr(r, kCheckStatusAttr))
+        statusIndex = r;
     // Caches whose new values have one shape go into one update, placed
     // before the first use of any of them, while every member's new value
     // is available there (a layer's keys and values: one kernel).
@@ -476,10 +514,22 @@ struct FP8KVCacheInPlacePass
         caches.push_back(cache);
         freshes.push_back(p->fresh);
       }
+      // A run the graph's own checks refuse must not write either: their
+      // status, when it can be computed before the update (the embedding's
+      // token-id check is), gates the writes.
+      Value prior;
+      if (statusIndex >= 0 &&
+          availableBefore(ret.getOperand(statusIndex), place, 32))
+        prior = ret.getOperand(statusIndex);
+      else if (statusIndex >= 0)
+        emitWarning(place->getLoc())
+            << "fp8-kv-cache-in-place: the graph's run-time checks are "
+               "computed after this cache update: a run they refuse may "
+               "still write the step's new token into its slot";
       b.setInsertionPoint(place);
       ValueRange updated =
           buildUpdate(b, group.front()->outer.getLoc(), caches, freshes,
-                      positions, firstBad, batch, group.front()->axis);
+                      positions, firstBad, batch, group.front()->axis, prior);
       for (auto [p, value] : llvm::zip(group, updated)) {
         p->outer.getResult().replaceAllUsesWith(value);
         Operation *empty = p->inner.getDest().getDefiningOp();

@@ -77,8 +77,8 @@ struct FP8QuantizeAttentionPass
       auto [v, sv] = quantize(op.getValue());
       auto fp8 = AttentionOp::create(
           b, loc, op.getType(), q, k, v, op.getMask(), sq, sk, sv,
-          layout.isPerTensor() ? ScaleLayoutAttr() : layout,
-          op.getScaleAttr(), op.getCausalAttr());
+          layout.isPerTensor() ? ScaleLayoutAttr() : layout, op.getScaleAttr(),
+          op.getCausalAttr(), op.getSequenceMajorAttr());
       fp8->setDiscardableAttrs(op->getDiscardableAttrDictionary());
       op.replaceAllUsesWith(fp8.getResult());
       op.erase();

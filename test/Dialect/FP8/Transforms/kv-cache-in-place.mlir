@@ -43,21 +43,25 @@ func.func @main(%past: tensor<2x3x7x4xf32> {onnx.name = "past.0"},
 // -----
 
 // The graph's own check status stays last and gets the new site after its
-// own; FP8 caches (after fp8-kv-cache) are updated alike.
+// own, and gates the writes (a run it refuses writes no cache); FP8 caches
+// (after fp8-kv-cache) are updated alike.
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME: -> (tensor<1x4x2xf8E4M3FN> {fp8.tied_input = 1 : i64, onnx.name = "present.0"}, tensor<2xi64> {fp8.check_status})
+// CHECK-SAME: %[[ST:[a-z0-9]+]]: tensor<2xi64>, %{{.*}}: tensor<1xi64> {onnx.name = "cache_position"}
+// CHECK-SAME: -> (tensor<1x1x4x2xf8E4M3FN> {fp8.tied_input = 1 : i64, onnx.name = "present.0"}, tensor<2xi64> {fp8.check_status})
 // CHECK-SAME: fp8.checks = ["an earlier check", "graph input 'cache_position': a cache slot out of range (the cache has 4 slots, valid: 0 to 3)"]
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, 2)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 1, 2)
+// CHECK:   %[[F:.*]] = tensor.extract %[[ST]][%c0
+// CHECK:   arith.cmpi eq, %[[F]], %c0_i64
 // CHECK: arith.constant 2 : i64
 func.func @main(%ids: tensor<2xi64> {onnx.name = "ids"},
-                %past: tensor<1x3x2xf8E4M3FN> {onnx.name = "past.0"},
-                %new: tensor<1x1x2xf8E4M3FN>, %st: tensor<2xi64>)
-    -> (tensor<1x4x2xf8E4M3FN> {onnx.name = "present.0"}, tensor<2xi64> {fp8.check_status})
+                %past: tensor<1x1x3x2xf8E4M3FN> {onnx.name = "past.0"},
+                %new: tensor<1x1x1x2xf8E4M3FN>, %st: tensor<2xi64>)
+    -> (tensor<1x1x4x2xf8E4M3FN> {onnx.name = "present.0"}, tensor<2xi64> {fp8.check_status})
     attributes {fp8.checks = ["an earlier check"]} {
-  %e = tensor.empty() : tensor<1x4x2xf8E4M3FN>
-  %a = tensor.insert_slice %past into %e[0, 0, 0] [1, 3, 2] [1, 1, 1] : tensor<1x3x2xf8E4M3FN> into tensor<1x4x2xf8E4M3FN>
-  %p = tensor.insert_slice %new into %a[0, 3, 0] [1, 1, 2] [1, 1, 1] : tensor<1x1x2xf8E4M3FN> into tensor<1x4x2xf8E4M3FN>
-  return %p, %st : tensor<1x4x2xf8E4M3FN>, tensor<2xi64>
+  %e = tensor.empty() : tensor<1x1x4x2xf8E4M3FN>
+  %a = tensor.insert_slice %past into %e[0, 0, 0, 0] [1, 1, 3, 2] [1, 1, 1, 1] : tensor<1x1x3x2xf8E4M3FN> into tensor<1x1x4x2xf8E4M3FN>
+  %p = tensor.insert_slice %new into %a[0, 0, 3, 0] [1, 1, 1, 2] [1, 1, 1, 1] : tensor<1x1x1x2xf8E4M3FN> into tensor<1x1x4x2xf8E4M3FN>
+  return %p, %st : tensor<1x1x4x2xf8E4M3FN>, tensor<2xi64>
 }
 
 // -----
