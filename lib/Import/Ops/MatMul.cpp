@@ -155,21 +155,19 @@ Value Importer::matmul(NodeContext &nc, Value a, Value bm) {
                << elemOf(bm);
     return {};
   }
-  if (k == 1 && sa.size() >= 2 && sb.size() >= 2) {
-    Value r = outerProduct(nc, a, bm);
-    if (!r)
-      return {};
-    // Drop the unit dims that promoted 1-D operands.
-    if (aVec || bVec) {
-      SmallVector<int64_t> s(shapeOf(r));
-      if (bVec)
-        s.pop_back();
-      if (aVec)
-        s.erase(s.end() - (bVec ? 1 : 2));
-      r = reshape(loc, r, s);
-    }
-    return r;
-  }
+  // Drops the unit dims that promoted 1-D operands.
+  auto unpromote = [&](Value r) -> Value {
+    if (!r || !(aVec || bVec))
+      return r;
+    SmallVector<int64_t> s(shapeOf(r));
+    if (bVec)
+      s.pop_back();
+    if (aVec)
+      s.erase(s.end() - (bVec ? 1 : 2));
+    return reshape(loc, r, s);
+  };
+  if (k == 1)
+    return unpromote(outerProduct(nc, a, bm));
   // FP16/BF16 products accumulate in FP32 (as cuBLAS, onnxruntime and
   // torch do; K-long sums in FP16 lose ~sqrt(K) ulps), then round once.
   const bool narrow = isa<Float16Type, BFloat16Type>(et);
@@ -226,16 +224,7 @@ Value Importer::matmul(NodeContext &nc, Value a, Value bm) {
                 [&](OpBuilder &bb, Location l, ValueRange v) -> Value {
                   return arith::TruncFOp::create(bb, l, et, v[0]);
                 });
-  // Drop the unit dims that promoted 1-D operands.
-  if (aVec || bVec) {
-    SmallVector<int64_t> s = outShape;
-    if (bVec)
-      s.pop_back();
-    if (aVec)
-      s.erase(s.end() - (bVec ? 1 : 2));
-    r = reshape(loc, r, s);
-  }
-  return r;
+  return unpromote(r);
 }
 
 static LogicalResult importMatMul(NodeContext &nc) {
