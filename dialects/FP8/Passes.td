@@ -694,8 +694,9 @@ def FP8KVCacheInPlace : Pass<"fp8-kv-cache-in-place", "::mlir::ModuleOp"> {
     sequence) this pass makes each such cache a tensor updated in place, as
     vLLM's and TensorRT-LLM's preallocated caches are:
 
-    * the `past` input takes the `present` output's shape (the graph's past
-      length plus one: the whole preallocated cache, `CAPACITY` slots);
+    * the `past` input, a `[batch, heads, sequence, head_dim]` cache, takes
+      the `present` output's shape (the graph's past length plus one: the
+      whole preallocated cache, `CAPACITY` slots; every cache has the same);
     * a new input (`position-input`, default `cache_position`, `[batch]`
       i64, appended after the graph's inputs) gives each sequence's slot
       for its new token; that slot of `past` receives the new key/value,
@@ -716,7 +717,11 @@ def FP8KVCacheInPlace : Pass<"fp8-kv-cache-in-place", "::mlir::ModuleOp"> {
 
     A position outside `[0, CAPACITY)` writes nothing and makes the run
     fail with a run-time check naming the input and the valid range (the
-    status result `fp8.check_status`, created when the graph has none).
+    status result `fp8.check_status`, created when the graph has none); a
+    run the graph's own checks refuse writes nothing either (their status
+    is moved up to gate the writes; a warning says when it cannot be).
+    Caches whose new values have one shape (a layer's keys and values)
+    share one `scf.forall`, placed before the first use of any of them.
     Runs after `fp8-kv-cache` (an FP8 cache's new token is then already
     quantized); errors name the output that does not have the expected
     form.

@@ -305,12 +305,15 @@ struct FP8KVCacheInPlacePass
   /// Whether `v` is available before `op` (an argument, or defined by an
   /// op of `op`'s block before it), moving the pure op that defines it
   /// there if its operands are (an FP8 cache's new token is quantized where
-  /// its Concat was; `budget` bounds the ops moved).
-  static bool availableBefore(Value v, Operation *op, int budget = 4) {
+  /// its Concat was; `budget` bounds the ops moved). Nothing computed from
+  /// a `forbidden` op (the Concats the update replaces) qualifies.
+  static bool availableBefore(Value v, Operation *op,
+                              const llvm::SmallPtrSetImpl<Operation *> &forbidden,
+                              int budget = 4) {
     Operation *def = v.getDefiningOp();
     if (!def)
       return true;
-    if (def->getBlock() != op->getBlock())
+    if (def->getBlock() != op->getBlock() || forbidden.contains(def))
       return false;
     if (def->isBeforeInBlock(op))
       return true;
@@ -322,7 +325,7 @@ struct FP8KVCacheInPlacePass
     for (Region &region : def->getRegions())
       getUsedValuesDefinedAbove(region, used);
     for (Value operand : used)
-      if (!availableBefore(operand, op, budget - 1))
+      if (!availableBefore(operand, op, forbidden, budget - 1))
         return false;
     def->moveBefore(op);
     return true;
@@ -489,6 +492,9 @@ struct FP8KVCacheInPlacePass
     });
     SmallVector<SmallVector<CachePair *>> groups;
     SmallVector<Operation *> places;
+    llvm::SmallPtrSet<Operation *, 8> concats;
+    for (CachePair &p : pairs)
+      concats.insert(p.outer);
     for (CachePair &p : pairs) {
       Operation *use = firstUse(p.outer.getResult(), body);
       if (!groups.empty()) {
@@ -496,7 +502,7 @@ struct FP8KVCacheInPlacePass
         Operation *&place = places.back();
         if (p.axis == lead.axis && p.fresh.getType() == lead.fresh.getType() &&
             p.outer.getType() == lead.outer.getType() &&
-            availableBefore(p.fresh, place)) {
+            availableBefore(p.fresh, place, concats)) {
           groups.back().push_back(&p);
           if (use->isBeforeInBlock(place))
             place = use;
@@ -519,7 +525,7 @@ struct FP8KVCacheInPlacePass
       // token-id check is), gates the writes.
       Value prior;
       if (statusIndex >= 0 &&
-          availableBefore(ret.getOperand(statusIndex), place, 32))
+          availableBefore(ret.getOperand(statusIndex), place, concats, 32))
         prior = ret.getOperand(statusIndex);
       else if (statusIndex >= 0)
         emitWarning(place->getLoc())

@@ -96,3 +96,28 @@ func.func @main(%pk: tensor<1x2x3x4xf32> {onnx.name = "past.0.key"},
   %v = tensor.insert_slice %nv into %b[0, 0, 3, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x1x4xf32> into tensor<1x2x4x4xf32>
   return %k, %v, %y : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A new value computed from another cache's updated contents does not join
+// its update (that would read the update's result before it): two updates.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[K:.*]] = scf.forall
+// CHECK: tensor.extract_slice %[[K]][0, 0, 3, 0]
+// CHECK: arith.negf
+// CHECK: scf.forall
+func.func @main(%pk: tensor<1x2x3x4xf32> {onnx.name = "past.0.key"},
+                %pv: tensor<1x2x3x4xf32> {onnx.name = "past.0.value"},
+                %nk: tensor<1x2x1x4xf32>)
+    -> (tensor<1x2x4x4xf32> {onnx.name = "present.0.key"},
+        tensor<1x2x4x4xf32> {onnx.name = "present.0.value"}) {
+  %e = tensor.empty() : tensor<1x2x4x4xf32>
+  %a = tensor.insert_slice %pk into %e[0, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1] : tensor<1x2x3x4xf32> into tensor<1x2x4x4xf32>
+  %k = tensor.insert_slice %nk into %a[0, 0, 3, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x1x4xf32> into tensor<1x2x4x4xf32>
+  %s = tensor.extract_slice %k[0, 0, 3, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x4x4xf32> to tensor<1x2x1x4xf32>
+  %nv = arith.negf %s : tensor<1x2x1x4xf32>
+  %f = tensor.empty() : tensor<1x2x4x4xf32>
+  %b = tensor.insert_slice %pv into %f[0, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1] : tensor<1x2x3x4xf32> into tensor<1x2x4x4xf32>
+  %v = tensor.insert_slice %nv into %b[0, 0, 3, 0] [1, 2, 1, 4] [1, 1, 1, 1] : tensor<1x2x1x4xf32> into tensor<1x2x4x4xf32>
+  return %k, %v : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
