@@ -307,9 +307,10 @@ struct FP8KVCacheInPlacePass
   /// there if its operands are (an FP8 cache's new token is quantized where
   /// its Concat was; `budget` bounds the ops moved). Nothing computed from
   /// a `forbidden` op (the Concats the update replaces) qualifies.
-  static bool availableBefore(Value v, Operation *op,
-                              const llvm::SmallPtrSetImpl<Operation *> &forbidden,
-                              int budget = 4) {
+  static bool
+  availableBefore(Value v, Operation *op,
+                  const llvm::SmallPtrSetImpl<Operation *> &forbidden,
+                  int budget = 4) {
     Operation *def = v.getDefiningOp();
     if (!def)
       return true;
