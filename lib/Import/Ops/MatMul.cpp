@@ -60,8 +60,8 @@ static Value matmulDynamic(NodeContext &nc, Value a, Value bm) {
                << Importer::elemOf(bm);
     return {};
   }
-  if (symbols.canonical(k).getConstant() == std::optional<int64_t>(1)) {
-    Value r = outerProduct(nc, a, bm);
+  // Drops the unit dims that promoted 1-D operands.
+  auto unpromote = [&](Value r) -> Value {
     if (!r || !(aVec || bVec))
       return r;
     SymShape s = imp.symShape(r);
@@ -70,7 +70,9 @@ static Value matmulDynamic(NodeContext &nc, Value a, Value bm) {
     if (aVec)
       s.erase(s.end() - (bVec ? 1 : 2));
     return imp.reshape(loc, r, s);
-  }
+  };
+  if (symbols.canonical(k).getConstant() == std::optional<int64_t>(1))
+    return unpromote(outerProduct(nc, a, bm));
   const bool narrow = isa<Float16Type, BFloat16Type>(et);
   Type accType = narrow ? b.getF32Type() : et;
   TypedAttr zero = isa<FloatType>(et)
@@ -121,15 +123,7 @@ static Value matmulDynamic(NodeContext &nc, Value a, Value bm) {
                     [&](OpBuilder &bb, Location l, ValueRange v) -> Value {
                       return arith::TruncFOp::create(bb, l, et, v[0]);
                     });
-  if (aVec || bVec) {
-    SymShape s = outShape;
-    if (bVec)
-      s.pop_back();
-    if (aVec)
-      s.erase(s.end() - (bVec ? 1 : 2));
-    r = imp.reshape(loc, r, s);
-  }
-  return r;
+  return unpromote(r);
 }
 
 Value Importer::matmul(NodeContext &nc, Value a, Value bm) {

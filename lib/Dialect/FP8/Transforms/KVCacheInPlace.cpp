@@ -174,32 +174,18 @@ struct FP8KVCacheInPlacePass
              << "fp8-kv-cache-in-place: no output matches '" << outputs
              << "'; name the cache outputs with outputs= (fp8-compile "
                 "--kv-cache-outputs)";
-    int64_t batch =
-        cast<RankedTensorType>(ret.getOperand(pairs.front().result).getType())
-            .getDimSize(0);
-    const int64_t slots =
-        cast<RankedTensorType>(ret.getOperand(pairs.front().result).getType())
-            .getDimSize(2);
-    for (const CachePair &p : pairs)
-      if (cast<RankedTensorType>(ret.getOperand(p.result).getType())
-              .getDimSize(2) != slots)
-        return func.emitError()
-               << "fp8-kv-cache-in-place: the caches disagree on their slots "
-                  "(axis 2): '"
-               << p.name << "' has "
-               << cast<RankedTensorType>(ret.getOperand(p.result).getType())
-                      .getDimSize(2)
-               << ", '" << pairs.front().name << "' " << slots;
-    for (const CachePair &p : pairs)
-      if (cast<RankedTensorType>(ret.getOperand(p.result).getType())
-              .getDimSize(0) != batch)
-        return func.emitError()
-               << "fp8-kv-cache-in-place: the caches disagree on the batch "
-                  "size (axis 0): '"
-               << p.name << "' has "
-               << cast<RankedTensorType>(ret.getOperand(p.result).getType())
-                      .getDimSize(0)
-               << ", '" << pairs.front().name << "' " << batch;
+    // One batch (axis 0) and one slot count (axis 2) for every cache.
+    for (auto [axis, what] :
+         {std::pair<int64_t, StringRef>(0, "the batch size"),
+          std::pair<int64_t, StringRef>(2, "their slots")}) {
+      int64_t want = pairs.front().outer.getType().getDimSize(axis);
+      for (CachePair &p : pairs)
+        if (int64_t got = p.outer.getType().getDimSize(axis); got != want)
+          return func.emitError()
+                 << "fp8-kv-cache-in-place: the caches disagree on " << what
+                 << " (axis " << axis << "): '" << p.name << "' has " << got
+                 << ", '" << pairs.front().name << "' " << want;
+    }
     return success();
   }
 
