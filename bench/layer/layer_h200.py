@@ -18,6 +18,11 @@ usage: layer_h200.py BUNDLE OUT [--batch 1 --seq 8192] [--peer PEER.py]
    CUDA events around the library's kernels, without the input/output
    copies; median of 30 runs after 3 warm-ups), then a profiled run
    (FP8RT_CUDA_PROFILE=1) in a subprocess: the kernels by time.
+   A library named *-layer-* is the decoder layer alone (make_bundle.sh's
+   "-layer": bench/layer/extract_layer.py's cut, what the peer times): its
+   inputs are the hidden states and rotary cos/sin that the FP16 torch model
+   hands its layer (forward hooks), its output is compared with the FP32 and
+   BF16 torch layer's (columns 'rel L2' as for the logits).
 5. --peer: runs that script (../shared/peers/h200_layer.py, carried) in the
    same call: torch's layer alone (no embedding/head), eager BF16,
    torch.compile BF16, torch.compile with FP8 tensorwise linears.
@@ -62,31 +67,57 @@ def compare(got, ref):
             "finite": bool(np.isfinite(d).all())}
 
 
-def time_library(lib, weights, ids, runs=30):
-    """Median GPU time (ms) of the library's runs and its logits."""
+def layer_io(model, ids):
+    """What the decoder layer of a forward of `model` on `ids` is given
+    (hidden states, cos, sin) and what it returns, as numpy arrays."""
+    got = {}
+    layer = model.model.layers[0]
+
+    def before(_, args, kwargs):
+        got["hidden"] = args[0] if args else kwargs["hidden_states"]
+        got["cos"], got["sin"] = kwargs["position_embeddings"]
+
+    def after(_, args, kwargs, out):
+        got["out"] = out[0] if isinstance(out, tuple) else out
+
+    hooks = [layer.register_forward_pre_hook(before, with_kwargs=True),
+             layer.register_forward_hook(after, with_kwargs=True)]
+    try:
+        model(ids)
+    finally:
+        for h in hooks:
+            h.remove()
+    # numpy has no bfloat16: those go out as FP32 (exact).
+    return {k: (v.float() if v.dtype == torch.bfloat16 else v).detach().cpu().numpy()
+            for k, v in got.items()}
+
+
+def time_library(lib, weights, inputs, runs=30):
+    """Median GPU time (ms) of the library's runs and its output."""
     handle = ctypes.CDLL(lib)
     handle.fp8rt_cuda_last_run_ms.restype = ctypes.c_float
     with fp8rt.Model(lib, weights=weights) as m:
-        (logits,) = m.run(ids)
+        (logits,) = m.run(*inputs)
         for _ in range(3):
-            m.run(ids)
+            m.run(*inputs)
         # Loop-kernel builds (FP32 products) take seconds: fewer runs.
         if handle.fp8rt_cuda_last_run_ms() > 100:
             runs = 3
         ms = []
         for _ in range(runs):
-            m.run(ids)
+            m.run(*inputs)
             ms.append(float(handle.fp8rt_cuda_last_run_ms()))
     ms.sort()
     return ms[len(ms) // 2], logits
 
 
-def profile(lib, weights, ids_path, out):
+def profile(lib, weights, inputs_path, out):
     """One profiled process: FP8RT_CUDA_PROFILE prints the kernels at exit."""
     code = ("import sys, numpy as np; sys.path.insert(0, %r); import fp8rt; "
-            "ids = np.load(%r); m = fp8rt.Model(%r, weights=%r); "
-            "[m.run(ids) for _ in range(5)]; m.close()" %
-            (os.path.join(here, "..", "..", "runtime", "python"), ids_path,
+            "z = np.load(%r); xs = [z[k] for k in sorted(z.files)]; "
+            "m = fp8rt.Model(%r, weights=%r); "
+            "[m.run(*xs) for _ in range(5)]; m.close()" %
+            (os.path.join(here, "..", "..", "runtime", "python"), inputs_path,
              lib, weights))
     env = dict(os.environ, FP8RT_CUDA_PROFILE="1", FP8RT_CUDA_PROFILE_TOP="0")
     r = subprocess.run([sys.executable, "-c", code], env=env,
@@ -124,17 +155,25 @@ def main():
     model, ids = llama8b_model.build(1, a.seq, "cuda", vocab=VOCAB,
                                      batch=a.batch)
     ids_np = ids.cpu().numpy()
-    ids_path = os.path.join(work, "ids.npy")
-    np.save(ids_path, ids_np)
+    ids_path = os.path.join(work, "ids.npz")
+    np.savez(ids_path, a0=ids_np)
     with torch.no_grad():
+        # The decoder layer alone: what the FP16 model gives it, and its
+        # output in FP32 and BF16 (the -layer- libraries' references).
+        io_h = layer_io(model, ids)
+        layer_in = [io_h["hidden"], io_h["cos"], io_h["sin"]]
+        layer_path = os.path.join(work, "layer_inputs.npz")
+        np.savez(layer_path, **{f"a{i}": x for i, x in enumerate(layer_in)})
         # The exported precision (FP16), FP32 on the same weights (the
         # reference), BF16 (the peer; its rotary frequencies are rounded to
         # BF16 too, which costs accuracy at long positions).
         refh = model(ids).logits.float().cpu().numpy()
         m32 = model.float()
         ref32 = m32(ids).logits.float().cpu().numpy()
+        layer32 = layer_io(m32, ids)["out"]
         m16 = model.to(torch.bfloat16)
         ref16 = m16(ids).logits.float().cpu().numpy()
+        layer16 = layer_io(m16, ids)["out"].astype(np.float32)
         result["torch_fp16_vs_fp32"] = compare(refh, ref32)
         result["torch_bf16_vs_fp32"] = compare(ref16, ref32)
         result["torch_eager_bf16_ms"] = bench(lambda: m16(ids))
@@ -156,13 +195,16 @@ def main():
                         "--data-dir", work, "-o", weights], check=True,
                        stdout=subprocess.DEVNULL)
         build = {"pack_s": round(time.time() - t0, 1)}
-        ms, logits = time_library(path, weights, ids_np)
-        logits = np.asarray(logits, np.float32).reshape(ref32.shape)
+        alone = "-layer-" in name
+        ms, logits = time_library(path, weights, layer_in if alone else [ids_np])
+        r32, r16 = (layer32, layer16) if alone else (ref32, ref16)
+        logits = np.asarray(logits, np.float32).reshape(r32.shape)
         build["gpu_ms"] = round(ms, 3)
-        build["vs_torch_fp32"] = compare(logits, ref32)
-        build["vs_torch_bf16"] = compare(logits, ref16)
-        build["vs_torch_fp16"] = compare(logits, refh)
-        profile(path, weights, ids_path,
+        build["vs_torch_fp32"] = compare(logits, r32)
+        build["vs_torch_bf16"] = compare(logits, r16)
+        if not alone:
+            build["vs_torch_fp16"] = compare(logits, refh)
+        profile(path, weights, layer_path if alone else ids_path,
                 os.path.join(a.out, f"profile-{name}.txt"))
         result["builds"][name] = build
         outputs[name] = logits
@@ -171,7 +213,7 @@ def main():
 
     # Builds against each other (the fused attention against the decomposed
     # one: bf16 vs bf16-unfused).
-    names = list(outputs)
+    names = [n for n in outputs if "-layer-" not in n]
     result["pairs"] = {f"{x} vs {y}": compare(outputs[x], outputs[y])
                        for i, x in enumerate(names) for y in names[i + 1:]}
 
@@ -194,9 +236,10 @@ def main():
           f"{result['torch_bf16_vs_fp32']['rel_l2']:.4f} | - | |")
     print(f"| torch.compile BF16 | {result['torch_compile_bf16_ms']:.3f} | | |")
     for name, b in result["builds"].items():
+        fp16 = (f"{b['vs_torch_fp16']['rel_l2']:.4f}" if "vs_torch_fp16" in b
+                else "(the layer's output)")
         print(f"| {name} | {b['gpu_ms']:.3f} | {b['vs_torch_fp32']['rel_l2']:.4f}"
-              f" | {b['vs_torch_bf16']['rel_l2']:.4f} | "
-              f"{b['vs_torch_fp16']['rel_l2']:.4f} |")
+              f" | {b['vs_torch_bf16']['rel_l2']:.4f} | {fp16} |")
     if a.peer:
         print("peer:", json.dumps(result["peer"]))
 

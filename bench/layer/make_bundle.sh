@@ -22,6 +22,10 @@
 # --fp8-attention: the fused attention on FP8 q, k, v. A suffix "-nopp"
 # (outermost of all: current-all-fast-fp8attn-nopp) adds
 # --attention-ping-pong=false (the FP8 attention kernel without ping-pong).
+# A suffix "-layer" (outermost of all: current-all-fast-layer) compiles the
+# decoder layer alone (bench/layer/extract_layer.py: hidden states and
+# rotary cos/sin in, the layer's output out; EXPORT_DIR/layer.onnx, made
+# if absent), which is what the peer times: no embedding, final norm, head.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export_dir=$1 tag=$2 out=$3; shift 3
@@ -31,8 +35,15 @@ compile=${FP8_BUILD_DIR:-$root/build}/bin/fp8-compile
 mkdir -p "$out"
 cp "${FP8_BUILD_DIR:-$root/build}/bin/fp8-pack" "$out/"
 md5sum "$export_dir/model.onnx" | awk '{print $1}' > "$out/model-$tag.md5"
-for r in "${recipes[@]}"; do
+for r0 in "${recipes[@]}"; do
   extra=()
+  model=$export_dir/model.onnx
+  r=${r0%-layer}
+  if [ "$r" != "$r0" ]; then
+    model=$export_dir/layer.onnx
+    [ -f "$model" ] || /usr/bin/python3 "$root/bench/layer/extract_layer.py" \
+      "$export_dir/model.onnx" "$model"
+  fi
   rp=${r%-nopp}
   [ "$rp" != "$r" ] && extra+=(--attention-ping-pong=false)
   rr=${rp%-fp8attn}
@@ -46,8 +57,8 @@ for r in "${recipes[@]}"; do
   [ "$rp" = bf16 ] && flags=(--recipe=none --high-precision=bf16)
   [ "$rp" = bf16-unfused ] && flags=(--recipe=none --high-precision=bf16 --fuse-attention=false)
   [ "$rp" = fp32 ] && flags=(--recipe=none)
-  /usr/bin/time -f "$r: %e s, %M KB" "$compile" "$export_dir/model.onnx" \
-    -o "$out/sm90-$r-$tag.so" --target=sm_90a "${flags[@]}" ${extra[@]+"${extra[@]}"} \
+  /usr/bin/time -f "$r0: %e s, %M KB" "$compile" "$model" \
+    -o "$out/sm90-$r0-$tag.so" --target=sm_90a "${flags[@]}" ${extra[@]+"${extra[@]}"} \
     --pack-weights=false --quiet
 done
 ls -la "$out"

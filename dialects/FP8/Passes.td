@@ -106,7 +106,8 @@ def FP8CopyStoredState : Pass<"fp8-copy-stored-state"> {
 }
 
 def FP8UntieSharedFills : Pass<"fp8-untie-shared-fills"> {
-  let summary = "Give every destination of a shared linalg.fill its own fill";
+  let summary = "Give every destination of a shared linalg.fill its own "
+                "fill, and every returned value its own destination";
   let description = [{
     CSE merges the identical `tensor.empty` + `linalg.fill` pairs that
     reductions start from (the zeros of RMSNorm's sums, the `-inf` or zeros
@@ -139,8 +140,19 @@ def FP8UntieSharedFills : Pass<"fp8-untie-shared-fills"> {
     %b = linalg.generic ... outs(%z1 : tensor<8xf32>) ...
     ```
     Uses that only read the fill (inputs) keep the original.
+
+    The same for a function's results: CSE also merges the `tensor.empty`
+    destinations of same-shaped values, and one-shot bufferization then
+    writes them all into one buffer where their lifetimes allow it. When a
+    returned value (through reshapes) is among them, that buffer becomes the
+    caller's output (`buffer-results-to-out-params`), and the other values
+    live in the output buffer, a function argument that may alias others
+    for later passes (a norm's kernel could not take its weight multiply).
+    The producer of each returned value gets its own clone of the
+    `tensor.empty` it writes into.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
@@ -755,6 +767,34 @@ def FP8DropTiedResults : Pass<"fp8-drop-tied-results", "::mlir::ModuleOp"> {
     the argument's own buffer, the returned buffer is copied into it first
     (correct, but it copies the whole tensor), with a warning naming the
     output.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def FP8DistinctResultBuffers
+    : Pass<"fp8-distinct-result-buffers", "::mlir::ModuleOp"> {
+  let summary = "Give each result of a function its own buffer";
+  let description = [{
+    After bufferization, before buffer-results-to-out-params: a function
+    that returns one buffer as several results (a graph whose outputs are
+    the same tensor, `Softmax(X, axis=-1)` and `Softmax(X, axis=2)` on a
+    rank-3 X once canonicalized) returns, for each repeat, a fresh copy of
+    it. Each output of the model ABI is its own buffer, and upstream's
+    buffer-results-to-out-params (with `hoist-static-allocs`) replaces a
+    returned allocation by the first result's out-parameter and erases it,
+    which leaves the repeats dangling (MLIR 22 crashes on them).
+
+    ```mlir
+    return %a, %a : memref<4xf32>, memref<4xf32>
+    // becomes
+    %copy = memref.alloc() : memref<4xf32>
+    memref.copy %a, %copy : memref<4xf32> to memref<4xf32>
+    return %a, %copy : memref<4xf32>, memref<4xf32>
+    ```
+
+    Repeats are the same SSA value, or views (`memref.cast`,
+    `expand_shape`, `collapse_shape`) of one allocation. Dynamic shapes take
+    their sizes from the repeated value (`memref.dim`).
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

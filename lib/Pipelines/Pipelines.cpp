@@ -90,6 +90,9 @@ static void addBufferization(OpPassManager &pm, bool outParams,
   if (publicOutParams)
     pm.addPass(fp8::createFP8DropTiedResults());
   if (outParams) {
+    // One buffer per result: the hoisting below replaces a returned
+    // allocation by one out-parameter.
+    pm.addPass(fp8::createFP8DistinctResultBuffers());
     bufferization::BufferResultsToOutParamsPassOptions out;
     out.hoistStaticAllocs = true;
     out.modifyPublicFunctions = publicOutParams;

@@ -1191,10 +1191,52 @@ static int run_options(fp8rt_model *m, const fp8rt_run_options *o,
   return 1;
 }
 
+/* Outputs are written where the caller put them, and the compiled code may
+ * keep intermediate values in an output's buffer while it still reads the
+ * inputs: no output may overlap an input or another output, except an output
+ * updated in place given its input's own buffer. Checked over `data` (the
+ * tensors the kernels will use: device tensors on the GPU, host tensors on
+ * the CPU); `where` ends the message. */
+static int tensor_in_place(const fp8rt_model *m, int32_t i) {
+#ifdef FP8RT_TARGET_CUDA
+  if (m->where[i] == WHERE_HOST)
+    return 0;
+#endif
+  return m->tensors[i].bytes != 0;
+}
+
+static int check_output_overlaps(fp8rt_model *m, void *const *data,
+                                 const char *where) {
+  const int32_t n = m->num_inputs + m->num_outputs;
+  for (int32_t i = m->num_inputs; i < n; ++i) {
+    if (!tensor_in_place(m, i))
+      continue;
+    uintptr_t a = (uintptr_t)data[i], a_end = a + m->tensors[i].bytes;
+    for (int32_t j = 0; j < n; ++j) {
+      if (j == i || !tensor_in_place(m, j))
+        continue;
+      uintptr_t b = (uintptr_t)data[j], b_end = b + m->tensors[j].bytes;
+      /* An output updated in place may be its input's own buffer. */
+      if (j == m->tied_input[i - m->num_inputs] && a == b)
+        continue;
+      if (a < b_end && b < a_end) {
+        int out = j >= m->num_inputs;
+        set_error(m,
+                  "output %d ('%s') overlaps %s %d ('%s')%s: give each "
+                  "output its own buffer",
+                  i - m->num_inputs, m->tensors[i].name,
+                  out ? "output" : "input", out ? j - m->num_inputs : j,
+                  m->tensors[j].name, where);
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
 #ifdef FP8RT_TARGET_CUDA
 /* Device tensors used in place: each must be device memory of the model's
- * device inside one allocation, and no output may overlap another tensor
- * (the kernels would read what they write). */
+ * device inside one allocation, and apart from the others. */
 static int check_device_tensors(fp8rt_model *m) {
   const int32_t n = m->num_inputs + m->num_outputs;
   char why[512];
@@ -1210,30 +1252,7 @@ static int check_device_tensors(fp8rt_model *m) {
       return 0;
     }
   }
-  for (int32_t i = m->num_inputs; i < n; ++i) {
-    if (m->where[i] == WHERE_HOST || m->tensors[i].bytes == 0)
-      continue;
-    uintptr_t a = (uintptr_t)m->user[i], a_end = a + m->tensors[i].bytes;
-    for (int32_t j = 0; j < n; ++j) {
-      if (j == i || m->where[j] == WHERE_HOST || m->tensors[j].bytes == 0)
-        continue;
-      uintptr_t b = (uintptr_t)m->user[j], b_end = b + m->tensors[j].bytes;
-      /* An output updated in place may be its input's own buffer. */
-      if (j == m->tied_input[i - m->num_inputs] && a == b)
-        continue;
-      if (a < b_end && b < a_end) {
-        int out = j >= m->num_inputs;
-        set_error(m,
-                  "output %d ('%s') overlaps %s %d ('%s') in device "
-                  "memory: give each output its own buffer",
-                  i - m->num_inputs, m->tensors[i].name,
-                  out ? "output" : "input", out ? j - m->num_inputs : j,
-                  m->tensors[j].name);
-        return 0;
-      }
-    }
-  }
-  return 1;
+  return check_output_overlaps(m, m->user, " in device memory");
 }
 
 /* Appends the copy dst <- src of tensor i's bytes (i == inputs + outputs:
@@ -1525,6 +1544,8 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
 #else
   (void)stream;
   if (m->num_ties > 0 && !apply_host_ties(m))
+    return FP8RT_INVALID_ARGUMENT;
+  if (!check_output_overlaps(m, m->args, ""))
     return FP8RT_INVALID_ARGUMENT;
   pthread_mutex_t *held = guard_state ? &state_lock : NULL;
   if (held)

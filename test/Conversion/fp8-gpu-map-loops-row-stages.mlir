@@ -4,18 +4,27 @@
 
 // RMSNorm as bufferization leaves it: a fill, the row sum of squares, the
 // per-row rsqrt(mean + eps) read through a keepdims view, and x * r * w
-// over the row. One kernel, a warp per row: the sum (two elements per lane
-// and step: 64 = 32 x 2), the rsqrt in every lane (lane 0 stores both), then
-// the lanes stride the row again for the normalized elements (vectors of 4:
-// every lane need not have one).
+// over the row. One kernel: the rows are too short for 32 lanes of 4
+// elements, so 16 lanes share a row (64 = 16 x 4) and a warp holds both
+// rows; the sum's butterfly stays in each half (xor 8, 4, 2, 1), every lane
+// takes its half's first lane's total (lane_id & -16), computes the rsqrt
+// (the row's lane 0 stores both), then the lanes stride the row again for
+// the normalized elements (vectors of 4).
 // CHECK-LABEL: func.func @rmsnorm
-// CHECK:         gpu.launch
+// CHECK:         gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c32,
 // CHECK-NOT:       gpu.launch
+// CHECK:           arith.remui %{{.*}}, %c16_i32
 // CHECK:           scf.for
-// CHECK:             vector.load %{{.*}} : memref<2x64xf32>, vector<2xf32>
+// CHECK:             vector.load %{{.*}} : memref<2x64xf32>, vector<4xf32>
+// CHECK-NOT:       gpu.shuffle  xor %{{.*}}, %c16_i32
+// CHECK:           gpu.shuffle  xor %{{.*}}, %c8_i32
 // CHECK:           gpu.shuffle  xor %{{.*}}, %c1_i32
 // CHECK-NEXT:      arith.addf
-// CHECK:           %[[T:.*]] = arith.addf
+// CHECK:           %[[L:.*]] = gpu.lane_id
+// CHECK:           %[[LI:.*]] = arith.index_castui %[[L]]
+// CHECK:           %[[LEAD:.*]] = arith.andi %[[LI]], %c-16_i32
+// CHECK:           %[[T0:.*]], %{{.*}} = gpu.shuffle  idx %{{.*}}, %[[LEAD]], %c32_i32
+// CHECK:           %[[T:.*]] = arith.addf %[[T0]]
 // CHECK:           %[[M:.*]] = arith.mulf %[[T]], %{{.*}} : f32
 // CHECK:           %[[E:.*]] = arith.addf %[[M]], %{{.*}} : f32
 // CHECK:           %[[R:.*]] = math.rsqrt %[[E]] : f32
@@ -76,11 +85,16 @@ func.func @rmsnorm(%x: memref<2x64xf32>, %w: memref<64xf32>) -> (memref<2xf32>, 
 // A per-row quantization: the amax, its scale, the quantized row (the scale
 // read per row through [4, 1]) and the scale's transposed [1, 4] copy, one
 // kernel.
+// Rows of 128: 32 lanes of 4 elements, a warp per row (the butterfly from
+// xor 16, the total from lane 0).
 // CHECK-LABEL: func.func @rowwise_quantize
 // CHECK:         gpu.launch
 // CHECK-NOT:       gpu.launch
+// CHECK:           gpu.shuffle  xor %{{.*}}, %c16_i32
 // CHECK:           gpu.shuffle  xor %{{.*}}, %c1_i32
 // CHECK-NEXT:      arith.maximumf
+// CHECK-NOT:       gpu.lane_id
+// CHECK:           gpu.shuffle  idx %{{.*}}, %c0_i32
 // CHECK:           %[[A:.*]] = arith.maximumf
 // CHECK:           %[[S:.*]] = arith.divf %{{.*}}, %[[A]] : f32
 // CHECK:           scf.if

@@ -223,7 +223,8 @@ void buildFP8CPULoweringPipeline(OpPassManager &pm,
 /// launches NVVM kernels (gpu.binary holding a cubin for `chip`):
 ///   fp8-outline-scaled-matmuls, convert-fp8-to-linalg,
 ///   convert-elementwise-to-linalg, canonicalize/cse, fp8-fuse-elementwise,
-///   fp8-copy-stored-state, one-shot-bufferize, buffer-results-to-out-params,
+///   fp8-copy-stored-state, one-shot-bufferize, fp8-distinct-result-buffers,
+///   buffer-results-to-out-params,
 ///   buffer deallocation, convert-fp8-gemm-to-gpu (tensor-core products),
 ///   inline, fp8-gpu-map-loops (every other loop nest becomes a kernel),
 ///   gpu-kernel-outlining, nvvm-attach-target, in each gpu.module

@@ -96,14 +96,17 @@ Value combine(OpBuilder &b, const Combiner &c, Value x, Value acc) {
   return b.clone(*c.op, map)->getResult(0);
 }
 
-/// The warp's 32 lane values folded by a butterfly of xor shuffles: the
-/// total in every lane; with `fromLaneZero`, then lane 0's total in every
-/// lane (so that lanes agree bit for bit even where the combiner's result
-/// depends on its operands' order: maxnumf of +0 and -0).
+/// The values of a row's `rowLanes` lanes (the whole warp, or an aligned
+/// group of it: a short row) folded by a butterfly of xor shuffles: the
+/// total in every lane of the group; with `fromLaneZero`, then the group's
+/// first lane's total in all of them (so that lanes agree bit for bit even
+/// where the combiner's result depends on its operands' order: maxnumf of
+/// +0 and -0). The shuffles span the whole warp (every lane takes part);
+/// offsets below `rowLanes` stay inside each group.
 Value warpAllReduce(OpBuilder &b, Location l, const Combiner &c, Value v,
-                    bool fromLaneZero = true) {
+                    int64_t rowLanes, bool fromLaneZero = true) {
   Value lanes = arith::ConstantIntOp::create(b, l, fp8::kReductionLanes, 32);
-  for (int64_t offset = fp8::kReductionLanes / 2; offset >= 1; offset /= 2) {
+  for (int64_t offset = rowLanes / 2; offset >= 1; offset /= 2) {
     Value other =
         gpu::ShuffleOp::create(
             b, l, v, arith::ConstantIntOp::create(b, l, offset, 32).getResult(),
@@ -113,9 +116,15 @@ Value warpAllReduce(OpBuilder &b, Location l, const Combiner &c, Value v,
   }
   if (!fromLaneZero)
     return v;
-  return gpu::ShuffleOp::create(b, l, v,
-                                arith::ConstantIntOp::create(b, l, 0, 32),
-                                lanes, gpu::ShuffleMode::IDX)
+  Value leader = arith::ConstantIntOp::create(b, l, 0, 32);
+  if (rowLanes < fp8::kReductionLanes) {
+    Value laneId = arith::IndexCastUIOp::create(
+        b, l, b.getI32Type(),
+        gpu::LaneIdOp::create(b, l, b.getIndexAttr(fp8::kReductionLanes)));
+    leader = arith::AndIOp::create(
+        b, l, laneId, arith::ConstantIntOp::create(b, l, ~(rowLanes - 1), 32));
+  }
+  return gpu::ShuffleOp::create(b, l, v, leader, lanes, gpu::ShuffleMode::IDX)
       .getShuffleResult();
 }
 
@@ -129,16 +138,17 @@ SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
   return indices;
 }
 
-/// V for a row reduction's lanes: the widest power of two <= vectorWidth
-/// that divides the row, leaves every lane of the warp at least one vector,
+/// V for a row reduction's `rowLanes` lanes: the widest power of two <=
+/// vectorWidth that divides the row, leaves every lane at least one vector,
 /// and keeps the vector loads of every input the reduction dimension
 /// indexes aligned (VectorAccess.h); 1 when none does.
 int64_t laneVectorWidth(linalg::GenericOp op, int64_t rowLength,
-                        int64_t vectorWidth) {
+                        int64_t vectorWidth,
+                        int64_t rowLanes = fp8::kReductionLanes) {
   const unsigned red = op.getNumLoops() - 1;
   for (int64_t v = llvm::bit_floor<uint64_t>(std::max<int64_t>(vectorWidth, 1));
        v >= 2; v /= 2) {
-    if (rowLength % v != 0 || rowLength / v < fp8::kReductionLanes)
+    if (rowLength % v != 0 || rowLength / v < rowLanes)
       continue;
     if (llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
           if (!op.getMatchingIndexingMap(in).isFunctionOfDim(red))
@@ -361,17 +371,17 @@ struct Chained {
 };
 
 /// A per-element stage over row `rowIvs`: lane `lane` computes columns
-/// [lane V, lane V + V), then 32 V further on, ... (V = `width`: the
+/// [lane V, lane V + V), then L V further on, ... (L = `rowLanes`, the
+/// row's lanes; V = `width`: the
 /// reduction's own order when V is its width); buffers the column indexes
 /// contiguously are read and written as vectors of V. The loop also folds
 /// each chained reduction over the values it computes (and other inputs,
 /// loaded per element) into the lane's partial, which it returns.
-SmallVector<Value> emitElementStage(OpBuilder &b, Location l,
-                                    const fp8::RowStage &stage,
-                                    ArrayRef<Value> rowIvs, Value lane,
-                                    int64_t rowLength, int64_t width,
-                                    Value total, ArrayRef<Value> stageValues,
-                                    ArrayRef<Chained> chained = {}) {
+SmallVector<Value>
+emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
+                 ArrayRef<Value> rowIvs, Value lane, int64_t rowLength,
+                 int64_t rowLanes, int64_t width, Value total,
+                 ArrayRef<Value> stageValues, ArrayRef<Chained> chained = {}) {
   linalg::GenericOp g = stage.op;
   Value start = arith::MulIOp::create(
       b, l, lane, arith::ConstantIndexOp::create(b, l, width));
@@ -381,8 +391,7 @@ SmallVector<Value> emitElementStage(OpBuilder &b, Location l,
         arith::ConstantOp::create(b, l, c.combiner.identity).getResult());
   auto loop = scf::ForOp::create(
       b, l, start, arith::ConstantIndexOp::create(b, l, rowLength),
-      arith::ConstantIndexOp::create(b, l, fp8::kReductionLanes * width),
-      identities,
+      arith::ConstantIndexOp::create(b, l, rowLanes * width), identities,
       [&](OpBuilder &fb, Location fl, Value k, ValueRange partials) {
         SmallVector<Value> accs(partials);
         SmallVector<Value> at = stageIndices(fb, fl, stage, rowIvs, k);
@@ -445,6 +454,33 @@ SmallVector<Value> emitElementStage(OpBuilder &b, Location l,
         scf::YieldOp::create(fb, fl, accs);
       });
   return SmallVector<Value>(loop.getResults());
+}
+/// The lanes L that share a row and their vector width V: the warp's 32,
+/// with V = laneVectorWidth; or, for a row too short to give each of 32
+/// lanes a whole vector of the widest aligned width (block amaxes of 128
+/// elements, 16-bit: 32 lanes of 4), fewer lanes -- L = row / V, a power
+/// of two -- and 32 / L rows per warp, so that every lane still moves one
+/// vector of V and no lane idles in the stages that read the row back.
+/// Only where rows * L fills whole warps (the range guard of the
+/// linearized nest then never splits a warp, whose shuffles need every
+/// lane).
+std::pair<int64_t, int64_t> chooseRowLanes(linalg::GenericOp op,
+                                           int64_t rowLength, int64_t rows,
+                                           int64_t vectorWidth) {
+  const int64_t full = laneVectorWidth(op, rowLength, vectorWidth);
+  for (int64_t v = llvm::bit_floor<uint64_t>(std::max<int64_t>(vectorWidth, 1));
+       v > full; v /= 2) {
+    if (rowLength % v != 0)
+      continue;
+    const int64_t lanes = rowLength / v;
+    if (!llvm::isPowerOf2_64(lanes) || lanes < 2 ||
+        lanes >= fp8::kReductionLanes ||
+        (rows * lanes) % fp8::kReductionLanes != 0)
+      continue;
+    if (laneVectorWidth(op, rowLength, v, lanes) == v)
+      return {lanes, v};
+  }
+  return {fp8::kReductionLanes, full};
 }
 } // namespace
 
@@ -521,13 +557,15 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
   };
+  const int64_t rowLength = ranges.back();
+  int64_t rows = 1;
+  for (unsigned i = 0; i + 1 < numLoops; ++i)
+    rows *= ranges[i];
+  auto [rowLanes, width] = chooseRowLanes(op, rowLength, rows, vectorWidth);
   SmallVector<Value> lbs(numLoops, idx(0)), steps(numLoops, idx(1)), ubs;
   for (unsigned i = 0; i + 1 < numLoops; ++i)
     ubs.push_back(idx(ranges[i]));
-  ubs.push_back(idx(kReductionLanes));
-  const int64_t rowLength = ranges.back();
-
-  const int64_t width = laneVectorWidth(op, rowLength, vectorWidth);
+  ubs.push_back(idx(rowLanes));
 
   scf::ParallelOp::create(
       rewriter, loc, lbs, ubs, steps,
@@ -536,12 +574,12 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         SmallVector<Value> rowIvs(ivs.drop_back());
         Value identity = arith::ConstantOp::create(b, l, comb->identity);
         // Lane `lane` folds elements [lane * V, lane * V + V), then the
-        // same 32 * V further on, ...
+        // same L * V further on, ... (L = rowLanes)
         Value start = arith::MulIOp::create(
             b, l, lane, arith::ConstantIndexOp::create(b, l, width));
         auto kLoop = scf::ForOp::create(
             b, l, start, arith::ConstantIndexOp::create(b, l, rowLength),
-            arith::ConstantIndexOp::create(b, l, kReductionLanes * width),
+            arith::ConstantIndexOp::create(b, l, rowLanes * width),
             ValueRange{identity},
             [&](OpBuilder &fb, Location fl, Value k, ValueRange acc) {
               SmallVector<Value> dims(rowIvs);
@@ -549,10 +587,10 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
               scf::YieldOp::create(fb, fl,
                                    foldLaneStep(fb, fl, op, dims, width, acc[0]));
             });
-        // The warp's 32 partials: a butterfly leaves the total in every lane.
+        // The row's partials: a butterfly leaves the total in every lane.
         // With stages, every lane takes lane 0's total (warpAllReduce), so
         // that lanes agree bit for bit with what lane 0 stores.
-        Value total = warpAllReduce(b, l, *comb, kLoop.getResult(0),
+        Value total = warpAllReduce(b, l, *comb, kLoop.getResult(0), rowLanes,
                                     /*fromLaneZero=*/!stages.empty());
         // Lane 0 folds the total into the output's initial value: the
         // fill's (when the fill is folded), else the output's. With the
@@ -611,11 +649,11 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                 chained.push_back({&other, *matchCombiner(other.op)});
               }
             SmallVector<Value> partials =
-                emitElementStage(b, l, stage, rowIvs, lane, rowLength,
+                emitElementStage(b, l, stage, rowIvs, lane, rowLength, rowLanes,
                                  widthOf(i), updated, stageValues, chained);
             for (auto [c, j] : llvm::enumerate(chainedIdx)) {
               const Combiner &cc = chained[c].combiner;
-              Value t = warpAllReduce(b, l, cc, partials[c]);
+              Value t = warpAllReduce(b, l, cc, partials[c], rowLanes);
               stageValues[j] = combine(
                   b, cc, t,
                   linalg::FillOp(stages[j].fill).getDpsInputOperand(0)->get());
@@ -647,8 +685,8 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         if (initFill && !anyChained)
           for (auto [i, stage] : llvm::enumerate(stages))
             if (stage.perElement)
-              emitElementStage(b, l, stage, rowIvs, lane, rowLength, widthOf(i),
-                               updated, stageValues);
+              emitElementStage(b, l, stage, rowIvs, lane, rowLength, rowLanes,
+                               widthOf(i), updated, stageValues);
       });
   rewriter.eraseOp(op);
   return success();

@@ -173,8 +173,12 @@ fp8rt_status fp8rt_model_output_shape_for(fp8rt_model *model,
                                           int64_t *shape);
 
 /* Runs the model: `inputs` and `outputs` must match the signature exactly
- * (count, dtype, rank, shape; non-NULL data), all in host memory. Output
- * buffers may not alias inputs. A dynamic dimension of an input may be any
+ * (count, dtype, rank, shape; non-NULL data), all in host memory. An output
+ * buffer may not overlap an input or another output (the compiled code
+ * writes outputs in place and may keep intermediate values there while it
+ * reads the inputs): a CPU library refuses it, FP8RT_INVALID_ARGUMENT naming
+ * both; an output updated in place (fp8rt_model_output_tied_input) may be
+ * its input's own buffer. A dynamic dimension of an input may be any
  * size within its bounds (outside: FP8RT_INVALID_ARGUMENT naming the input,
  * the dimension and its bounds; the model stays usable); the outputs must
  * then have the shapes fp8rt_model_output_shape_for gives. */

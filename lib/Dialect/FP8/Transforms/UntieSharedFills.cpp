@@ -1,12 +1,15 @@
 //===- UntieSharedFills.cpp - One fill per destination --------------------===//
 //
 // Part of fp8-opt. See Passes.td: a fill that several ops write into
-// bufferizes as one fill plus a copy per extra destination.
+// bufferizes as one fill plus a copy per extra destination; an empty
+// tensor that a returned value and other values are written into, as one
+// buffer that becomes the caller's output.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -81,11 +84,47 @@ struct UntieSharedFill : OpRewritePattern<linalg::FillOp> {
   }
 };
 
+/// A returned tensor's destination: the `tensor.empty` its producer (through
+/// reshapes) writes into gets a clone of its own when other ops write into
+/// it too. One-shot bufferization would otherwise give all of them one
+/// buffer, which buffer-results-to-out-params then makes the caller's
+/// output buffer: the other ops' values would live in the output (kernels
+/// that cannot join their neighbours', whose buffers may alias it).
+struct UntieResultInit : OpRewritePattern<func::ReturnOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(func::ReturnOp ret,
+                                PatternRewriter &rewriter) const override {
+    bool changed = false;
+    for (Value v : ret.getOperands()) {
+      while (Operation *def = v.getDefiningOp()) {
+        if (auto e = dyn_cast<tensor::ExpandShapeOp>(def))
+          v = e.getSrc();
+        else if (auto c = dyn_cast<tensor::CollapseShapeOp>(def))
+          v = c.getSrc();
+        else
+          break;
+      }
+      auto dps = v.getDefiningOp<DestinationStyleOpInterface>();
+      if (!dps || !dps.hasPureTensorSemantics())
+        continue;
+      OpOperand *init = dps.getTiedOpOperand(cast<OpResult>(v));
+      auto empty = init->get().getDefiningOp<tensor::EmptyOp>();
+      if (!empty || empty->hasOneUse())
+        continue;
+      rewriter.setInsertionPoint(dps);
+      Value fresh = rewriter.clone(*empty)->getResult(0);
+      rewriter.modifyOpInPlace(dps, [&] { init->set(fresh); });
+      changed = true;
+    }
+    return success(changed);
+  }
+};
+
 struct FP8UntieSharedFillsPass
     : fp8::impl::FP8UntieSharedFillsBase<FP8UntieSharedFillsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<UntieSharedFill>(&getContext());
+    patterns.add<UntieSharedFill, UntieResultInit>(&getContext());
     // No folding or CSE here: it would merge the clones again.
     GreedyRewriteConfig config;
     config.enableFolding(false);

@@ -101,3 +101,36 @@ func.func @move_next_to_user(%x: tensor<8x64xf32>, %v: tensor<4xf32>) -> (tensor
   } -> (tensor<8xf32>, tensor<8xf32>)
   return %m, %a#0, %a#1 : tensor<4xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A returned value's destination is a tensor.empty other ops write into
+// too (CSE merged them): its producer gets a clone of its own, through the
+// reshape, so that bufferization does not make the caller's output the
+// buffer of the other values. The other writers keep the original.
+// CHECK-LABEL: func.func @returned
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK:         %[[A:.*]] = linalg.generic {{.*}} outs(%[[E]] : tensor<4x8xf32>)
+// CHECK:         %[[E2:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK:         %[[B:.*]] = linalg.generic {{.*}} ins(%[[A]] : tensor<4x8xf32>) outs(%[[E2]] : tensor<4x8xf32>)
+// CHECK:         %[[R:.*]] = tensor.collapse_shape %[[B]]
+// CHECK:         return %[[R]], %[[A]]
+func.func @returned(%x: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.mulf %i, %i : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.addf %i, %i : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %r = tensor.collapse_shape %b [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+  return %r, %a : tensor<32xf32>, tensor<4x8xf32>
+}

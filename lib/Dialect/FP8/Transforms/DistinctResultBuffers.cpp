@@ -1,0 +1,71 @@
+//===- DistinctResultBuffers.cpp - One buffer per returned result ---------===//
+//
+// Part of fp8-opt. See Passes.td (fp8-distinct-result-buffers).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8DISTINCTRESULTBUFFERS
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+
+namespace {
+
+/// The buffer under casts and reshapes of `v` (the same elements).
+Value bufferRoot(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto c = dyn_cast<memref::CastOp>(def))
+      v = c.getSource();
+    else if (auto e = dyn_cast<memref::ExpandShapeOp>(def))
+      v = e.getSrc();
+    else if (auto c = dyn_cast<memref::CollapseShapeOp>(def))
+      v = c.getSrc();
+    else
+      break;
+  }
+  return v;
+}
+
+/// A new buffer of `v`'s type (its dynamic sizes read from `v`) holding a
+/// copy of it, at `b`'s insertion point.
+Value copyOf(OpBuilder &b, Location loc, Value v) {
+  auto type = cast<MemRefType>(v.getType());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(memref::DimOp::create(b, loc, v, d));
+  Value copy = memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), sizes);
+  memref::CopyOp::create(b, loc, v, copy);
+  if (copy.getType() != type)
+    copy = memref::CastOp::create(b, loc, type, copy);
+  return copy;
+}
+
+struct FP8DistinctResultBuffersPass
+    : fp8::impl::FP8DistinctResultBuffersBase<FP8DistinctResultBuffersPass> {
+  void runOnOperation() override {
+    getOperation().walk([](func::ReturnOp ret) {
+      llvm::SmallDenseSet<Value> seen;
+      OpBuilder b(ret);
+      for (OpOperand &operand : ret->getOpOperands()) {
+        Value v = operand.get();
+        if (!isa<MemRefType>(v.getType()))
+          continue;
+        if (!seen.insert(bufferRoot(v)).second)
+          operand.set(copyOf(b, ret.getLoc(), v));
+      }
+    });
+  }
+};
+
+} // namespace
