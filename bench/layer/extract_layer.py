@@ -15,7 +15,9 @@ graph's structure, not from node names:
   inputs cos/sin: the outputs of the Casts (or the Cos/Sin themselves)
          after the graph's one Cos and one Sin;
   output: the tensor the final norm reads: the input of the Cast (or Pow)
-         in front of the last ReduceMean.
+         in front of the last ReduceMean;
+  and the graph inputs the layer still reads (a dynamic export's ids, for
+  the causal mask's length; an attention mask), after those three.
 Prints the three input names and the output name."""
 # fp8-opt-deps: onnx
 import os
@@ -63,6 +65,13 @@ def cut_points(graph):
     return [hidden, trig("Cos"), trig("Sin")], [x.output[0]]
 
 
+def dangling(graph):
+    """Names the graph's nodes read that nothing in it defines."""
+    defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    defined |= {o for n in graph.node for o in n.output}
+    return {x for n in graph.node for x in n.input if x and x not in defined}
+
+
 def main():
     if len(sys.argv) != 3:
         fail("usage: extract_layer.py MODEL.onnx OUT.onnx")
@@ -75,6 +84,16 @@ def main():
     model = onnx.load(src, load_external_data=False)
     inputs, outputs = cut_points(model.graph)
     layer = onnx.utils.Extractor(model).extract_model(inputs, outputs)
+    # The layer may also read graph inputs (an attention mask, or the ids'
+    # shape for the causal mask of a dynamic export): they stay inputs.
+    missing = dangling(layer.graph)
+    graph_inputs = [i.name for i in model.graph.input]
+    if missing:
+        if not missing <= set(graph_inputs):
+            fail(f"the layer reads {sorted(missing - set(graph_inputs))}, "
+                 "which the cut does not provide")
+        inputs += [n for n in graph_inputs if n in missing]
+        layer = onnx.utils.Extractor(model).extract_model(inputs, outputs)
     onnx.save(layer, dst)
     print("inputs", *inputs, "output", *outputs)
 
