@@ -561,7 +561,12 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
   int64_t rows = 1;
   for (unsigned i = 0; i + 1 < numLoops; ++i)
     rows *= ranges[i];
-  auto [rowLanes, width] = chooseRowLanes(op, rowLength, rows, vectorWidth);
+  // (Not a structured binding: the lambdas below capture them, which
+  // C++17 does not allow for bindings.)
+  const std::pair<int64_t, int64_t> lanesAndWidth =
+      chooseRowLanes(op, rowLength, rows, vectorWidth);
+  const int64_t rowLanes = lanesAndWidth.first;
+  const int64_t width = lanesAndWidth.second;
   SmallVector<Value> lbs(numLoops, idx(0)), steps(numLoops, idx(1)), ubs;
   for (unsigned i = 0; i + 1 < numLoops; ++i)
     ubs.push_back(idx(ranges[i]));
