@@ -22,7 +22,9 @@ usage: layer_h200.py BUNDLE OUT [--batch 1 --seq 8192] [--peer PEER.py]
    "-layer": bench/layer/extract_layer.py's cut, what the peer times): its
    inputs are the hidden states and rotary cos/sin that the FP16 torch model
    hands its layer (forward hooks), its output is compared with the FP32 and
-   BF16 torch layer's (columns 'rel L2' as for the logits).
+   BF16 torch layer's (columns 'rel L2' as for the logits; those layers take
+   their own model's hidden states and cos/sin, so the FP32 reference also
+   differs by the library's FP16 inputs).
 5. --peer: runs that script (../shared/peers/h200_layer.py, carried) in the
    same call: torch's layer alone (no embedding/head), eager BF16,
    torch.compile BF16, torch.compile with FP8 tensorwise linears.
@@ -97,6 +99,10 @@ def time_library(lib, weights, inputs, runs=30):
     handle = ctypes.CDLL(lib)
     handle.fp8rt_cuda_last_run_ms.restype = ctypes.c_float
     with fp8rt.Model(lib, weights=weights) as m:
+        if len(m.inputs) != len(inputs):
+            sys.exit(f"{lib}: takes {[i.name for i in m.inputs]}; this script "
+                     f"gives {len(inputs)} inputs (the layer alone: hidden "
+                     "states, cos, sin; extract_layer.py added graph inputs?)")
         (logits,) = m.run(*inputs)
         for _ in range(3):
             m.run(*inputs)

@@ -793,8 +793,11 @@ def FP8DistinctResultBuffers
     ```
 
     Repeats are the same SSA value, or views (`memref.cast`,
-    `expand_shape`, `collapse_shape`) of one allocation. Dynamic shapes take
-    their sizes from the repeated value (`memref.dim`).
+    `expand_shape`, `collapse_shape`) of one buffer. The buffer stays with
+    the first result that returns it itself (so that its allocation can be
+    hoisted), else with its first view; the others get copies. Dynamic
+    shapes take their sizes from the repeated value (`memref.dim`); a
+    repeat with a non-identity layout is an error.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

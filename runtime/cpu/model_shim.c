@@ -185,6 +185,9 @@ struct fp8rt_model {
   int64_t *run_dims;
   int32_t *dims_at;
   void **args;
+  /* This run's size of every tensor in bytes (inputs then outputs; their
+   * dynamic dimensions at this run's values). */
+  size_t *run_bytes;
   char error[512];
   fp8rt_copy_stats copies; /* of the last successful run */
 #ifdef FP8RT_TARGET_CUDA
@@ -253,6 +256,7 @@ static void free_model(fp8rt_model *m) {
   free(m->run_dims);
   free(m->dims_at);
   free(m->args);
+  free(m->run_bytes);
   free(m->tied_input);
   free(m->entry);
   if (m->checks)
@@ -747,13 +751,14 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
   /* inputs, outputs, the check status when there are checks, and the run's
    * dimensions when some are dynamic */
   m->args = calloc((size_t)(nin + nout) + 2, sizeof(void *));
+  m->run_bytes = calloc((size_t)(nin + nout) + 1, sizeof(size_t));
   m->checks = calloc((size_t)nchecks + 1, sizeof(char *));
   m->symbols = calloc((size_t)nsyms + 1, sizeof(symbol_sig));
   m->symbol_values = calloc((size_t)nsyms + 1, sizeof(int64_t));
   m->dims_at = calloc((size_t)(nin + nout) + 1, sizeof(int32_t));
   m->tied_input = malloc(((size_t)nout + 1) * sizeof(int32_t));
   m->entry = calloc((size_t)(nin + nout) + 2, sizeof(void *));
-  if (!m->tensors || !m->args || !m->checks || !m->symbols ||
+  if (!m->tensors || !m->args || !m->run_bytes || !m->checks || !m->symbols ||
       !m->symbol_values || !m->dims_at || !m->tied_input || !m->entry)
     goto out_of_memory;
   for (long long k = 0; k < nout; ++k)
@@ -1193,31 +1198,32 @@ static int run_options(fp8rt_model *m, const fp8rt_run_options *o,
 
 /* Outputs are written where the caller put them, and the compiled code may
  * keep intermediate values in an output's buffer while it still reads the
- * inputs: no output may overlap an input or another output, except an output
- * updated in place given its input's own buffer. Checked over `data` (the
- * tensors the kernels will use: device tensors on the GPU, host tensors on
- * the CPU); `where` ends the message. */
+ * inputs: no output may overlap an input or another output. An output
+ * updated in place and its input: with `ties_elsewhere` (the CPU, whose
+ * apply_host_ties has its own message) any layout passes here; otherwise
+ * only the input's own buffer. Checked over `data`, the caller's pointers,
+ * with this run's sizes (device tensors on the GPU, host tensors on the
+ * CPU); `where` ends the message. */
 static int tensor_in_place(const fp8rt_model *m, int32_t i) {
 #ifdef FP8RT_TARGET_CUDA
   if (m->where[i] == WHERE_HOST)
     return 0;
 #endif
-  return m->tensors[i].bytes != 0;
+  return m->run_bytes[i] != 0;
 }
 
 static int check_output_overlaps(fp8rt_model *m, void *const *data,
-                                 const char *where) {
+                                 int ties_elsewhere, const char *where) {
   const int32_t n = m->num_inputs + m->num_outputs;
   for (int32_t i = m->num_inputs; i < n; ++i) {
     if (!tensor_in_place(m, i))
       continue;
-    uintptr_t a = (uintptr_t)data[i], a_end = a + m->tensors[i].bytes;
+    uintptr_t a = (uintptr_t)data[i], a_end = a + m->run_bytes[i];
     for (int32_t j = 0; j < n; ++j) {
       if (j == i || !tensor_in_place(m, j))
         continue;
-      uintptr_t b = (uintptr_t)data[j], b_end = b + m->tensors[j].bytes;
-      /* An output updated in place may be its input's own buffer. */
-      if (j == m->tied_input[i - m->num_inputs] && a == b)
+      uintptr_t b = (uintptr_t)data[j], b_end = b + m->run_bytes[j];
+      if (j == m->tied_input[i - m->num_inputs] && (ties_elsewhere || a == b))
         continue;
       if (a < b_end && b < a_end) {
         int out = j >= m->num_inputs;
@@ -1232,6 +1238,20 @@ static int check_output_overlaps(fp8rt_model *m, void *const *data,
     }
   }
   return 1;
+}
+
+/* Tensor i's bytes for this run: its static size times its dynamic
+ * dimensions (`shape`: this run's), 0 when empty, SIZE_MAX on overflow. */
+static size_t bytes_this_run(const tensor_sig *t, const int64_t *shape) {
+  size_t bytes = t->bytes;
+  for (int32_t d = 0; d < t->rank; ++d) {
+    if (shape[d] == 0)
+      return 0;
+    if (t->shape[d] < 0 &&
+        __builtin_mul_overflow(bytes, (size_t)shape[d], &bytes))
+      return SIZE_MAX;
+  }
+  return bytes;
 }
 
 #ifdef FP8RT_TARGET_CUDA
@@ -1252,7 +1272,7 @@ static int check_device_tensors(fp8rt_model *m) {
       return 0;
     }
   }
-  return check_output_overlaps(m, m->user, " in device memory");
+  return check_output_overlaps(m, m->user, 0, " in device memory");
 }
 
 /* Appends the copy dst <- src of tensor i's bytes (i == inputs + outputs:
@@ -1403,6 +1423,7 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
     if (!check_tensor(m, out ? "output" : "input", k, &m->tensors[i], shape,
                       &t))
       return FP8RT_INVALID_ARGUMENT;
+    m->run_bytes[i] = bytes_this_run(&m->tensors[i], shape);
 #ifdef FP8RT_TARGET_CUDA
     m->user[i] = t.data;
     m->where[i] = t.memory == FP8RT_MEMORY_HOST
@@ -1543,9 +1564,10 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   pthread_mutex_t *held = guard_state ? &cuda_lock : NULL;
 #else
   (void)stream;
-  if (m->num_ties > 0 && !apply_host_ties(m))
+  /* Before apply_host_ties copies anything, on the caller's pointers. */
+  if (!check_output_overlaps(m, m->args, 1, ""))
     return FP8RT_INVALID_ARGUMENT;
-  if (!check_output_overlaps(m, m->args, ""))
+  if (m->num_ties > 0 && !apply_host_ties(m))
     return FP8RT_INVALID_ARGUMENT;
   pthread_mutex_t *held = guard_state ? &state_lock : NULL;
   if (held)

@@ -53,12 +53,19 @@ def main():
         w = r.standard_normal((8, 4)).astype(np.float32)
         print("output_shapes:", m.output_shapes([x.shape, p.shape, w.shape]))
         y, k = m.run(x, p, w)
+        shared = np.zeros(80, np.float32)
+        shared[:80] = p.ravel()
         print(f"run: Y {y.shape} {bool(np.abs(y - x @ w).max() < 1e-5)}, "
               f"K {k.shape} {bool(np.array_equal(k, np.concatenate([p, x], 1)))}")
         for label, fn in [
                 ("too long", lambda: m.run(np.zeros((2, 65, 8), np.float32), p, w)),
                 ("wrong out", lambda: m.run(x, p, w, out={"K": np.zeros((2, 7, 8), np.float32)})),
-                ("static dimension", lambda: m.run(x, p, np.zeros((8, 5), np.float32)))]:
+                ("static dimension", lambda: m.run(x, p, np.zeros((8, 5), np.float32))),
+                # Y's buffer 64 bytes into P's (2 x 5 x 8 floats this run;
+                # 8 of them are its static part): they overlap.
+                ("output inside a dynamic input",
+                 lambda: m.run(x, shared[:80].reshape(2, 5, 8), w,
+                               out={"Y": shared[16:40].reshape(2, 3, 4)}))]:
             try:
                 fn()
                 print(label, "ran")

@@ -9,7 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8DISTINCTRESULTBUFFERS
@@ -36,35 +36,59 @@ Value bufferRoot(Value v) {
 }
 
 /// A new buffer of `v`'s type (its dynamic sizes read from `v`) holding a
-/// copy of it, at `b`'s insertion point.
-Value copyOf(OpBuilder &b, Location loc, Value v) {
+/// copy of it, at `b`'s insertion point; failure for a layout other than
+/// the identity (function boundaries here have identity layouts).
+FailureOr<Value> copyOf(OpBuilder &b, Location loc, Value v) {
   auto type = cast<MemRefType>(v.getType());
+  if (!type.getLayout().isIdentity())
+    return failure();
   SmallVector<Value> sizes;
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (type.isDynamicDim(d))
       sizes.push_back(memref::DimOp::create(b, loc, v, d));
-  Value copy = memref::AllocOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), sizes);
+  Value copy = memref::AllocOp::create(b, loc, type, sizes);
   memref::CopyOp::create(b, loc, v, copy);
-  if (copy.getType() != type)
-    copy = memref::CastOp::create(b, loc, type, copy);
   return copy;
 }
 
 struct FP8DistinctResultBuffersPass
     : fp8::impl::FP8DistinctResultBuffersBase<FP8DistinctResultBuffersPass> {
   void runOnOperation() override {
-    getOperation().walk([](func::ReturnOp ret) {
-      llvm::SmallDenseSet<Value> seen;
-      OpBuilder b(ret);
+    WalkResult r = getOperation().walk([](func::ReturnOp ret) {
+      // Per buffer, the result that keeps it: the first that returns the
+      // buffer itself (an allocation buffer-results-to-out-params can
+      // hoist), else the first view of it.
+      llvm::SmallDenseMap<Value, unsigned> keeper;
       for (OpOperand &operand : ret->getOpOperands()) {
         Value v = operand.get();
         if (!isa<MemRefType>(v.getType()))
           continue;
-        if (!seen.insert(bufferRoot(v)).second)
-          operand.set(copyOf(b, ret.getLoc(), v));
+        Value root = bufferRoot(v);
+        auto [it, inserted] =
+            keeper.try_emplace(root, operand.getOperandNumber());
+        if (!inserted && v == root && ret.getOperand(it->second) != root)
+          it->second = operand.getOperandNumber();
       }
+      OpBuilder b(ret);
+      for (OpOperand &operand : ret->getOpOperands()) {
+        Value v = operand.get();
+        if (!isa<MemRefType>(v.getType()) ||
+            keeper.lookup(bufferRoot(v)) == operand.getOperandNumber())
+          continue;
+        FailureOr<Value> copy = copyOf(b, ret.getLoc(), v);
+        if (failed(copy)) {
+          ret.emitOpError() << "result " << operand.getOperandNumber()
+                            << " repeats a buffer returned as another "
+                               "result, with a non-identity layout: it "
+                               "cannot be given a buffer of its own";
+          return WalkResult::interrupt();
+        }
+        operand.set(*copy);
+      }
+      return WalkResult::advance();
     });
+    if (r.wasInterrupted())
+      signalPassFailure();
   }
 };
 

@@ -58,3 +58,23 @@ func.func @views(%s: f32) -> (memref<2x2xf32>, memref<4xf32>, memref<4xf32>, f32
 func.func @dynamic(%x: memref<?xf32>) -> (memref<?xf32>, memref<?xf32>) {
   return %x, %x : memref<?xf32>, memref<?xf32>
 }
+
+// -----
+
+// A view returned before its allocation: the allocation keeps its buffer
+// (buffer-results-to-out-params can then hoist it), the view is copied.
+// CHECK-LABEL: func.func @view_first
+// CHECK:         %[[A:.*]] = memref.alloc() : memref<2x2xf32>
+// CHECK:         %[[V:.*]] = memref.collapse_shape %[[A]]
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<4xf32>
+// CHECK:         memref.copy %[[V]], %[[C]]
+// CHECK:         return %[[C]], %[[A]]
+// OUT-LABEL: func.func @view_first
+// OUT-SAME:    (%{{.*}}: memref<4xf32>, %[[O1:.*]]: memref<2x2xf32>)
+// OUT-NOT:     memref.alloc() : memref<2x2xf32>
+// OUT:         memref.collapse_shape %[[O1]]
+func.func @view_first() -> (memref<4xf32>, memref<2x2xf32>) {
+  %a = memref.alloc() : memref<2x2xf32>
+  %v = memref.collapse_shape %a [[0, 1]] : memref<2x2xf32> into memref<4xf32>
+  return %v, %a : memref<4xf32>, memref<2x2xf32>
+}
