@@ -11,6 +11,8 @@
 
 #include "RowReductions.h"
 
+#include "fp8/Support/MemRefViews.h"
+
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -22,17 +24,7 @@ namespace {
 
 /// The buffer under a chain of expand_shape / collapse_shape views (the
 /// same elements at the same linear offsets, for identity layouts).
-Value viewRoot(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto e = dyn_cast<memref::ExpandShapeOp>(def))
-      v = e.getSrc();
-    else if (auto c = dyn_cast<memref::CollapseShapeOp>(def))
-      v = c.getSrc();
-    else
-      break;
-  }
-  return v;
-}
+Value viewRoot(Value v) { return fp8::reshapeRoot(v); }
 
 bool isStaticIdentity(Type t) {
   auto m = dyn_cast<MemRefType>(t);

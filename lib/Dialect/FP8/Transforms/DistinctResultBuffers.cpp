@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
+#include "fp8/Support/MemRefViews.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -21,19 +22,7 @@ using namespace mlir;
 namespace {
 
 /// The buffer under casts and reshapes of `v` (the same elements).
-Value bufferRoot(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto c = dyn_cast<memref::CastOp>(def))
-      v = c.getSource();
-    else if (auto e = dyn_cast<memref::ExpandShapeOp>(def))
-      v = e.getSrc();
-    else if (auto c = dyn_cast<memref::CollapseShapeOp>(def))
-      v = c.getSrc();
-    else
-      break;
-  }
-  return v;
-}
+Value bufferRoot(Value v) { return fp8::reshapeRoot(v, /*throughCasts=*/true); }
 
 /// A new buffer of `v`'s type (its dynamic sizes read from `v`) holding a
 /// copy of it, at `b`'s insertion point; failure for a layout other than
