@@ -96,6 +96,10 @@ static void addBufferization(OpPassManager &pm, bool outParams,
     bufferization::BufferResultsToOutParamsPassOptions out;
     out.hoistStaticAllocs = true;
     out.modifyPublicFunctions = publicOutParams;
+    // The model's outputs are marked (`bufferize.result`): the runtime
+    // passes buffers apart from every input and other output, so the GPU
+    // mapping may treat them as buffers of their own (RowReductions.h).
+    out.addResultAttribute = publicOutParams;
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(out));
   }
   bufferization::BufferDeallocationPipelineOptions dealloc;

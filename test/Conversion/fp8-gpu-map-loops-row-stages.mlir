@@ -711,3 +711,65 @@ func.func @read_back_elsewhere(%x: memref<2x64xf32>) -> (memref<2xf32>, memref<2
   }
   return %sum, %y, %z : memref<2xf32>, memref<2x64xf32>, memref<2x64xf32>
 }
+
+// -----
+
+// A per-element stage may write the model's output (an argument that
+// buffer-results-to-out-params marked bufferize.result in a public
+// function: the runtime keeps it apart from every other tensor): one
+// kernel. An unmarked argument may alias the input it reads: the stage
+// keeps its own kernel.
+// CHECK-LABEL: func.func @norm_to_output
+// CHECK:         gpu.launch
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+// CHECK-LABEL: func.func @norm_to_argument
+// CHECK:         gpu.launch
+// CHECK:         gpu.launch
+// CHECK:         return
+func.func @norm_to_output(%x: memref<2x64xf32>, %y: memref<2x64xf32> {bufferize.result}) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x64xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<2x64xf32>, memref<2xf32>) outs(%y : memref<2x64xf32>) {
+  ^bb0(%a: f32, %t: f32, %o: f32):
+    %d = arith.subf %a, %t : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+func.func @norm_to_argument(%x: memref<2x64xf32>, %y: memref<2x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<2x64xf32>) outs(%sum : memref<2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<2x64xf32>, memref<2xf32>) outs(%y : memref<2x64xf32>) {
+  ^bb0(%a: f32, %t: f32, %o: f32):
+    %d = arith.subf %a, %t : f32
+    linalg.yield %d : f32
+  }
+  return
+}

@@ -10,7 +10,7 @@
 // CHECK-SAME:    cvt.rn.satfinite.e4m3x2.f32
 // CHECK-SAME:    wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3
 // CHECK-NOT:   gpu.binary
-// CHECK:       llvm.func @main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK:       llvm.func @main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {bufferize.result})
 // CHECK:         llvm.call @_mlir_memref_to_llvm_alloc
 // CHECK:         gpu.launch_func @fp8_kernels::
 // CHECK:         llvm.call @_mlir_memref_to_llvm_free

@@ -169,17 +169,18 @@ private:
     return success();
   }
 
-  /// The buffers `loop` reads and writes: the allocation under every view,
-  /// or one "shared" key for everything else -- function arguments (which
-  /// may alias), globals (two get_global of one symbol are one buffer),
-  /// block arguments, selects -- so that those never count as distinct.
+  /// The buffers `loop` reads and writes: the allocation (or model output,
+  /// isOwnBuffer) under every view, or one "shared" key for everything
+  /// else -- other function arguments (which may alias), globals (two
+  /// get_global of one symbol are one buffer), block arguments, selects -- so
+  /// that those never count as distinct.
   struct Footprint {
     llvm::SmallPtrSet<const void *, 8> reads, writes;
   };
   static const void *bufferOf(Value memref) {
     static const char shared = 0;
     Value root = fp8::aliasRoot(memref);
-    if (isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(root.getDefiningOp()))
+    if (fp8::isOwnBuffer(root))
       return root.getAsOpaquePointer();
     return &shared;
   }

@@ -13,6 +13,7 @@
 
 #include "fp8/Support/MemRefViews.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -183,6 +184,16 @@ Value fp8::aliasRoot(Value v) {
   while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
     v = view.getViewSource();
   return v;
+}
+
+bool fp8::isOwnBuffer(Value root) {
+  if (isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(root.getDefiningOp()))
+    return true;
+  auto arg = dyn_cast<BlockArgument>(root);
+  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                  : func::FuncOp();
+  return func && func.isPublic() && arg.getOwner()->isEntryBlock() &&
+         func.getArgAttr(arg.getArgNumber(), "bufferize.result");
 }
 
 /// Whether `op` (one output) writes every element of its (static) output
@@ -402,10 +413,9 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
     // the parallel loops; initializingFill checked it covers the output).
     if (!chainFill && !resMap.isPermutation())
       break;
-    const bool fresh =
-        isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
-            resRoot.getDefiningOp()) &&
-        !readRoots.contains(resRoot) && !writtenRoots.contains(resRoot);
+    const bool fresh = fp8::isOwnBuffer(resRoot) &&
+                       !readRoots.contains(resRoot) &&
+                       !writtenRoots.contains(resRoot);
     if (stage.perElement) {
       if (!fresh)
         break;

@@ -105,6 +105,12 @@ SmallVector<RowStage> rowReductionStages(linalg::GenericOp op,
 /// subviews, transposes, reshapes): what `v` may alias.
 Value aliasRoot(Value v);
 
+/// Whether `root` (an aliasRoot) is a buffer nothing else aliases: an
+/// allocation, or an output of the model's public function (an argument
+/// that buffer-results-to-out-params marked `bufferize.result`: the runtime
+/// refuses outputs that overlap an input or another output).
+bool isOwnBuffer(Value root);
+
 /// The linalg.fill that initializes `op`'s (single) output just before it:
 /// the nearest preceding op in the block with memory effects is a fill of
 /// the same buffer, and `op`'s output map is a permutation of its parallel
