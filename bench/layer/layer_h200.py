@@ -70,8 +70,9 @@ def compare(got, ref):
 
 
 def layer_io(model, ids):
-    """What the decoder layer of a forward of `model` on `ids` is given
-    (hidden states, cos, sin) and what it returns, as numpy arrays."""
+    """One forward of `model` on `ids`: what its decoder layer is given
+    (hidden states, cos, sin) and returns, and the logits ("logits", FP32),
+    as numpy arrays."""
     got = {}
     layer = model.model.layers[0]
 
@@ -85,7 +86,7 @@ def layer_io(model, ids):
     hooks = [layer.register_forward_pre_hook(before, with_kwargs=True),
              layer.register_forward_hook(after, with_kwargs=True)]
     try:
-        model(ids)
+        got["logits"] = model(ids).logits.float()
     finally:
         for h in hooks:
             h.remove()
@@ -173,13 +174,13 @@ def main():
         # The exported precision (FP16), FP32 on the same weights (the
         # reference), BF16 (the peer; its rotary frequencies are rounded to
         # BF16 too, which costs accuracy at long positions).
-        refh = model(ids).logits.float().cpu().numpy()
+        refh = io_h["logits"]
         m32 = model.float()
-        ref32 = m32(ids).logits.float().cpu().numpy()
-        layer32 = layer_io(m32, ids)["out"]
+        io32 = layer_io(m32, ids)
+        ref32, layer32 = io32["logits"], io32["out"]
         m16 = model.to(torch.bfloat16)
-        ref16 = m16(ids).logits.float().cpu().numpy()
-        layer16 = layer_io(m16, ids)["out"].astype(np.float32)
+        io16 = layer_io(m16, ids)
+        ref16, layer16 = io16["logits"], io16["out"].astype(np.float32)
         result["torch_fp16_vs_fp32"] = compare(refh, ref32)
         result["torch_bf16_vs_fp32"] = compare(ref16, ref32)
         result["torch_eager_bf16_ms"] = bench(lambda: m16(ids))

@@ -4,7 +4,8 @@
 // means and block amaxes are linalg reductions over a contiguous row; one
 // thread per row (what upstream's loops and fp8-gpu-map-loops give) reads
 // each row serially with a stride of a whole row between neighbouring
-// threads. Here the 32 lanes of a warp share a row instead. The lowering
+// threads. Here the 32 lanes of a warp share a row instead (or aligned
+// groups of them share a short row each). The lowering
 // is written by hand (not upstream's vector.multi_reduction ->
 // gpu.subgroup_reduce route, docs/GPU.md says why): it keeps the
 // structure fp8-gpu-map-loops already linearizes and needs no vector

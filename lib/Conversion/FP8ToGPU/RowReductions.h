@@ -12,7 +12,8 @@
 
 namespace mlir::fp8 {
 
-/// Lanes that share one row of a row reduction (a warp).
+/// A warp's lanes: those that share one row of a row reduction (fewer, in
+/// aligned groups, for short rows: lowerRowReductionToWarps).
 constexpr int64_t kReductionLanes = 32;
 
 /// Where a stage's input comes from (RowStage::sources).
@@ -59,20 +60,20 @@ bool hasWarpCombiner(linalg::GenericOp op);
 /// (or i32) output indexed by the parallel dimensions only, whose body
 /// yields `combine(f(inputs...), out)` with `combine` one of addf, mulf,
 /// maximumf, minimumf, maxnumf, minnumf (or an i32 add/min/max/and/or) -- to
-/// an scf.parallel over (parallel dims..., lane in [0, 32)): lane l folds
-/// f over elements l, l + 32, ... from the combiner's identity, the 32
-/// partials meet through five gpu.shuffle xor steps, and lane 0 combines
-/// the total into the output. fp8-gpu-map-loops linearizes the lane
-/// innermost, so the lanes of a row are the 32 threads of one warp and
-/// their loads are coalesced. The op is erased on success; on failure
-/// (not such a reduction) nothing changed.
-/// With `init`, a fill of the whole output (initializingFill), lane 0
-/// stores combine(total, the fill's value) instead of folding into the
-/// loaded output; the caller erases the fill when this succeeds. `stages`
-/// (rowReductionStages) then run in the same warp: per-row stages on the
-/// row's value (in every lane with `init`, lane 0 storing; in lane 0 alone
-/// without), per-element stages as lane-strided loops over the row; the
-/// caller erases them when this succeeds.
+/// an scf.parallel over (parallel dims..., lane in [0, L)) with L = 32, or
+/// fewer for a row too short to give 32 lanes a whole vector each (then
+/// 32 / L rows share a warp): lane l folds f over vectors l, l + L, ...
+/// from the combiner's identity, the L partials meet through log2(L)
+/// gpu.shuffle xor steps, and lane 0 combines the total into the output.
+/// fp8-gpu-map-loops linearizes the lane innermost, so the lanes of a row
+/// are L threads of one warp and their loads are coalesced. The op is erased on
+/// success; on failure (not such a reduction) nothing changed. With `init`, a
+/// fill of the whole output (initializingFill), lane 0 stores combine(total,
+/// the fill's value) instead of folding into the loaded output; the caller
+/// erases the fill when this succeeds. `stages` (rowReductionStages) then run
+/// in the same warp: per-row stages on the row's value (in every lane with
+/// `init`, lane 0 storing; in lane 0 alone without), per-element stages as
+/// lane-strided loops over the row; the caller erases them when this succeeds.
 LogicalResult lowerRowReductionToWarps(RewriterBase &rewriter,
                                        linalg::GenericOp op,
                                        int64_t vectorWidth,

@@ -561,25 +561,22 @@ void chooseRowBands(const GemmProblem &p, const GemmOptions &options,
   }
   c.mWaves = two ? 2 : 1;
   c.bm = kWgmmaM * c.consumerWarpgroups * c.mWaves;
-  // Two totals and a partial take 192 registers of the consumers' 224; the
-  // producer keeps 56: 56 + 2 x 224 per thread of a warpgroup are the
-  // 168 x 3 the CTA is launched with (staged scales: below).
-  if (two) {
-    c.producerRegisters = 56;
-    c.consumerRegisters = 224;
-  }
 }
 
-/// With staged scales the consumers' allocation at 224 spilled 4 bytes
-/// (ptxas, the Llama-3-8B layer's four block products, 2026-12-05) and at
-/// 216 none, while without them 216 spills ~80 bytes and 224 none: ptxas's
-/// allocation under setmaxnreg is not monotonic. 64 + 2 x 216 <= 168 x 3
-/// (the producer's second warp, which copies the scales, keeps 8 more).
-void registersForStagedScales(GemmConfig &c) {
-  if (c.stagedScales.enabled() && c.mWaves > 1) {
-    c.producerRegisters = 64;
-    c.consumerRegisters = 216;
-  }
+/// setmaxnreg of two-band tiles (once staged scales are decided): two totals
+/// and a partial take 192 registers of the consumers' 224, the producer
+/// keeps 56 -- 56 + 2 x 224 per thread of a warpgroup are the 168 x 3 the
+/// CTA is launched with. With staged scales 64/216: at 224 the consumers
+/// spilled 4 bytes (ptxas, the Llama-3-8B layer's four block products,
+/// 2026-12-05) and at 216 none, while without them 216 spills ~80 bytes
+/// and 224 none (ptxas's allocation under setmaxnreg is not monotonic);
+/// the producer's second warp, which copies the scales, keeps 8 more.
+void bandRegisters(GemmConfig &c) {
+  if (c.mWaves < 2)
+    return;
+  const bool staged = c.stagedScales.enabled();
+  c.producerRegisters = staged ? 64 : 56;
+  c.consumerRegisters = staged ? 216 : 224;
 }
 
 void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
@@ -607,7 +604,7 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
   // and would give up a stage (docs/GPU.md).
   if (options.stageScales && c.mWaves > 1)
     c.stagedScales = stagedScalesFor(p, c);
-  registersForStagedScales(c);
+  bandRegisters(c);
   chooseEpilogue(p, options, c);
   if (options.persistent) {
     const int64_t numM = llvm::divideCeil(p.m, c.bm);
