@@ -207,6 +207,13 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "staging tile in shared memory and TMA stores that drain while "
            "the next tile computes, where output rows are 16-byte multiples "
            "(false: stores from the registers)">,
+    Option<"stageEpilogueInput", "stage-epilogue-input", "bool", "true",
+           "With the TMA-store epilogue, a fused consumer's one input of the "
+           "output's shape and 16-bit elements (the up projection's "
+           "SiLU(gate), a residual) is loaded by TMA into the staging tile "
+           "while the tile's products run, and read back with ldmatrix "
+           "(false: each thread loads its elements from global memory in "
+           "the epilogue)">,
     Option<"decodeWarpSpecialized", "decode-ws", "bool", "true",
            "Products of at most 64 rows whose 128-wide tiles leave SMs idle "
            "(decode steps) run the warp-specialized kernel with one consumer "

@@ -173,6 +173,55 @@ module {
     call @__fp8_gemm_ws_walk(%a, %sa, %b, %sb, %out) : (memref<3x1160x256xf8E4M3FN>, memref<3x1160x2xf32>, memref<3x520x256xf8E4M3FN>, memref<3x5x2xf32>, memref<3x1160x520xbf16>) -> ()
     return
   }
+  // Fused consumers (fp8-fuse-gemm-epilogues, then bufferization): the
+  // product rounded to its type, then the consumer's body with its other
+  // input, an [M, N] tensor of 16-bit elements -- with the TMA-store
+  // epilogue that input is staged in shared memory by TMA and read back
+  // with ldmatrix (GemmConfig::stagedInput). SiLU(product) * up in f16,
+  // per-tensor scales, M and N not multiples of the tile:
+  func.func private @__fp8_gemm_fused_silu_mul(%a: memref<520x512xf8E4M3FN>, %sa: memref<f32>, %b: memref<768x512xf8E4M3FN>, %sb: memref<f32>, %up: memref<520x768xf16>, %out: memref<520x768xf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, epilogue_inputs = 1 : i64, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    %one = arith.constant 1.0 : f16
+    %p = memref.alloc() : memref<520x768xf16>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %up : memref<520x768xf16>, memref<520x768xf16>) outs(%out : memref<520x768xf16>)
+        attrs = {fp8.gemm_epilogue} {
+    ^bb0(%x: f16, %y: f16, %o: f16):
+      %n = arith.negf %x : f16
+      %e = math.exp %n : f16
+      %d = arith.addf %e, %one : f16
+      %s = arith.divf %one, %d : f16
+      %xs = arith.mulf %x, %s : f16
+      %r = arith.mulf %xs, %y : f16
+      linalg.yield %r : f16
+    }
+    memref.dealloc %p : memref<520x768xf16>
+    return
+  }
+  func.func @run_fused_silu_mul(%a: memref<520x512xf8E4M3FN>, %sa: memref<f32>, %b: memref<768x512xf8E4M3FN>, %sb: memref<f32>, %up: memref<520x768xf16>, %out: memref<520x768xf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_fused_silu_mul(%a, %sa, %b, %sb, %up, %out) : (memref<520x512xf8E4M3FN>, memref<f32>, memref<768x512xf8E4M3FN>, memref<f32>, memref<520x768xf16>, memref<520x768xf16>) -> ()
+    return
+  }
+  // ... and a residual add in bf16 after a block-scaled product (the
+  // bands build: two 64-row bands per consumer, both staged), persistent
+  // CTAs walking more tiles than SMs (the input barrier's phases):
+  func.func private @__fp8_gemm_fused_residual(%a: memref<4200x256xf8E4M3FN>, %sa: memref<4200x2xf32>, %b: memref<1408x256xf8E4M3FN>, %sb: memref<11x2xf32>, %res: memref<4200x1408xbf16>, %out: memref<4200x1408xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, epilogue_inputs = 1 : i64, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+    %p = memref.alloc() : memref<4200x1408xbf16>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %res : memref<4200x1408xbf16>, memref<4200x1408xbf16>) outs(%out : memref<4200x1408xbf16>)
+        attrs = {fp8.gemm_epilogue} {
+    ^bb0(%x: bf16, %y: bf16, %o: bf16):
+      %r = arith.addf %x, %y : bf16
+      linalg.yield %r : bf16
+    }
+    memref.dealloc %p : memref<4200x1408xbf16>
+    return
+  }
+  func.func @run_fused_residual(%a: memref<4200x256xf8E4M3FN>, %sa: memref<4200x2xf32>, %b: memref<1408x256xf8E4M3FN>, %sb: memref<11x2xf32>, %res: memref<4200x1408xbf16>, %out: memref<4200x1408xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_fused_residual(%a, %sa, %b, %sb, %res, %out) : (memref<4200x256xf8E4M3FN>, memref<4200x2xf32>, memref<1408x256xf8E4M3FN>, memref<11x2xf32>, memref<4200x1408xbf16>, memref<4200x1408xbf16>) -> ()
+    return
+  }
   // N odd (33): the epilogue's scalar stores (even N pairs columns).
   func.func private @__fp8_gemm_odd_n(%a: memref<136x64xf8E4M3FN>, %sa: memref<f32>, %b: memref<33x64xf8E4M3FN>, %sb: memref<f32>, %out: memref<136x33xf16>)
       attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {

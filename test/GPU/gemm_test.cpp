@@ -260,6 +260,31 @@ double applyEpi(double x, Epi e) {
   return x;
 }
 
+/// `x` rounded to the nearest `t` (f16 / bf16: to nearest even, f16
+/// overflowing to infinity; f32 unchanged).
+double roundTo(Ty t, double x) {
+  if (t != Ty::F16 && t != Ty::BF16)
+    return static_cast<float>(x);
+  if (x == 0 || !std::isfinite(x))
+    return x;
+  const int mant = t == Ty::F16 ? 10 : 7, minExp = t == Ty::F16 ? -14 : -126;
+  int e =
+      std::max(static_cast<int>(std::floor(std::log2(std::fabs(x)))), minExp);
+  double q = std::ldexp(1.0, e - mant);
+  double r = std::nearbyint(x / q) * q;
+  if (t == Ty::F16 && std::fabs(r) > 65504)
+    return std::copysign(INFINITY, r);
+  return r;
+}
+
+/// The fused consumer (Product::fused) of the rounded product `p` and the
+/// input `e`, in double.
+double applyFused(int fused, double p, double e) {
+  if (fused == 1)
+    return p / (1 + std::exp(-p)) * e;
+  return p + e;
+}
+
 /// A scale layout over data [batch, R, K]: blocks rowBlock x kBlock, or
 /// per-tensor (rowBlock = kBlock = 0).
 struct Layout {
@@ -282,6 +307,10 @@ struct Product {
   int64_t samples = 0; // 0: check every output; else that many samples
   int timedRuns = 0;
   int64_t lhsMMajor = 0; // M-major lhs scales padded to this (0: canonical)
+  // A fused consumer (gemm.mlir's fused_*): the product rounded to outTy,
+  // then 1: SiLU(product) * e, 2: product + e, where e is an [batch, M, N]
+  // input of biasTy passed in the bias slot (biasKind 0).
+  int fused = 0;
 };
 
 int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
@@ -335,8 +364,9 @@ void check(const Product &p, RunFn run) {
   Buf sa{p.scaleTy, scaleShape(p.lhsL, p.m, true, p.lhsMMajor)};
   Buf sb{p.scaleTy, scaleShape(p.rhsL, p.n, p.rhsBatched, 0)};
   Buf bias{p.biasTy, p.biasKind == 1 ? std::vector<int64_t>{p.n} : outShape};
+  const bool extra = p.biasKind || p.fused;
   if (!alloc(a) || !alloc(b) || !alloc(out) || !alloc(sa) || !alloc(sb) ||
-      (p.biasKind && !alloc(bias))) {
+      (extra && !alloc(bias))) {
     report(false, p.name, std::string("mgpuMemAlloc: ") +
                               fp8rt_cuda_last_error());
     return;
@@ -345,13 +375,13 @@ void check(const Product &p, RunFn run) {
   fillFP8(b, p.positive ? 2.0f : 4.0f, p.positive);
   fillScale(sa);
   fillScale(sb);
-  if (p.biasKind)
+  if (extra)
     fillBias(bias);
   // Poison the output: a kernel that skips elements fails.
   std::memset(out.ptr, 0xFF, out.bytes());
 
   fp8rt_cuda_clear_error();
-  run(p, a, sa, b, sb, p.biasKind ? &bias : nullptr, out);
+  run(p, a, sa, b, sb, extra ? &bias : nullptr, out);
   int32_t st = fp8rt_cuda_synchronize();
   if (st != 0) {
     report(false, p.name, std::string("launch: ") + fp8rt_cuda_last_error());
@@ -367,9 +397,7 @@ void check(const Product &p, RunFn run) {
     // `timedRuns` batches). Sustained back-to-back calls may clock lower.
     constexpr int kBatch = 10;
     const double flops = 2.0 * p.batch * p.m * p.n * p.k;
-    auto runOnce = [&] {
-      run(p, a, sa, b, sb, p.biasKind ? &bias : nullptr, out);
-    };
+    auto runOnce = [&] { run(p, a, sa, b, sb, extra ? &bias : nullptr, out); };
     auto median = [](std::vector<double> v) {
       std::sort(v.begin(), v.end());
       return v[v.size() / 2];
@@ -433,9 +461,13 @@ void check(const Product &p, RunFn run) {
   double maxAccErr = 0;
   int64_t bad = 0, nan = 0;
   // Per-element tolerance for the output's rounding (f32: summation order).
-  const double rtol = p.outTy == Ty::BF16 ? 1.0 / 128
-                      : p.outTy == Ty::F16 ? 1.0 / 1024
-                                           : 1e-5;
+  // A fused consumer rounds each of its operations (SiLU * e: five) to
+  // the 16-bit type, and its product's error reaches the output scaled by
+  // the consumer's derivative (at most 1.1 for SiLU, times |e| <= 1).
+  const double fusedSlack = p.fused ? 4 : 1;
+  const double rtol = fusedSlack * (p.outTy == Ty::BF16  ? 1.0 / 128
+                                    : p.outTy == Ty::F16 ? 1.0 / 1024
+                                                         : 1e-5);
   // absSums[t] = sum_k |deq(a) deq(b)|: the scale of the tensor cores'
   // accumulation error (Hopper's FP8 wgmma adds products with ~14 mantissa
   // bits; FP32 promotion every K-block bounds the growth).
@@ -462,6 +494,8 @@ void check(const Product &p, RunFn run) {
     else if (p.biasKind == 2)
       acc += bias.get(o);
     refs[t] = applyEpi(static_cast<float>(acc), p.epi);
+    if (p.fused)
+      refs[t] = applyFused(p.fused, roundTo(p.outTy, refs[t]), bias.get(o));
     gots[t] = out.get(o);
     refRms += refs[t] * refs[t];
   }
@@ -480,7 +514,8 @@ void check(const Product &p, RunFn run) {
     // on the H200 (promotion every 128 K): up to 1.2e-4 on random-sign data
     // and 6.1e-4 on all-positive data with K = 4096, where the tensor
     // cores' truncating adds all err the same way.
-    if (e > rtol * std::fabs(refs[t]) + absSums[t] / 1024) {
+    if (e >
+        rtol * std::fabs(refs[t]) + (p.fused ? 1.1 : 1.0) * absSums[t] / 1024) {
       // The first few mismatches, for diagnosis: (batch,row,col) got/ref.
       if (bad < 4) {
         int64_t o = idx[t];
@@ -495,7 +530,7 @@ void check(const Product &p, RunFn run) {
     }
   }
   double relL2 = std::sqrt(errSq / std::max(refSq, 1e-30));
-  const double tol = p.outTy == Ty::BF16 ? 4e-3 : 1e-3;
+  const double tol = fusedSlack * (p.outTy == Ty::BF16 ? 4e-3 : 1e-3);
   bool ok = !nan && !bad && relL2 <= tol;
   char buf[400];
   std::snprintf(buf, sizeof buf,
@@ -509,7 +544,7 @@ void check(const Product &p, RunFn run) {
   report(ok, p.name, buf + timing + mismatches);
   for (Buf *x : {&a, &b, &out, &sa, &sb})
     mgpuMemFree(x->ptr, nullptr);
-  if (p.biasKind)
+  if (extra)
     mgpuMemFree(bias.ptr, nullptr);
 }
 
@@ -567,6 +602,8 @@ DECL5(ws_block_mmajor, 2, 2, 2, 2, 2)
 DECL5(ws_batched_rhs, 3, 0, 3, 0, 3)
 DECL5(ws_walk, 3, 3, 3, 3, 3)
 DECL5(odd_n, 2, 0, 2, 0, 2)
+DECL6(fused_silu_mul, 2, 0, 2, 0, 2, 2)
+DECL6(fused_residual, 2, 2, 2, 2, 2, 2)
 DECL5(ws_long_k_positive, 2, 0, 2, 0, 2)
 DECL5(bf16_ws, 2, 0, 2, 0, 2)
 DECL5(bf16_small, 2, 0, 2, 0, 2)
@@ -595,8 +632,8 @@ int main(int argc, char **argv) {
       {{"pt_e4m3", 1, 128, 256, 256, false, Ty::E4M3, Ty::E4M3, Ty::F32,
         Ty::F32, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
        run_pt_e4m3},
-      {{"pt_e5m2", 1, 96, 128, 192, false, Ty::E5M2, Ty::E5M2, Ty::F32,
-        Ty::F32, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
+      {{"pt_e5m2", 1, 96, 128, 192, false, Ty::E5M2, Ty::E5M2, Ty::F32, Ty::F32,
+        tensorL(), tensorL(), 0, Ty::F32, Epi::None},
        run_pt_e5m2},
       {{"block_1x128_128x128", 1, 256, 384, 512, false, Ty::E4M3, Ty::E4M3,
         Ty::F32, Ty::F32, blockL(1, 128), blockL(128, 128), 0, Ty::F32,
@@ -652,9 +689,9 @@ int main(int argc, char **argv) {
         Ty::E8M0, Ty::F32, blockL(1, 32), blockL(1, 32), 0, Ty::F32, Epi::None,
         false, 0, 0, 16},
        run_mx_mmajor},
-      {{"batched_lhs_block_mmajor_m38", 3, 38, 128, 256, false, Ty::E4M3, Ty::E4M3,
-        Ty::F32, Ty::F32, blockL(1, 128), blockL(128, 128), 0, Ty::F32,
-        Epi::None, false, 0, 0, 4},
+      {{"batched_lhs_block_mmajor_m38", 3, 38, 128, 256, false, Ty::E4M3,
+        Ty::E4M3, Ty::F32, Ty::F32, blockL(1, 128), blockL(128, 128), 0,
+        Ty::F32, Epi::None, false, 0, 0, 4},
        run_batched_mmajor},
       // The warp-specialized kernel (TMA, M >= 128) through 16 K tiles:
       // every stage is reused, so the producer waits on empty mbarriers.
@@ -668,9 +705,55 @@ int main(int argc, char **argv) {
        run_ws_batched_rhs},
       // Persistent CTAs walking 150 tiles (132 CTAs).
       {{"ws_walk_batched_block_3x1160x520x256_bf16", 3, 1160, 520, 256, true,
-        Ty::E4M3, Ty::E4M3, Ty::F32, Ty::BF16, blockL(1, 128),
-        blockL(128, 128), 0, Ty::F32, Epi::None},
+        Ty::E4M3, Ty::E4M3, Ty::F32, Ty::BF16, blockL(1, 128), blockL(128, 128),
+        0, Ty::F32, Epi::None},
        run_ws_walk},
+      // Fused consumers with an [M, N] input (staged by TMA in the
+      // TMA-store epilogue): SiLU(product) * up in f16, per-tensor scales;
+      // product + residual in bf16, block scales, 187 tiles of 256 x 128
+      // or 128 x 128 over 132 persistent CTAs.
+      {{"fused_silu_mul_f16_520x768x512",
+        1,
+        520,
+        768,
+        512,
+        false,
+        Ty::E4M3,
+        Ty::E4M3,
+        Ty::F32,
+        Ty::F16,
+        tensorL(),
+        tensorL(),
+        0,
+        Ty::F16,
+        Epi::None,
+        false,
+        0,
+        0,
+        0,
+        1},
+       run_fused_silu_mul},
+      {{"fused_residual_block_bf16_4200x1408x256",
+        1,
+        4200,
+        1408,
+        256,
+        false,
+        Ty::E4M3,
+        Ty::E4M3,
+        Ty::F32,
+        Ty::BF16,
+        blockL(1, 128),
+        blockL(128, 128),
+        0,
+        Ty::BF16,
+        Epi::None,
+        false,
+        0,
+        0,
+        0,
+        2},
+       run_fused_residual},
       // N odd: scalar stores (even N stores column pairs).
       {{"odd_n33_f16", 1, 136, 33, 64, false, Ty::E4M3, Ty::E4M3, Ty::F32,
         Ty::F16, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
@@ -680,8 +763,8 @@ int main(int argc, char **argv) {
       // accumulation errs the same way, which promotion every 128 K bounds
       // (fast accumulation came out 6.6% low here on the H200).
       {{"ws_long_k4096_positive_n512", 1, 256, 512, 4096, false, Ty::E4M3,
-        Ty::E4M3, Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32,
-        Epi::None, true},
+        Ty::E4M3, Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32, Epi::None,
+        true},
        run_ws_long_k_positive},
       // BF16 operands (--high-precision=bf16: the products a recipe keeps
       // out of FP8), per-tensor scales: the warp-specialized kernel (whole
@@ -701,8 +784,8 @@ int main(int argc, char **argv) {
         Epi::None},
        run_bf16_batched_rhs},
       {{"bf16_ws_long_k4096_positive", 1, 256, 512, 4096, false, Ty::BF16,
-        Ty::BF16, Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32,
-        Epi::None, true},
+        Ty::BF16, Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32, Epi::None,
+        true},
        run_bf16_long_k_positive},
       {{"perf_bf16_4096x4096x4096_bf16", 1, 4096, 4096, 4096, false, Ty::BF16,
         Ty::BF16, Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32,
@@ -715,17 +798,14 @@ int main(int argc, char **argv) {
       {{"dyn_m1_pt_bias_relu_f16", 1, 1, 384, 512, false, Ty::E4M3, Ty::E4M3,
         Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16, Epi::Relu},
        run_dyn_pt_bias_relu},
-      {{"dyn_m17_pt_bias_relu_f16", 1, 17, 384, 512, false, Ty::E4M3,
-        Ty::E4M3, Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16,
-        Epi::Relu},
+      {{"dyn_m17_pt_bias_relu_f16", 1, 17, 384, 512, false, Ty::E4M3, Ty::E4M3,
+        Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16, Epi::Relu},
        run_dyn_pt_bias_relu},
-      {{"dyn_m64_pt_bias_relu_f16", 1, 64, 384, 512, false, Ty::E4M3,
-        Ty::E4M3, Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16,
-        Epi::Relu},
+      {{"dyn_m64_pt_bias_relu_f16", 1, 64, 384, 512, false, Ty::E4M3, Ty::E4M3,
+        Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16, Epi::Relu},
        run_dyn_pt_bias_relu},
-      {{"dyn_m65_pt_bias_relu_f16", 1, 65, 384, 512, false, Ty::E4M3,
-        Ty::E4M3, Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16,
-        Epi::Relu},
+      {{"dyn_m65_pt_bias_relu_f16", 1, 65, 384, 512, false, Ty::E4M3, Ty::E4M3,
+        Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16, Epi::Relu},
        run_dyn_pt_bias_relu},
       {{"dyn_m1000_pt_bias_relu_f16", 1, 1000, 384, 512, false, Ty::E4M3,
         Ty::E4M3, Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16,
@@ -735,8 +815,8 @@ int main(int argc, char **argv) {
         Ty::E4M3, Ty::F32, Ty::F16, tensorL(), tensorL(), 1, Ty::F16,
         Epi::Relu},
        run_dyn_pt_bias_relu},
-      {{"dyn_m3_bf16_f32", 1, 3, 768, 1000, false, Ty::BF16, Ty::BF16,
-        Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
+      {{"dyn_m3_bf16_f32", 1, 3, 768, 1000, false, Ty::BF16, Ty::BF16, Ty::F32,
+        Ty::F32, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
        run_dyn_bf16},
       {{"dyn_m300_bf16_f32", 1, 300, 768, 1000, false, Ty::BF16, Ty::BF16,
         Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
@@ -744,17 +824,16 @@ int main(int argc, char **argv) {
       {{"dyn_fold_3x5_e5m2_bf16", 3, 5, 136, 256, false, Ty::E5M2, Ty::E5M2,
         Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
        run_dyn_fold_e5m2},
-      {{"dyn_fold_3x100_e5m2_bf16", 3, 100, 136, 256, false, Ty::E5M2,
-        Ty::E5M2, Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32,
-        Epi::None},
+      {{"dyn_fold_3x100_e5m2_bf16", 3, 100, 136, 256, false, Ty::E5M2, Ty::E5M2,
+        Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
        run_dyn_fold_e5m2},
       {{"perf_pt_4096x4096x4096_bf16", 1, 4096, 4096, 4096, false, Ty::E4M3,
         Ty::E4M3, Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32,
         Epi::None, false, 2048, 20},
        run_perf_pt_4k},
-      {{"perf_dyn_pt_4096x4096x4096_bf16", 1, 4096, 4096, 4096, false,
-        Ty::E4M3, Ty::E4M3, Ty::F32, Ty::BF16, tensorL(), tensorL(), 0,
-        Ty::F32, Epi::None, false, 2048, 20},
+      {{"perf_dyn_pt_4096x4096x4096_bf16", 1, 4096, 4096, 4096, false, Ty::E4M3,
+        Ty::E4M3, Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32,
+        Epi::None, false, 2048, 20},
        run_perf_dyn_pt_4k},
 #endif
   };

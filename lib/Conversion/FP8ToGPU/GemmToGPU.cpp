@@ -103,6 +103,7 @@ struct ConvertFP8GemmToGPUPass
     options.tileM = tileM;
     options.stageScales = stageScales;
     options.tmaStore = tmaStore;
+    options.stageEpilogueInput = stageEpilogueInput;
     options.decodeWarpSpecialized = decodeWarpSpecialized;
     FailureOr<SmallVector<gemm::GemmPlan, 2>> plans =
         gemm::planGemms(func, options, why);

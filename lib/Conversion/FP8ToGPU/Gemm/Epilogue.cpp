@@ -32,7 +32,7 @@ OutputValues::OutputValues(KernelBuilder &kb, const KernelValues &kv,
 }
 
 Value OutputValues::finish(KernelBuilder &kb, Value acc, int64_t i, Value col,
-                           Value outLin) const {
+                           Value outLin, Value stagedInput) const {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = kb.p;
@@ -61,7 +61,9 @@ Value OutputValues::finish(KernelBuilder &kb, Value acc, int64_t i, Value col,
         continue;
       }
       Value mem = kv.epilogueArgs[next++];
-      if (in.kind == Kind::Scalar)
+      if (in.kind == Kind::Full && stagedInput)
+        inputs.push_back(stagedInput);
+      else if (in.kind == Kind::Scalar)
         inputs.push_back(memref::LoadOp::create(b, loc, mem, ValueRange{}));
       else
         inputs.push_back(kb.load(mem, in.kind == Kind::Row ? col : outLin));

@@ -43,9 +43,11 @@ public:
                const AccumulatorFragment &frag);
   /// Register `i` of the total `acc`, finished; `col` is its column and
   /// `outLin` its element of `out` (both in range: callers clamp what they
-  /// do not store).
-  Value finish(KernelBuilder &kb, Value acc, int64_t i, Value col,
-               Value outLin) const;
+  /// do not store). `stagedInput`: the fused consumer's Full input at that
+  /// element, already read (GemmConfig::stagedInput), else null (loaded
+  /// here).
+  Value finish(KernelBuilder &kb, Value acc, int64_t i, Value col, Value outLin,
+               Value stagedInput = {}) const;
 
 private:
   const KernelValues &kv;

@@ -74,7 +74,8 @@ SmallVector<Value> flattenOperands(KernelBuilder &kb, Block &entry) {
 
 /// The values the host passes to the kernel, in parameter order: lhs,
 /// lhs_scale, rhs, rhs_scale, [bias], out (flat memrefs), [the tensor maps
-/// of A and B], [the output's], [M at run time].
+/// of A and B], [the output's], [the staged epilogue input's], [M at run
+/// time].
 SmallVector<Value> kernelParams(const KernelValues &host) {
   SmallVector<Value> params = {host.lhs, host.lhsScale, host.rhs,
                                host.rhsScale};
@@ -86,6 +87,8 @@ SmallVector<Value> kernelParams(const KernelValues &host) {
     params.append({host.tensorMapA, host.tensorMapB});
   if (host.tensorMapD)
     params.push_back(host.tensorMapD);
+  if (host.tensorMapIn)
+    params.push_back(host.tensorMapIn);
   if (host.rowsM)
     params.push_back(host.rowsM);
   return params;
@@ -111,6 +114,9 @@ KernelValues bindParams(const KernelValues &host, Block &kernelEntry) {
   }
   if (host.tensorMapD)
     kv.tensorMapD = args[i++];
+  if (host.tensorMapIn)
+    kv.tensorMapIn = args[i++];
+  kv.stagedArg = host.stagedArg;
   if (host.rowsM)
     kv.rowsM = args[i++];
   return kv;
@@ -249,6 +255,20 @@ void buildLaunchAndKernel(func::FuncOp func, const GemmPlan &plan,
   loader->prepareHost(kb, host);
   if (plan.config.epilogue == EpilogueKind::SharedTMA)
     host.tensorMapD = encodeOutputTensorMap(kb, plan, host.out, host.rowsM);
+  if (plan.config.stagedInput) {
+    // The input's boxes are the output's (both 16-bit, the output's shape).
+    unsigned e = 0;
+    for (const GemmProblem::EpilogueInput &in : plan.problem.epilogueInputs) {
+      using Kind = GemmProblem::EpilogueInput::Kind;
+      if (in.kind == Kind::Full)
+        break;
+      if (in.kind != Kind::Product)
+        ++e;
+    }
+    host.stagedArg = e;
+    host.tensorMapIn =
+        encodeOutputTensorMap(kb, plan, host.epilogueArgs[e], host.rowsM);
+  }
   SmallVector<Value> params = kernelParams(host);
   gpu::GPUFuncOp kernel =
       createKernelFunc(func, plan, ValueRange(params).getTypes(), symbols);

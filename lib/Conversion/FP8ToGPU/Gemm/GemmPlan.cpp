@@ -323,6 +323,7 @@ LogicalResult analyzeFusedEpilogue(func::FuncOp func, unsigned firstExtra,
                     "scalar");
       in.kind = *kind;
       in.arg = arg.getArgNumber();
+      in.elementType = cast<MemRefType>(arg.getType()).getElementType();
     }
     p.epilogueInputs.push_back(in);
   }
@@ -456,6 +457,29 @@ int64_t outputBytes(const GemmProblem &p) {
   return p.outType.getIntOrFloatBitWidth() / 8;
 }
 
+/// The Full input of `p`'s fused consumer when it is its only one and
+/// has 16-bit elements, else null.
+const GemmProblem::EpilogueInput *stageableInput(const GemmProblem &p) {
+  const GemmProblem::EpilogueInput *full = nullptr;
+  for (const GemmProblem::EpilogueInput &in : p.epilogueInputs) {
+    if (in.kind != GemmProblem::EpilogueInput::Kind::Full)
+      continue;
+    if (full)
+      return nullptr;
+    full = &in;
+  }
+  return full && full->elementType.getIntOrFloatBitWidth() == 16 ? full
+                                                                 : nullptr;
+}
+
+/// Whether the TMA-store epilogue of `c` can take `p`'s fused input
+/// through its staging tile (GemmConfig::stagedInput): the input's 16-bit
+/// elements are laid out as the 16-bit outputs that replace them.
+bool servesStagedInput(const GemmProblem &p, const GemmConfig &c) {
+  return p.fusedEpilogue && c.epilogue == EpilogueKind::SharedTMA &&
+         c.storeBytes == 2 && !p.dynamicM && stageableInput(p);
+}
+
 /// The epilogue through shared memory and TMA stores where its boxes fit
 /// -- output rows that are 16-byte multiples (the tensor map's row stride)
 /// and tiles of whole 128-byte box columns -- and where the staging tile,
@@ -484,6 +508,7 @@ void chooseEpilogue(const GemmProblem &p, const GemmOptions &options,
       continue;
     if (maxStages(p, staged) >= wanted) {
       c = staged;
+      c.stagedInput = options.stageEpilogueInput && servesStagedInput(p, c);
       return;
     }
   }
@@ -796,6 +821,10 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
   } else if (c.storeBytes != 0 || c.storeChunks != 1) {
     return fail("a staging tile without the TMA-store epilogue");
   }
+  if (c.stagedInput && !servesStagedInput(p, c))
+    return fail("a staged epilogue input is one Full input of 16-bit "
+                "elements of a fused consumer, through the TMA-store "
+                "epilogue of 16-bit outputs");
   if (c.clusterM > 1 &&
       (!c.persistentCtas || c.persistentCtas % c.clusterM != 0 ||
        c.bn % (8 * c.clusterM) != 0))
@@ -925,6 +954,8 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
   if (p.fusedEpilogue)
     os << ", fused element-wise epilogue (" << p.epilogueInputs.size() - 1
        << " more inputs)";
+  if (c.stagedInput)
+    os << ", its input staged by TMA";
   return s;
 }
 

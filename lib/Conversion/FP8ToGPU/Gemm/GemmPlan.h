@@ -87,6 +87,8 @@ struct GemmProblem {
       Scalar,  ///< argument `arg`, rank 0
     } kind = Kind::Product;
     unsigned arg = 0;
+    /// The argument's element type (null for the product).
+    Type elementType;
   };
   Operation *fusedEpilogue = nullptr;
   SmallVector<EpilogueInput> epilogueInputs;
@@ -199,6 +201,13 @@ struct GemmConfig {
   /// written out in that many column chunks, each waiting until the TMA
   /// engine has read the previous one (128 x 256 tiles keep 4 stages).
   int64_t storeChunks = 1;
+  /// SharedTMA with a fused consumer whose one Full input has 16-bit
+  /// elements (the output's width): each consumer's issuing thread loads
+  /// the input's boxes of its bands into the staging tile with TMA when
+  /// the tile starts (later chunks: once the previous one is stored),
+  /// completing on the warpgroup's input mbarrier; the epilogue reads them
+  /// with ldmatrix from where it then writes the outputs.
+  bool stagedInput = false;
   /// K-dependent scales staged in shared memory with each K tile (none:
   /// the consumers load them from global memory).
   StagedScales stagedScales;
@@ -260,6 +269,10 @@ struct GemmOptions {
   /// stores (EpilogueKind::SharedTMA) where the output rows are 16-byte
   /// multiples; false: stores from the registers.
   bool tmaStore = true;
+  /// The TMA-store epilogue loads a fused consumer's 16-bit Full input
+  /// into its staging tile ahead of the epilogue (GemmConfig::stagedInput);
+  /// false: the epilogue loads each element from global memory.
+  bool stageEpilogueInput = true;
   /// The warp-specialized kernel with 256-row tiles stages the f32 scales
   /// that vary along K (block scales) in shared memory with each K tile
   /// (GemmConfig::stagedScales); false: its consumers load them.

@@ -58,6 +58,10 @@ struct KernelValues {
   /// the launch captures; null for thread copies), and of the output's for
   /// the TMA-store epilogue (null otherwise).
   Value tensorMapA, tensorMapB, tensorMapD;
+  /// The staged epilogue input's tensor map (GemmConfig::stagedInput; null
+  /// otherwise) and that input's position in `epilogueArgs`.
+  Value tensorMapIn;
+  unsigned stagedArg = 0;
   /// Typed views of the A and B tiles of stage 0 (element-wise copies).
   Value tileA, tileB;
   /// Element offsets of this CTA's batch in lhs, rhs and out.

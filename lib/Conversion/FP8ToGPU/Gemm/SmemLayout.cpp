@@ -60,6 +60,11 @@ SmemLayout SmemLayout::get(const GemmConfig &config) {
     l.numBarriers =
         config.stages *
         (config.kind == KernelKind::WarpSpecialized ? 2 : 1);
+  // A staged epilogue input: one mbarrier per consumer warpgroup, after
+  // the stages'.
+  l.stageBarriers = l.numBarriers;
+  if (config.stagedInput)
+    l.numBarriers += config.consumerWarpgroups;
   l.scaleOffset = l.stages * l.stageStride;
   l.scaleStageBytes = config.stagedScales.stageBytes();
   const int64_t scalesEnd = l.scaleOffset + l.stages * l.scaleStageBytes;

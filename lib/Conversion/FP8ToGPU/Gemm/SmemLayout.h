@@ -4,7 +4,8 @@
 //
 // Where the K-major A and B tiles of each pipeline stage (and, for TMA
 // loads, a full mbarrier per stage, plus an empty one per stage in the
-// warp-specialized kernel; the stages' staged scales and the epilogue's
+// warp-specialized kernel and an input one per consumer warpgroup for a
+// staged epilogue input; the stages' staged scales and the epilogue's
 // staging tile when the configuration has them) live in the dynamic
 // shared-memory buffer
 // (offsets from its base rounded up to `alignment`), how a
@@ -69,6 +70,8 @@ struct SmemLayout {
   /// Offset of the mbarriers (`numBarriers` x 8 bytes), 0 when none.
   int64_t barrierOffset = 0;
   int64_t numBarriers = 0;
+  /// The stages' full and empty mbarriers among them.
+  int64_t stageBarriers = 0;
   /// Required alignment of the tiles' base (the kernel rounds the dynamic
   /// buffer's address up to it) and the bytes that may cost.
   int64_t alignment = 16, alignmentSlack = 0;
@@ -85,6 +88,11 @@ struct SmemLayout {
   /// + 8 * s); empty barriers exist in the warp-specialized kernel only.
   int64_t fullBarrierOffset() const { return barrierOffset; }
   int64_t emptyBarrierOffset() const { return barrierOffset + 8 * stages; }
+  /// Offset of consumer warpgroup 0's input mbarrier (warpgroup w's at + 8
+  /// * w; GemmConfig::stagedInput), after the stages' barriers.
+  int64_t inputBarrierOffset() const {
+    return barrierOffset + 8 * stageBarriers;
+  }
 };
 
 /// The 64-bit wgmma matrix descriptor of the tile bytes at `smemAddr` (i64

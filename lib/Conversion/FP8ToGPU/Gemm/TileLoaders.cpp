@@ -263,6 +263,12 @@ void TmaLoader::prepare(KernelBuilder &kb, const KernelValues &kv) {
       if (withEmpty)
         mbarrierInit(kb, emptyBarrier(kb, kb.cIdx(s)), consumerWarps);
     }
+    // A staged epilogue input's barriers: the issuing thread's
+    // arrive.expect_tx (TmaStore.h).
+    if (plan.config.stagedInput)
+      for (int64_t w = 0; w < plan.config.consumerWarpgroups; ++w)
+        mbarrierInit(
+            kb, smemAt(kb, kb.cIdx(layout.inputBarrierOffset() + 8 * w)), 1);
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
   // Peers arrive on (and multicast into) this CTA's barriers: the cluster

@@ -59,28 +59,47 @@ Value clampedElement(KernelBuilder &kb, const KernelValues &wkv,
   return kb.add(wkv.outBase, kb.add(kb.mulC(row, p.n), col));
 }
 
-/// Register `i` finished, its indices clamped into the output.
+/// Register `i` finished, its indices clamped into the output;
+/// `stagedInput`: the fused consumer's staged input there (or null).
 Value finishClamped(KernelBuilder &kb, const KernelValues &wkv,
-                    const AccumulatorFragment &frag,
-                    const OutputValues &values, Value acc, int64_t i) {
+                    const AccumulatorFragment &frag, const OutputValues &values,
+                    Value acc, int64_t i, Value stagedInput = {}) {
   Value col = kb.minC(frag.colOf(kb, i), kb.p.n - 1);
-  return values.finish(kb, acc, i, col,
-                       clampedElement(kb, wkv, frag, i, col));
+  return values.finish(kb, acc, i, col, clampedElement(kb, wkv, frag, i, col),
+                       stagedInput);
+}
+
+/// The staged epilogue input's element type.
+Type stagedInputType(const GemmProblem &p) {
+  for (const GemmProblem::EpilogueInput &in : p.epilogueInputs)
+    if (in.kind == GemmProblem::EpilogueInput::Kind::Full)
+      return in.elementType;
+  llvm_unreachable("a staged input is the fused consumer's Full input");
 }
 
 /// Registers `i`, `i + 1` (two adjacent columns of a row) as one i32 of two
-/// 16-bit values.
+/// 16-bit values; `inputPair` (i32, or null): the staged input's two
+/// elements there, as ldmatrix gave them.
 Value packPair(KernelBuilder &kb, const KernelValues &wkv,
                const AccumulatorFragment &frag, const OutputValues &values,
-               Value acc, int64_t i) {
+               Value acc, int64_t i, Value inputPair) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
+  Value inputs;
+  if (inputPair)
+    inputs = LLVM::BitcastOp::create(
+        b, loc, VectorType::get({2}, stagedInputType(kb.p)), inputPair);
   auto vecType = VectorType::get({2}, kb.p.outType);
   Value v = LLVM::UndefOp::create(b, loc, vecType);
-  for (int64_t j = 0; j < 2; ++j)
+  for (int64_t j = 0; j < 2; ++j) {
+    Value in = inputs
+                   ? LLVM::ExtractElementOp::create(b, loc, inputs, kb.cI32(j))
+                         .getResult()
+                   : Value();
     v = LLVM::InsertElementOp::create(
-        b, loc, v, finishClamped(kb, wkv, frag, values, acc, i + j),
+        b, loc, v, finishClamped(kb, wkv, frag, values, acc, i + j, in),
         kb.cI32(j));
+  }
   return LLVM::BitcastOp::create(b, loc, kb.i32, v);
 }
 
@@ -94,11 +113,13 @@ Value smemByte(KernelBuilder &kb, Value tiles, Value offset) {
 /// cb + 1), (rows 8-15, cb + 1) of the warp's 16 rows; lane l gives the
 /// address of row l % 8 of matrix l / 8. A block is one 16-byte chunk.
 /// The chunk's blocks are [firstBlock, firstBlock + blocks), a multiple of
-/// a box (8 blocks) each.
+/// a box (8 blocks) each. `staged`: the tile holds the staged input there,
+/// which one ldmatrix.x4 of the same matrices reads first (its fragment is
+/// stmatrix's: each register pair gets its own elements).
 void writeHalfTiles(KernelBuilder &kb, const KernelValues &wkv,
-                    const AccumulatorFragment &frag,
-                    const OutputValues &values, Value acc, Value tiles,
-                    Value partBase, int64_t firstBlock, int64_t blocks) {
+                    const AccumulatorFragment &frag, const OutputValues &values,
+                    Value acc, Value tiles, Value partBase, int64_t firstBlock,
+                    int64_t blocks, bool staged) {
   OpBuilder &b = kb.b;
   MLIRContext *ctx = b.getContext();
   Value warp = kb.divC(wkv.tid, 32), lane = kb.remC(wkv.tid, 32);
@@ -110,15 +131,29 @@ void writeHalfTiles(KernelBuilder &kb, const KernelValues &wkv,
   Value rowBytes = kb.add(partBase, kb.mulC(row, kBoxBytes));
   Value chunkStep = kb.divC(matrix, 2);
   for (int64_t cb = firstBlock; cb < firstBlock + blocks; cb += 2) {
-    SmallVector<Value, 4> sources;
-    for (int64_t m = 0; m < 4; ++m)
-      sources.push_back(
-          packPair(kb, wkv, frag, values, acc, 4 * (cb + m / 2) + 2 * (m % 2)));
     const int64_t box = (cb - firstBlock) / 8, firstChunk = cb % 8;
     Value chunk = arith::XOrIOp::create(
         b, kb.loc, kb.addC(chunkStep, firstChunk), laneRow);
     Value offset = kb.add(kb.addC(rowBytes, box * kBoxTileBytes),
                           kb.mulC(chunk, 16));
+    Value inputs;
+    if (staged) {
+      auto quad = LLVM::LLVMStructType::getLiteral(
+          ctx, SmallVector<Type, 4>(4, kb.i32));
+      inputs = NVVM::LdMatrixOp::create(
+          b, kb.loc, quad, smemByte(kb, tiles, offset), /*num=*/4,
+          NVVM::MMALayout::row, NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+          NVVM::LdStMatrixEltType::B16);
+    }
+    SmallVector<Value, 4> sources;
+    for (int64_t m = 0; m < 4; ++m) {
+      Value pair =
+          inputs
+              ? LLVM::ExtractValueOp::create(b, kb.loc, inputs, m).getResult()
+              : Value();
+      sources.push_back(packPair(kb, wkv, frag, values, acc,
+                                 4 * (cb + m / 2) + 2 * (m % 2), pair));
+    }
     NVVM::StMatrixOp::create(
         b, kb.loc, smemByte(kb, tiles, offset), sources,
         NVVM::MMALayout::row, NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
@@ -174,9 +209,54 @@ Value gemm::encodeOutputTensorMap(KernelBuilder &kb, const GemmPlan &plan,
                              rowsM);
 }
 
+/// Consumer warpgroup `wg`'s input mbarrier (GemmConfig::stagedInput).
+static Value inputBarrier(KernelBuilder &kb, const SmemLayout &layout,
+                          Value tiles, Value wg) {
+  return smemByte(kb, tiles,
+                  kb.addC(kb.mulC(wg, 8), layout.inputBarrierOffset()));
+}
+
+/// The phase parity (i32) of the input mbarrier's use for chunk `chunk`
+/// of tile `t` of the walk.
+static Value inputParity(KernelBuilder &kb, const GemmPlan &plan, Value t,
+                         int64_t chunk) {
+  return kb.toI32(
+      kb.remC(kb.addC(kb.mulC(t, plan.config.storeChunks), chunk), 2));
+}
+
+void gemm::issueStagedInput(KernelBuilder &kb, const GemmPlan &plan,
+                            const SmemLayout &layout, ArrayRef<StoreBand> bands,
+                            Value wg, int64_t chunk) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const GemmConfig &c = plan.config;
+  const OutputGeometry g = geometry(c);
+  const KernelValues &wkv = *bands.front().wkv;
+  Value tiles = tilesPointer(kb, wkv);
+  OpBuilder::InsertionGuard guard(b);
+  openIssuer(kb, wkv);
+  // The staging tile is free once the previous stores read it out.
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+  Value bar = inputBarrier(kb, layout, tiles, wg);
+  mbarrierArriveExpectTx(
+      kb, bar, static_cast<int64_t>(bands.size()) * g.boxes * kBoxTileBytes);
+  for (const StoreBand &band : bands) {
+    Value base = kb.addC(kb.mulC(band.index, g.bandBytes), layout.storeOffset);
+    for (int64_t box = 0; box < g.boxes; ++box) {
+      Value inner = kb.toI32(kb.addC(kb.mulC(wkv.n0, c.storeBytes),
+                                     (chunk * g.boxes + box) * kBoxBytes));
+      SmallVector<Value, 3> coords = {inner, kb.toI32(band.wkv->m0)};
+      if (plan.problem.batch > 1)
+        coords.push_back(kb.toI32(wkv.bz));
+      tmaLoad(kb, wkv.tensorMapIn, coords,
+              smemByte(kb, tiles, kb.addC(base, box * kBoxTileBytes)), bar);
+    }
+  }
+}
+
 void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
                                  const SmemLayout &layout,
-                                 ArrayRef<StoreBand> bands, Value wg) {
+                                 ArrayRef<StoreBand> bands, Value wg, Value t) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmConfig &c = plan.config;
@@ -199,20 +279,30 @@ void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
     }
     warpgroupBarrier(kb, wg);
   };
-  waitForStagingTile();
+  // A staged input's first chunk was issued when the tile started (its
+  // issue waited for the staging tile); the warpgroup waits for its bytes.
+  const bool staged = c.stagedInput;
+  if (!staged)
+    waitForStagingTile();
   SmallVector<OutputValues, 2> values;
   for (const StoreBand &band : bands)
     values.emplace_back(kb, *band.wkv, *band.frag);
   for (int64_t chunk = 0; chunk < c.storeChunks; ++chunk) {
     if (chunk > 0)
       waitForStagingTile();
+    if (staged) {
+      if (chunk > 0)
+        issueStagedInput(kb, plan, layout, bands, wg, chunk);
+      mbarrierWait(kb, inputBarrier(kb, layout, tiles, wg),
+                   inputParity(kb, plan, t, chunk));
+    }
     // 2. The chunk's finished registers of every band into the staging
     //    tile.
     const int64_t firstBlock = chunk * g.blocks;
     for (auto [band, base, vals] : llvm::zip(bands, bandBase, values)) {
       if (c.storeBytes == 2)
         writeHalfTiles(kb, *band.wkv, *band.frag, vals, band.acc, tiles, base,
-                       firstBlock, g.blocks);
+                       firstBlock, g.blocks, staged);
       else
         writeF32Tiles(kb, *band.wkv, *band.frag, vals, band.acc, tiles, base,
                       firstBlock, g.blocks);

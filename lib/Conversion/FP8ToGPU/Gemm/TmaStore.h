@@ -52,12 +52,22 @@ struct StoreBand {
   Value acc, index;
 };
 
-/// Consumer warpgroup `wg`'s (index) epilogue of one tile through the
-/// staging tile: each chunk of all its bands (GemmConfig::mWaves) written,
-/// then stored in one bulk group.
+/// Consumer warpgroup `wg`'s (index) epilogue of one tile (number `t`,
+/// index, of the CTA's walk) through the staging tile: each chunk of all
+/// its bands (GemmConfig::mWaves) written, then stored in one bulk group.
 void buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
-                           const SmemLayout &layout,
-                           ArrayRef<StoreBand> bands, Value wg);
+                           const SmemLayout &layout, ArrayRef<StoreBand> bands,
+                           Value wg, Value t);
+
+/// GemmConfig::stagedInput: the warpgroup's issuing thread waits until its
+/// previous stores read the staging tile out, then loads the fused input's
+/// boxes of column chunk `chunk` of its bands into it, completing on the
+/// warpgroup's input mbarrier (buildTmaStoreEpilogue waits for them). The
+/// consumer calls it for chunk 0 when its tile starts, so the loads run
+/// under the tile's products.
+void issueStagedInput(KernelBuilder &kb, const GemmPlan &plan,
+                      const SmemLayout &layout, ArrayRef<StoreBand> bands,
+                      Value wg, int64_t chunk);
 
 /// After a warpgroup's last tile: its stores completed (the CTA must not
 /// exit while the TMA engine still reads its shared memory).

@@ -420,6 +420,13 @@ void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
   SmallVector<Promotion, 2> promotions;
   for (const RowBand &band : bands)
     promotions.emplace_back(plan, band.wkv, band.frag);
+  // A staged epilogue input loads under the tile's products.
+  if (c.stagedInput) {
+    SmallVector<StoreBand, 2> inputs;
+    for (const RowBand &band : bands)
+      inputs.push_back({&band.wkv, &band.frag, Value(), band.index});
+    issueStagedInput(kb, plan, layout, inputs, wg, /*chunk=*/0);
+  }
   Value firstStep = kb.mulC(t, numKTiles(plan));
   SmallVector<Value, 2> totals;
   if (c.fastAccumulation)
@@ -433,7 +440,7 @@ void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
     SmallVector<StoreBand, 2> stores;
     for (auto [band, total] : llvm::zip(bands, totals))
       stores.push_back({&band.wkv, &band.frag, total, band.index});
-    buildTmaStoreEpilogue(kb, plan, layout, stores, wg);
+    buildTmaStoreEpilogue(kb, plan, layout, stores, wg, t);
     return;
   }
   for (auto [band, total] : llvm::zip(bands, totals))
