@@ -25,8 +25,9 @@ usage: layer_h200.py BUNDLE OUT [--batch 1 --seq 8192] [--peer PEER.py]
    BF16 torch layer's (columns 'rel L2' as for the logits; those layers take
    their own model's hidden states and cos/sin, so the FP32 reference also
    differs by the library's FP16 inputs).
-5. --peer: runs that script (../shared/peers/h200_layer.py, carried) in the
-   same call: torch's layer alone (no embedding/head), eager BF16,
+5. --peer: runs that script (../shared/peers/h200_layer.py, carried, for
+   1 x 8192; bench/layer/peer_layer_batched.py for other shapes, given
+   --batch and --seq) in the same call: torch's layer alone (no embedding/head), eager BF16,
    torch.compile BF16, torch.compile with FP8 tensorwise linears.
 Writes OUT/layer.json and OUT/profile-NAME.txt; prints a summary table.
 """
@@ -226,7 +227,10 @@ def main():
 
     # 5. The issue's peer script, in the same call.
     if a.peer:
-        r = subprocess.run([sys.executable, a.peer], capture_output=True,
+        # (The shared script times 1 x 8192 and takes no arguments;
+        # peer_layer_batched.py takes the shape.)
+        r = subprocess.run([sys.executable, a.peer, "--batch", str(a.batch),
+                            "--seq", str(a.seq)], capture_output=True,
                            text=True, env=dict(os.environ, OUT=a.out))
         with open(os.path.join(a.out, "peer.txt"), "w") as f:
             f.write(r.stdout + r.stderr)
