@@ -67,7 +67,8 @@ func.func private @__fp8_gemm_silu(%a: memref<520x512xf8E4M3FN>, %sa: memref<f32
 
 // With fast accumulation the 128 x 256 f16 tile is staged in two column
 // chunks: the first chunk's input loads before the K loop, the second's
-// once the first chunk's stores have read the staging tile out.
+// once the first chunk's stores have read the staging tile out (the
+// epilogue's wait and warpgroup barrier, then the issue's own wait).
 // CHUNKS-LABEL: gpu.func @__fp8_gemm_silu_kernel
 // CHUNKS:         nvvm.cp.async.bulk.wait_group 0 {read}
 // CHUNKS:         nvvm.mbarrier.arrive.expect_tx
@@ -76,6 +77,7 @@ func.func private @__fp8_gemm_silu(%a: memref<520x512xf8E4M3FN>, %sa: memref<f32
 // CHUNKS-COUNT-8: nvvm.ldmatrix
 // CHUNKS:         nvvm.cp.async.bulk.commit.group
 // CHUNKS:         nvvm.cp.async.bulk.wait_group 0 {read}
+// CHUNKS:         nvvm.barrier
 // CHUNKS:         nvvm.cp.async.bulk.wait_group 0 {read}
 // CHUNKS:         nvvm.mbarrier.arrive.expect_tx
 // CHUNKS:         nvvm.mbarrier.try_wait.parity

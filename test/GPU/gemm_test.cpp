@@ -709,13 +709,16 @@ int main(int argc, char **argv) {
         0, Ty::F32, Epi::None},
        run_ws_walk},
       // Fused consumers with an [M, N] input (staged by TMA in the
-      // TMA-store epilogue): SiLU(product) * up in f16, per-tensor scales;
-      // product + residual in bf16, block scales, 187 tiles of 256 x 128
-      // or 128 x 128 over 132 persistent CTAs.
-      {{"fused_silu_mul_f16_520x768x512",
+      // TMA-store epilogue), more tiles than the 132 persistent CTAs, M and
+      // N not multiples of the tile (boxes partly or wholly past M and N):
+      // SiLU(product) * up in f16, per-tensor scales (128 x 192 tiles, or
+      // 128 x 256 in two column chunks with fast accumulation); product +
+      // residual in bf16, block scales (128 x 128, or 256 x 128 tiles with
+      // two bands per consumer).
+      {{"fused_silu_mul_f16_2056x2056x512",
         1,
-        520,
-        768,
+        2056,
+        2056,
         512,
         false,
         Ty::E4M3,

@@ -116,7 +116,6 @@ KernelValues bindParams(const KernelValues &host, Block &kernelEntry) {
     kv.tensorMapD = args[i++];
   if (host.tensorMapIn)
     kv.tensorMapIn = args[i++];
-  kv.stagedArg = host.stagedArg;
   if (host.rowsM)
     kv.rowsM = args[i++];
   return kv;
@@ -265,7 +264,6 @@ void buildLaunchAndKernel(func::FuncOp func, const GemmPlan &plan,
       if (in.kind != Kind::Product)
         ++e;
     }
-    host.stagedArg = e;
     host.tensorMapIn =
         encodeOutputTensorMap(kb, plan, host.epilogueArgs[e], host.rowsM);
   }

@@ -468,8 +468,10 @@ const GemmProblem::EpilogueInput *stageableInput(const GemmProblem &p) {
       return nullptr;
     full = &in;
   }
-  return full && full->elementType.getIntOrFloatBitWidth() == 16 ? full
-                                                                 : nullptr;
+  return full && full->elementType.isIntOrFloat() &&
+                 full->elementType.getIntOrFloatBitWidth() == 16
+             ? full
+             : nullptr;
 }
 
 /// Whether the TMA-store epilogue of `c` can take `p`'s fused input

@@ -59,9 +59,8 @@ struct KernelValues {
   /// the TMA-store epilogue (null otherwise).
   Value tensorMapA, tensorMapB, tensorMapD;
   /// The staged epilogue input's tensor map (GemmConfig::stagedInput; null
-  /// otherwise) and that input's position in `epilogueArgs`.
+  /// otherwise).
   Value tensorMapIn;
-  unsigned stagedArg = 0;
   /// Typed views of the A and B tiles of stage 0 (element-wise copies).
   Value tileA, tileB;
   /// Element offsets of this CTA's batch in lhs, rhs and out.

@@ -288,6 +288,10 @@ void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
   for (const StoreBand &band : bands)
     values.emplace_back(kb, *band.wkv, *band.frag);
   for (int64_t chunk = 0; chunk < c.storeChunks; ++chunk) {
+    // (A staged input's later chunks could skip this barrier -- every
+    // thread's accesses of the previous chunk came before the barrier
+    // that preceded its stores, and the input's mbarrier tells the
+    // warpgroup when the new chunk landed -- untested on a GPU so far.)
     if (chunk > 0)
       waitForStagingTile();
     if (staged) {
