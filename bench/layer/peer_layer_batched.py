@@ -4,8 +4,8 @@ times one sequence of 8192): one Llama-3-8B-shaped decoder layer (hidden 4096,
 32 heads, 8 KV heads, FFN 14336), forward only, causal attention within each
 sequence -- torch eager BF16, torch.compile BF16, and torch.compile with FP8
 tensorwise linears (dynamic per-tensor scales into torch._scaled_mm with fast
-accumulation), as the shared script builds them; CUDA events, median of 20
-after 5 warm-ups.
+accumulation), as the shared script builds them; CUDA events, median of 30
+after 5 warm-ups (bench/gpu_bench.py's bench).
 
 usage: peer_layer_batched.py [--batch 4] [--seq 2048]
 Prints one JSON object (the shared script's keys); layer_h200.py --peer runs
@@ -13,9 +13,15 @@ it with its own --batch/--seq.
 """
 import argparse
 import json
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                ".."))
+from gpu_bench import bench  # noqa: E402  (CUDA events, median after warm-up)
 
 p = argparse.ArgumentParser()
 p.add_argument("--batch", type=int, default=4)
@@ -27,23 +33,6 @@ H, NH, KVH, FF = 4096, 32, 8, 14336
 B, S = a.batch, a.seq
 T, HD = B * S, H // NH
 E4 = torch.float8_e4m3fn
-
-
-def bench(fn, warm=5, reps=20):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e))
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 shapes = dict(q=(H, H), k=(KVH * HD, H), v=(KVH * HD, H), o=(H, H),

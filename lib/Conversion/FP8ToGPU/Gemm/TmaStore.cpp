@@ -209,6 +209,28 @@ Value gemm::encodeOutputTensorMap(KernelBuilder &kb, const GemmPlan &plan,
                              rowsM);
 }
 
+/// Band `band`'s part of the staging tile: its byte offset from the
+/// tiles' base.
+static Value bandPart(KernelBuilder &kb, const SmemLayout &layout,
+                      const OutputGeometry &g, const StoreBand &band) {
+  return kb.addC(kb.mulC(band.index, g.bandBytes), layout.storeOffset);
+}
+
+/// The global coordinates (innermost first: byte column, row[, batch]) of
+/// box `box` of column chunk `chunk` of `band` -- where the output's box is
+/// stored and the staged input's is loaded from.
+static SmallVector<Value, 3>
+boxCoordinates(KernelBuilder &kb, const GemmPlan &plan, const OutputGeometry &g,
+               const StoreBand &band, int64_t chunk, int64_t box) {
+  const KernelValues &wkv = *band.wkv;
+  Value inner = kb.toI32(kb.addC(kb.mulC(wkv.n0, plan.config.storeBytes),
+                                 (chunk * g.boxes + box) * kBoxBytes));
+  SmallVector<Value, 3> coords = {inner, kb.toI32(wkv.m0)};
+  if (plan.problem.batch > 1)
+    coords.push_back(kb.toI32(wkv.bz));
+  return coords;
+}
+
 /// Consumer warpgroup `wg`'s input mbarrier (GemmConfig::stagedInput).
 static Value inputBarrier(KernelBuilder &kb, const SmemLayout &layout,
                           Value tiles, Value wg) {
@@ -241,16 +263,11 @@ void gemm::issueStagedInput(KernelBuilder &kb, const GemmPlan &plan,
   mbarrierArriveExpectTx(
       kb, bar, static_cast<int64_t>(bands.size()) * g.boxes * kBoxTileBytes);
   for (const StoreBand &band : bands) {
-    Value base = kb.addC(kb.mulC(band.index, g.bandBytes), layout.storeOffset);
-    for (int64_t box = 0; box < g.boxes; ++box) {
-      Value inner = kb.toI32(kb.addC(kb.mulC(wkv.n0, c.storeBytes),
-                                     (chunk * g.boxes + box) * kBoxBytes));
-      SmallVector<Value, 3> coords = {inner, kb.toI32(band.wkv->m0)};
-      if (plan.problem.batch > 1)
-        coords.push_back(kb.toI32(wkv.bz));
-      tmaLoad(kb, wkv.tensorMapIn, coords,
+    Value base = bandPart(kb, layout, g, band);
+    for (int64_t box = 0; box < g.boxes; ++box)
+      tmaLoad(kb, wkv.tensorMapIn,
+              boxCoordinates(kb, plan, g, band, chunk, box),
               smemByte(kb, tiles, kb.addC(base, box * kBoxTileBytes)), bar);
-    }
   }
 }
 
@@ -266,9 +283,7 @@ void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
   Value tiles = tilesPointer(kb, wkv);
   SmallVector<Value, 2> bandBase;
   for (const StoreBand &band : bands)
-    bandBase.push_back(
-        kb.addC(kb.mulC(band.index, g.bandBytes), layout.storeOffset));
-  const GemmProblem &p = plan.problem;
+    bandBase.push_back(bandPart(kb, layout, g, band));
   // 1. The staging tile is free: the warpgroup's previous TMA stores (the
   //    previous tile's, later the previous chunk's) have read it out.
   auto waitForStagingTile = [&] {
@@ -321,11 +336,8 @@ void gemm::buildTmaStoreEpilogue(KernelBuilder &kb, const GemmPlan &plan,
     openIssuer(kb, wkv);
     for (auto [band, base] : llvm::zip(bands, bandBase)) {
       for (int64_t box = 0; box < g.boxes; ++box) {
-        Value inner = kb.toI32(kb.addC(kb.mulC(wkv.n0, c.storeBytes),
-                                       (chunk * g.boxes + box) * kBoxBytes));
-        SmallVector<Value, 3> coords = {inner, kb.toI32(band.wkv->m0)};
-        if (p.batch > 1)
-          coords.push_back(kb.toI32(wkv.bz));
+        SmallVector<Value, 3> coords =
+            boxCoordinates(kb, plan, g, band, chunk, box);
         Value src = smemByte(kb, tiles, kb.addC(base, box * kBoxTileBytes));
         NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
             b, loc, wkv.tensorMapD, src, coords, /*l2CacheHint=*/Value(),
