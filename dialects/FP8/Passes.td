@@ -237,7 +237,19 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
     -> [T, H] collapse between a norm and the cast to a product's operand
     type), so that they fuse; it also treats `linalg.transpose` as the
     element-wise generic it is (the head transposes around attention fuse
-    with their casts). Results are bit-identical either way.
+    with their casts). Results are bit-identical either way. A fourth,
+    `recompute-into-row-kernels`, evaluates an element-wise producer whose
+    body calls the math library (SiLU(gate) · up) in each of its readers
+    when those are one row reduction (reading the producer through
+    reshapes only: the 1 × 128 blocks of a block quantization, or whole
+    rows) and element-wise ops that also read values computed element-wise
+    from that reduction's result (its scales) -- which the GPU pipeline
+    runs in the reduction's kernel as its row stages, on the rows the
+    reduction just read: the producer's inputs are read twice (the second
+    time from cache for short rows) instead of its result being written
+    and read back twice, and its kernel is gone. The producer is cloned
+    per reader over that reader's shape (its inputs reshaped the same
+    way), so each clone has one use and the fusions above take it.
 
     Before fusing, RoPE's rotate-half -- two slices of one dimension of x,
     a unary element-wise op on either (the negation), concatenated in
@@ -257,7 +269,16 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
     Option<"throughReshapes", "through-reshapes", "bool", "false",
            "Move a tensor.collapse_shape / expand_shape that only one "
            "element-wise op reads past that op (upstream's fold-by-"
-           "expansion), so that element-wise ops a reshape separates fuse">
+           "expansion), so that element-wise ops a reshape separates fuse">,
+    Option<"recomputeIntoRowKernels", "recompute-into-row-kernels", "bool",
+           "false",
+           "An element-wise producer with a math-library body (SiLU(gate) "
+           "* up) whose only readers, through reshapes, are one row "
+           "reduction and element-wise ops that also read what that "
+           "reduction's rows give (its per-row scale: a per-row or per-block "
+           "quantization) is evaluated in each of them instead of being "
+           "written and read back: they run in the reduction's kernel on "
+           "the same rows">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];

@@ -207,6 +207,7 @@ void fp8::buildFP8GPULoweringPipeline(
   fuse.intoReductions = true;
   fuse.duplicateCheap = true;
   fuse.throughReshapes = true;
+  fuse.recomputeIntoRowKernels = true;
   pm.addNestedPass<func::FuncOp>(createFP8FuseElementwise(fuse));
   // Then, on request, a product's (fused) element-wise consumer joins its
   // GEMM function: the kernel's epilogue computes it.

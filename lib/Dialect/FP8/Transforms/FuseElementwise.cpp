@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #define DEBUG_TYPE "fp8-fuse-elementwise"
@@ -99,6 +100,155 @@ bool movesReshape(OpOperand *operand) {
   return isElementwise(producer);
 }
 
+bool isReshape(Operation *op) {
+  return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op);
+}
+
+bool isAllParallel(linalg::GenericOp g) {
+  return g.getNumParallelLoops() == g.getNumLoops();
+}
+
+/// A reader of a producer's result: the reshapes from the result to the
+/// operand, in order, and the operand.
+struct Reader {
+  SmallVector<Operation *, 2> reshapes;
+  OpOperand *operand;
+};
+
+/// Every reader of `v` through reshapes; false if anything else uses it.
+bool collectReaders(Value v, SmallVector<Operation *, 2> &chain,
+                    SmallVectorImpl<Reader> &readers) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *owner = use.getOwner();
+    if (isReshape(owner)) {
+      chain.push_back(owner);
+      bool ok = collectReaders(owner->getResult(0), chain, readers);
+      chain.pop_back();
+      if (!ok)
+        return false;
+      continue;
+    }
+    auto g = dyn_cast<linalg::GenericOp>(owner);
+    if (!g || !g.isDpsInput(&use))
+      return false;
+    readers.push_back({chain, &use});
+  }
+  return true;
+}
+
+/// Whether `v` is computed from `root` by element-wise generics and
+/// reshapes (and from values that do not depend on it).
+bool derivesElementwise(Value v, Value root, int depth = 0) {
+  if (v == root)
+    return true;
+  if (Operation *def = v.getDefiningOp(); def && isReshape(def))
+    return depth <= 4 &&
+           derivesElementwise(def->getOperand(0), root, depth + 1);
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || !isAllParallel(g) || depth > 4)
+    return false;
+  return llvm::any_of(g.getDpsInputOperands(), [&](OpOperand *in) {
+    return derivesElementwise(in->get(), root, depth + 1);
+  });
+}
+
+/// recompute-into-row-kernels: the readers of `p` to give a clone of it
+/// each, or nothing.
+SmallVector<Reader> rowKernelReaders(linalg::GenericOp p) {
+  if (!isAllParallel(p) || p.getNumResults() != 1 || isCheapBody(p) ||
+      !llvm::all_of(p.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  SmallVector<Operation *, 2> chain;
+  SmallVector<Reader> readers;
+  if (!collectReaders(p.getResult(0), chain, readers) || readers.size() < 2)
+    return {};
+  // One row reduction (parallel loops, then the reduced one) reading each
+  // element once...
+  linalg::GenericOp reduction;
+  for (const Reader &r : readers) {
+    auto g = cast<linalg::GenericOp>(r.operand->getOwner());
+    if (isAllParallel(g))
+      continue;
+    auto iters = g.getIteratorTypesArray();
+    if (reduction || g.getNumReductionLoops() != 1 ||
+        iters.back() != utils::IteratorType::reduction ||
+        g.getNumResults() != 1 ||
+        !g.getMatchingIndexingMap(r.operand).isIdentity())
+      return {};
+    reduction = g;
+  }
+  if (!reduction)
+    return {};
+  // ... and element-wise readers that also read what its rows give.
+  for (const Reader &r : readers) {
+    auto g = cast<linalg::GenericOp>(r.operand->getOwner());
+    if (g == reduction)
+      continue;
+    if (!g.getMatchingIndexingMap(r.operand).isPermutation() ||
+        llvm::none_of(g.getDpsInputOperands(), [&](OpOperand *in) {
+          return in != r.operand &&
+                 derivesElementwise(in->get(), reduction.getResult(0));
+        }))
+      return {};
+  }
+  return readers;
+}
+
+/// A clone of element-wise `p` that computes the value `reader` reads:
+/// `p`'s inputs through the reader's reshapes, `p`'s body over that shape.
+Value cloneForReader(RewriterBase &rewriter, linalg::GenericOp p,
+                     const Reader &reader) {
+  Location loc = p.getLoc();
+  auto type = cast<RankedTensorType>(reader.operand->get().getType());
+  SmallVector<Value> inputs;
+  for (Value in : p.getDpsInputs()) {
+    Value v = in;
+    for (Operation *r : reader.reshapes) {
+      IRMapping map;
+      map.map(r->getOperand(0), v);
+      Operation *c = rewriter.clone(*r, map);
+      auto shape = cast<RankedTensorType>(r->getResult(0).getType()).getShape();
+      c->getResult(0).setType(RankedTensorType::get(
+          shape, cast<RankedTensorType>(v.getType()).getElementType()));
+      v = c->getResult(0);
+    }
+    inputs.push_back(v);
+  }
+  const unsigned rank = type.getRank();
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                       type.getElementType());
+  SmallVector<AffineMap> maps(inputs.size() + 1,
+                              rewriter.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  auto clone = linalg::GenericOp::create(rewriter, loc, TypeRange{type}, inputs,
+                                         ValueRange{init}, maps, iters);
+  rewriter.cloneRegionBefore(p.getRegion(), clone.getRegion(),
+                             clone.getRegion().begin());
+  return clone.getResult(0);
+}
+
+/// recompute-into-row-kernels, after the fusions: each qualifying producer
+/// becomes a clone per reader (each with one use, which the element-wise
+/// fusion then takes). Returns whether any did.
+bool cloneIntoRowKernels(Operation *root) {
+  SmallVector<linalg::GenericOp> producers;
+  root->walk([&](linalg::GenericOp g) { producers.push_back(g); });
+  IRRewriter rewriter(root->getContext());
+  bool changed = false;
+  for (linalg::GenericOp p : producers) {
+    SmallVector<Reader> readers = rowKernelReaders(p);
+    if (readers.empty())
+      continue;
+    for (const Reader &r : readers) {
+      rewriter.setInsertionPoint(r.operand->getOwner());
+      r.operand->set(cloneForReader(rewriter, p, r));
+    }
+    changed = true;
+  }
+  return changed;
+}
+
 struct FP8FuseElementwisePass
     : fp8::impl::FP8FuseElementwiseBase<FP8FuseElementwisePass> {
   using Base::Base;
@@ -126,7 +276,13 @@ struct FP8FuseElementwisePass
     if (throughReshapes)
       linalg::populateFoldReshapeOpsByExpansionPatterns(patterns,
                                                         movesReshape);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    if (failed(applyPatternsGreedily(getOperation(), frozen)))
+      return signalPassFailure();
+    // Producers the fusions have finished (SiLU(gate) * up is six ops
+    // before) and that qualify are cloned per reader; the clones fuse.
+    if (recomputeIntoRowKernels && cloneIntoRowKernels(getOperation()) &&
+        failed(applyPatternsGreedily(getOperation(), frozen)))
       return signalPassFailure();
   }
 };
