@@ -255,15 +255,15 @@ void buildLaunchAndKernel(func::FuncOp func, const GemmPlan &plan,
   if (plan.config.epilogue == EpilogueKind::SharedTMA)
     host.tensorMapD = encodeOutputTensorMap(kb, plan, host.out, host.rowsM);
   if (plan.config.stagedInput) {
-    // The input's boxes are the output's (both 16-bit, the output's shape).
-    unsigned e = 0;
-    for (const GemmProblem::EpilogueInput &in : plan.problem.epilogueInputs) {
-      using Kind = GemmProblem::EpilogueInput::Kind;
-      if (in.kind == Kind::Full)
-        break;
-      if (in.kind != Kind::Product)
-        ++e;
-    }
+    // The input's boxes are the output's (both 16-bit, the output's shape);
+    // epilogueArgs holds the inputs other than the product, in order.
+    ArrayRef<GemmProblem::EpilogueInput> inputs = plan.problem.epilogueInputs;
+    const GemmProblem::EpilogueInput *staged = stageableInput(plan.problem);
+    const auto e = llvm::count_if(
+        inputs.take_front(staged - inputs.begin()),
+        [](const GemmProblem::EpilogueInput &in) {
+          return in.kind != GemmProblem::EpilogueInput::Kind::Product;
+        });
     host.tensorMapIn =
         encodeOutputTensorMap(kb, plan, host.epilogueArgs[e], host.rowsM);
   }

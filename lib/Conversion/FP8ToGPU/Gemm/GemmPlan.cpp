@@ -457,23 +457,6 @@ int64_t outputBytes(const GemmProblem &p) {
   return p.outType.getIntOrFloatBitWidth() / 8;
 }
 
-/// The Full input of `p`'s fused consumer when it is its only one and
-/// has 16-bit elements, else null.
-const GemmProblem::EpilogueInput *stageableInput(const GemmProblem &p) {
-  const GemmProblem::EpilogueInput *full = nullptr;
-  for (const GemmProblem::EpilogueInput &in : p.epilogueInputs) {
-    if (in.kind != GemmProblem::EpilogueInput::Kind::Full)
-      continue;
-    if (full)
-      return nullptr;
-    full = &in;
-  }
-  return full && full->elementType.isIntOrFloat() &&
-                 full->elementType.getIntOrFloatBitWidth() == 16
-             ? full
-             : nullptr;
-}
-
 /// Whether the TMA-store epilogue of `c` can take `p`'s fused input
 /// through its staging tile (GemmConfig::stagedInput): the input's 16-bit
 /// elements are laid out as the 16-bit outputs that replace them.
@@ -979,6 +962,21 @@ bool gemm::isScalarEpilogueBody(linalg::GenericOp g) {
         return false;
   }
   return true;
+}
+
+const GemmProblem::EpilogueInput *gemm::stageableInput(const GemmProblem &p) {
+  const GemmProblem::EpilogueInput *full = nullptr;
+  for (const GemmProblem::EpilogueInput &in : p.epilogueInputs) {
+    if (in.kind != GemmProblem::EpilogueInput::Kind::Full)
+      continue;
+    if (full)
+      return nullptr;
+    full = &in;
+  }
+  return full && full->elementType.isIntOrFloat() &&
+                 full->elementType.getIntOrFloatBitWidth() == 16
+             ? full
+             : nullptr;
 }
 
 std::optional<GemmProblem::EpilogueInput::Kind>

@@ -336,6 +336,11 @@ std::string describeGemmPlan(const GemmPlan &plan);
 /// nothing from outside but constants.
 bool isScalarEpilogueBody(linalg::GenericOp g);
 
+/// The input of `p`'s fused consumer that a TMA-store epilogue can stage
+/// (GemmConfig::stagedInput): its one Full input, when it has 16-bit
+/// elements; null otherwise.
+const GemmProblem::EpilogueInput *stageableInput(const GemmProblem &p);
+
 /// How the epilogue reads `input` (one of `g`'s inputs other than the
 /// product) per output element, the product having `n` columns: Full (the
 /// output's shape, identity map), Row ([n] through the output's last

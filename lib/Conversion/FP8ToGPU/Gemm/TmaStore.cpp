@@ -69,14 +69,6 @@ Value finishClamped(KernelBuilder &kb, const KernelValues &wkv,
                        stagedInput);
 }
 
-/// The staged epilogue input's element type.
-Type stagedInputType(const GemmProblem &p) {
-  for (const GemmProblem::EpilogueInput &in : p.epilogueInputs)
-    if (in.kind == GemmProblem::EpilogueInput::Kind::Full)
-      return in.elementType;
-  llvm_unreachable("a staged input is the fused consumer's Full input");
-}
-
 /// Registers `i`, `i + 1` (two adjacent columns of a row) as one i32 of two
 /// 16-bit values; `inputPair` (i32, or null): the staged input's two
 /// elements there, as ldmatrix gave them.
@@ -88,7 +80,8 @@ Value packPair(KernelBuilder &kb, const KernelValues &wkv,
   Value inputs;
   if (inputPair)
     inputs = LLVM::BitcastOp::create(
-        b, loc, VectorType::get({2}, stagedInputType(kb.p)), inputPair);
+        b, loc, VectorType::get({2}, stageableInput(kb.p)->elementType),
+        inputPair);
   auto vecType = VectorType::get({2}, kb.p.outType);
   Value v = LLVM::UndefOp::create(b, loc, vecType);
   for (int64_t j = 0; j < 2; ++j) {

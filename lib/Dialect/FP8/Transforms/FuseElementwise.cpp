@@ -23,6 +23,14 @@ namespace mlir::fp8 {
 using namespace mlir;
 
 namespace {
+bool isReshape(Operation *op) {
+  return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op);
+}
+
+bool isAllParallel(linalg::GenericOp g) {
+  return g.getNumParallelLoops() == g.getNumLoops();
+}
+
 /// Whether a producer's body is only arithmetic (no math-library call such
 /// as exp or tanh) on its elements and indices (linalg.index: attention's
 /// causal test): cheap enough to evaluate once per consumer.
@@ -45,8 +53,7 @@ bool isCheapBody(Operation *producer) {
 bool movesElementsOnly(Operation *producer) {
   auto generic = dyn_cast<linalg::GenericOp>(producer);
   if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumDpsInits() != 1 ||
-      generic.getNumParallelLoops() != generic.getNumLoops())
+      generic.getNumDpsInits() != 1 || !isAllParallel(generic))
     return false;
   Block &body = generic.getRegion().front();
   if (!body.getArgument(1).use_empty())
@@ -87,7 +94,7 @@ bool fusesWithoutRecomputation(OpOperand *operand, bool intoReductions,
 bool movesReshape(OpOperand *operand) {
   auto isElementwise = [](Operation *op) {
     auto g = dyn_cast_or_null<linalg::GenericOp>(op);
-    return g && g.getNumParallelLoops() == g.getNumLoops() &&
+    return g && isAllParallel(g) &&
            llvm::all_of(g.getIndexingMapsArray(),
                         [](AffineMap m) { return m.isPermutation(); });
   };
@@ -95,17 +102,9 @@ bool movesReshape(OpOperand *operand) {
   Operation *consumer = operand->getOwner();
   if (!producer || !operand->get().hasOneUse())
     return false;
-  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer))
+  if (isReshape(producer))
     return isElementwise(consumer);
   return isElementwise(producer);
-}
-
-bool isReshape(Operation *op) {
-  return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op);
-}
-
-bool isAllParallel(linalg::GenericOp g) {
-  return g.getNumParallelLoops() == g.getNumLoops();
 }
 
 /// A reader of a producer's result: the reshapes from the result to the
@@ -141,11 +140,12 @@ bool collectReaders(Value v, SmallVector<Operation *, 2> &chain,
 bool derivesElementwise(Value v, Value root, int depth = 0) {
   if (v == root)
     return true;
+  if (depth > 4)
+    return false;
   if (Operation *def = v.getDefiningOp(); def && isReshape(def))
-    return depth <= 4 &&
-           derivesElementwise(def->getOperand(0), root, depth + 1);
+    return derivesElementwise(def->getOperand(0), root, depth + 1);
   auto g = v.getDefiningOp<linalg::GenericOp>();
-  if (!g || !isAllParallel(g) || depth > 4)
+  if (!g || !isAllParallel(g))
     return false;
   return llvm::any_of(g.getDpsInputOperands(), [&](OpOperand *in) {
     return derivesElementwise(in->get(), root, depth + 1);
