@@ -314,6 +314,54 @@ def FP8FoldProductRounding : Pass<"fp8-fold-product-rounding"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FP8MergeSiblingProducts : Pass<"fp8-merge-sibling-products"> {
+  let summary = "Products of one activation with constant weights become one "
+                "product over the weights concatenated along N";
+  let description = [{
+    `fp8.scaled_matmul` ops that read the same quantized activation (the
+    same lhs, lhs scales and layouts) with constant K-major weights become
+    one product over the weights concatenated along N, whose result the old
+    products' users read as `tensor.extract_slice`s: a decoder layer's
+    q, k and v projections (one GEMM instead of three) and its gate and up
+    projections (one instead of two). Each element of the merged product
+    is the same sum of the same products with the same scales as before
+    (bit-identical results); what changes is the number of kernels and the
+    GEMM's tile count (fewer partial waves).
+
+    Merged only where concatenating the weights concatenates their scales:
+    the weight's scale layout has the same expanded block for each weight
+    and for the concatenation, and each weight's N is a multiple of the
+    block's rows (`row` scales: one per output channel; `block 128x128`
+    with N a multiple of 128; MXFP8's `1x32`) -- not per-tensor scales.
+    Without a bias, with the same epilogue and result type, `transpose_rhs`,
+    a rank-2 weight. The weights and their scales must be constants (folded
+    into one constant here) or the two results of `fp8.packed_weight` ops
+    (concatenated by `tensor.concat`, which `fp8-materialize-external-weights`
+    turns into one tensor of the weights file that the packer writes part by
+    part): never a concatenation at run time.
+
+    Before:
+    ```mlir
+    %q = fp8.scaled_matmul %a, %sa layout<row>, %wq, %sq layout<row>
+        transpose_rhs : (...) -> tensor<8192x4096xf16>
+    %k = fp8.scaled_matmul %a, %sa layout<row>, %wk, %sk layout<row>
+        transpose_rhs : (...) -> tensor<8192x1024xf16>
+    ```
+    After:
+    ```mlir
+    %w = tensor.concat dim(0) %wq, %wk : (...) -> tensor<5120x4096xf8E4M3FN>
+    %s = tensor.concat dim(0) %sq, %sk : (...) -> tensor<5120x1xf32>
+    %qk = fp8.scaled_matmul %a, %sa layout<row>, %w, %s layout<row>
+        transpose_rhs : (...) -> tensor<8192x5120xf16>
+    %q = tensor.extract_slice %qk[0, 0] [8192, 4096] [1, 1]
+    %k = tensor.extract_slice %qk[0, 4096] [8192, 1024] [1, 1]
+    ```
+  }];
+  let dependentDialects = ["::mlir::fp8::FP8Dialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FP8ContiguousInnerLoops : Pass<"fp8-contiguous-inner-loops"> {
   let summary = "Make the innermost loop of a contraction walk memory in order";
   let description = [{
@@ -868,6 +916,12 @@ def FP8MaterializeExternalWeights
     gives its slot and streams the bytes from the file into the library's
     weights file. A module run without that step would read zeros: the
     pipelines that produce model libraries are the only users.
+
+    A `tensor.concat` along dimension 0 of packed weights' data (or of
+    their scales), as `fp8-merge-sibling-products` makes, becomes one
+    global `@__fp8_packed_<names>[_scale]` whose entry is `{kind =
+    "concat", parts = [...]}`, each part the entry the packed result would
+    have had alone: the packer writes the parts one after the other.
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
                            "::mlir::memref::MemRefDialect"];

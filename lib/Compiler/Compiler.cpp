@@ -411,6 +411,7 @@ private:
       options.gemmFastAccumulation = o.fastAccumulation;
       options.gemmEpilogues = o.gemmEpilogues;
       options.attentionPingPong = o.attentionPingPong;
+      options.mergeSiblingProducts = o.mergeProducts.value_or(true);
       buildFP8GPULoweringPipeline(pm, options);
       if (failed(pm.run(*module)))
         return error("lowering for " + stringifyCompileTarget(o.target) +
@@ -423,6 +424,7 @@ private:
     options.modelABI = true;
     // Dynamic dimensions (prepareModelFunction): memref descriptors.
     options.modelABIDescriptors = (*module)->hasAttr(kModelArgShapesAttr);
+    options.mergeSiblingProducts = o.mergeProducts.value_or(false);
     buildFP8CPULoweringPipeline(pm, options);
     if (failed(pm.run(*module)))
       return error("lowering failed");

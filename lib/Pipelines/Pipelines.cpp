@@ -140,6 +140,8 @@ void fp8::buildFP8CPULoweringPipeline(
   // Weights that stay in files: their quantization goes to the packer, and
   // they become constant globals (docs/Weights.md).
   pm.addPass(createFP8PackExternalWeights());
+  if (options.mergeSiblingProducts)
+    pm.addNestedPass<func::FuncOp>(createFP8MergeSiblingProducts());
   pm.addPass(createFP8MaterializeExternalWeights());
   // FP8 semantics first, while everything is still on tensors.
   pm.addPass(createConvertFP8ToLinalg());
@@ -188,10 +190,14 @@ void fp8::buildFP8GPULoweringPipeline(
   // One clear error for a dynamic model (the kernels are static).
   pm.addPass(createFP8GPURequireStaticShapes());
   pm.addPass(createFP8PackExternalWeights());
-  pm.addPass(createFP8MaterializeExternalWeights());
   // Products write the 16-bit type their consumer rounds to (no FP32
   // result and cast kernel), before they leave the graph.
   pm.addNestedPass<func::FuncOp>(createFP8FoldProductRounding());
+  // Then products of one activation (q, k, v; gate, up) become one GEMM:
+  // after the rounding fold, so that the merged GEMM writes 16 bits too.
+  if (options.mergeSiblingProducts)
+    pm.addNestedPass<func::FuncOp>(createFP8MergeSiblingProducts());
+  pm.addPass(createFP8MaterializeExternalWeights());
   pm.addPass(createFP8OutlineScaledMatmuls());
   if (options.fusedAttention)
     pm.addPass(createFP8OutlineAttention());

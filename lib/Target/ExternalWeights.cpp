@@ -152,7 +152,55 @@ std::optional<pack::Quantization> quantizationOf(DictionaryAttr entry) {
   return q;
 }
 
-/// A weight that stays in its file, copied or quantized by the packer: an
+/// Fills `t`'s kind, source and (packed data or scales) quantization from
+/// a table entry; a copy takes `t`'s dtype and shape as its source's, a
+/// packed tensor gets the dtype its quantization makes. Returns why the
+/// entry is incomplete, or "".
+std::string describeFileTensor(DictionaryAttr entry, pack::Tensor &t) {
+  auto name = entry.getAs<StringAttr>("name");
+  auto location = entry.getAs<StringAttr>("location");
+  auto offset = entry.getAs<IntegerAttr>("offset");
+  auto length = entry.getAs<IntegerAttr>("length");
+  auto kind = entry.getAs<StringAttr>("kind");
+  if (!name || !location || !offset || !length)
+    return "incomplete " + std::string(kExternalWeightsAttr) + " entry";
+  t.source.name = name.getValue().str();
+  t.source.location = location.getValue().str();
+  t.source.offset = offset.getInt();
+  t.source.length = length.getInt();
+  if (!kind || kind.getValue() == "copy") {
+    t.kind = pack::Tensor::Kind::Copy;
+    t.source.dtype = t.dtype;
+    t.source.shape = t.shape;
+    const uint64_t bytes = tensorBytes(t.dtype, t.shape);
+    if (bytes != t.source.length)
+      return std::to_string(t.source.length) + " bytes in " +
+             t.source.location + ", the global holds " + std::to_string(bytes);
+    return "";
+  }
+  auto sourceType = entry.getAs<TypeAttr>("source_type");
+  auto sourceTensor =
+      sourceType ? dyn_cast<RankedTensorType>(sourceType.getValue()) : nullptr;
+  std::optional<int> sourceDtype =
+      sourceTensor ? abiDtype(sourceTensor.getElementType()) : std::nullopt;
+  std::optional<pack::Quantization> q = quantizationOf(entry);
+  if (!sourceDtype || !q ||
+      (kind.getValue() != "data" && kind.getValue() != "scale"))
+    return "incomplete packed weight entry";
+  t.kind = kind.getValue() == "data" ? pack::Tensor::Kind::Data
+                                     : pack::Tensor::Kind::Scale;
+  t.source.dtype = *sourceDtype;
+  t.source.shape.assign(sourceTensor.getShape().begin(),
+                        sourceTensor.getShape().end());
+  t.quant = std::move(*q);
+  // FP8 types are i8 in the LLVM dialect: the file says what they are.
+  t.dtype = t.kind == pack::Tensor::Kind::Data ? t.quant.format
+                                               : t.quant.scaleDtype();
+  return "";
+}
+
+/// A weight that stays in its file, copied or quantized by the packer, or
+/// packed weights concatenated along their first dimension: an
 /// uninitialized constant global that the module's fp8.external_weights
 /// table describes.
 FailureOr<std::optional<Candidate>> asFileCandidate(LLVM::GlobalOp global,
@@ -163,17 +211,12 @@ FailureOr<std::optional<Candidate>> asFileCandidate(LLVM::GlobalOp global,
   if (!entry)
     return std::optional<Candidate>();
   auto fail = [&](const Twine &why) {
-    return global.emitError() << "external weight @" << global.getSymName()
-                              << ": " << why;
+    return global.emitError()
+           << "external weight @" << global.getSymName() << ": " << why;
   };
-  auto name = entry.getAs<StringAttr>("name");
-  auto location = entry.getAs<StringAttr>("location");
-  auto offset = entry.getAs<IntegerAttr>("offset");
-  auto length = entry.getAs<IntegerAttr>("length");
-  auto kind = entry.getAs<StringAttr>("kind");
   auto shape = arrayShape(global.getGlobalType());
   std::optional<int> dtype = shape ? abiDtype(shape->first) : std::nullopt;
-  if (!name || !location || !offset || !length || !dtype)
+  if (!dtype)
     return fail("incomplete " + Twine(kExternalWeightsAttr) + " entry");
   Candidate c;
   c.global = global;
@@ -181,39 +224,31 @@ FailureOr<std::optional<Candidate>> asFileCandidate(LLVM::GlobalOp global,
   t.name = global.getSymName().str();
   t.dtype = *dtype;
   t.shape.assign(shape->second.begin(), shape->second.end());
-  t.source.name = name.getValue().str();
-  t.source.location = location.getValue().str();
-  t.source.offset = offset.getInt();
-  t.source.length = length.getInt();
-  c.bytes = tensorBytes(t.dtype, t.shape);
-  if (!kind || kind.getValue() == "copy") {
-    t.kind = pack::Tensor::Kind::Copy;
-    t.source.dtype = t.dtype;
-    t.source.shape = t.shape;
-    if (c.bytes != t.source.length)
-      return fail(Twine(t.source.length) + " bytes in " +
-                  location.getValue() + ", the global holds " +
-                  Twine(c.bytes));
-    return std::optional<Candidate>(std::move(c));
+  auto kind = entry.getAs<StringAttr>("kind");
+  if (kind && kind.getValue() == "concat") {
+    auto parts = entry.getAs<ArrayAttr>("parts");
+    if (!parts || parts.empty())
+      return fail("a concatenation without parts");
+    t.kind = pack::Tensor::Kind::Concat;
+    for (auto [i, attr] : llvm::enumerate(parts)) {
+      auto partEntry = dyn_cast<DictionaryAttr>(attr);
+      pack::Tensor &part = t.parts.emplace_back();
+      part.name = t.name + "[" + std::to_string(i) + "]";
+      std::string why =
+          partEntry ? describeFileTensor(partEntry, part) : "not a dictionary";
+      if (why.empty() && part.kind == pack::Tensor::Kind::Copy)
+        why = "a copy";
+      if (!why.empty())
+        return fail("part " + Twine(i) + ": " + why);
+      part.shape = part.kind == pack::Tensor::Kind::Data
+                       ? part.quant.dataShape
+                       : part.quant.scaleShape(part.source.shape);
+    }
+    t.dtype = t.parts.front().dtype;
+  } else if (std::string why = describeFileTensor(entry, t); !why.empty()) {
+    return fail(why);
   }
-  auto sourceType = entry.getAs<TypeAttr>("source_type");
-  auto sourceTensor =
-      sourceType ? dyn_cast<RankedTensorType>(sourceType.getValue()) : nullptr;
-  std::optional<int> sourceDtype =
-      sourceTensor ? abiDtype(sourceTensor.getElementType()) : std::nullopt;
-  std::optional<pack::Quantization> q = quantizationOf(entry);
-  if (!sourceDtype || !q ||
-      (kind.getValue() != "data" && kind.getValue() != "scale"))
-    return fail("incomplete packed weight entry");
-  t.kind = kind.getValue() == "data" ? pack::Tensor::Kind::Data
-                                     : pack::Tensor::Kind::Scale;
-  t.source.dtype = *sourceDtype;
-  t.source.shape.assign(sourceTensor.getShape().begin(),
-                        sourceTensor.getShape().end());
-  t.quant = std::move(*q);
-  // FP8 types are i8 in the LLVM dialect: the file says what they are.
-  t.dtype = t.kind == pack::Tensor::Kind::Data ? t.quant.format
-                                               : t.quant.scaleDtype();
+  c.bytes = tensorBytes(t.dtype, t.shape);
   return std::optional<Candidate>(std::move(c));
 }
 
@@ -309,6 +344,30 @@ void emitTable(ModuleOp module, ArrayRef<Candidate> moved,
                LLVM::Linkage::External);
 }
 
+/// Where a tensor of the model's files comes from and how it is made (not
+/// its bytes), for the fingerprint.
+std::string fileOrigin(const pack::Tensor &t) {
+  std::string line = " file " + t.source.location + " " +
+                     std::to_string(t.source.offset) + " " +
+                     std::to_string(t.source.length) + " " +
+                     std::to_string(t.source.dtype);
+  if (t.kind == pack::Tensor::Kind::Copy)
+    return line;
+  const pack::Quantization &q = t.quant;
+  uint32_t epsBits;
+  std::memcpy(&epsBits, &q.eps, sizeof(epsBits));
+  line += (t.kind == pack::Tensor::Kind::Data ? " data " : " scale ") +
+          std::to_string(q.format) + " " + std::to_string(int(q.scaling)) +
+          " " + std::to_string(epsBits) + " " + std::to_string(q.pow2) + " " +
+          std::to_string(q.rceil);
+  for (auto *dims : {&q.block, &q.permutation, &q.dataShape}) {
+    line += " :";
+    for (int64_t d : *dims)
+      line += " " + std::to_string(d);
+  }
+  return line;
+}
+
 /// Ties the file to the library: the model's signature (whose fingerprint
 /// covers the compiled computation and its constants) and every tensor's
 /// name, type and origin: a literal's bytes; a file tensor's place and
@@ -325,26 +384,12 @@ uint64_t fingerprintOf(StringRef signature, ArrayRef<Candidate> moved) {
       line += " " + std::to_string(d);
     if (t.kind == pack::Tensor::Kind::Literal) {
       line += " " + std::to_string(t.hash);
+    } else if (t.kind == pack::Tensor::Kind::Concat) {
+      line += " concat";
+      for (const pack::Tensor &part : t.parts)
+        line += " [" + fileOrigin(part) + "]";
     } else {
-      line += " file " + t.source.location + " " +
-              std::to_string(t.source.offset) + " " +
-              std::to_string(t.source.length) + " " +
-              std::to_string(t.source.dtype);
-      if (t.kind != pack::Tensor::Kind::Copy) {
-        const pack::Quantization &q = t.quant;
-        uint32_t epsBits;
-        std::memcpy(&epsBits, &q.eps, sizeof(epsBits));
-        line += (t.kind == pack::Tensor::Kind::Data ? " data " : " scale ") +
-                std::to_string(q.format) + " " +
-                std::to_string(int(q.scaling)) + " " +
-                std::to_string(epsBits) + " " + std::to_string(q.pow2) + " " +
-                std::to_string(q.rceil);
-        for (auto *dims : {&q.block, &q.permutation, &q.dataShape}) {
-          line += " :";
-          for (int64_t d : *dims)
-            line += " " + std::to_string(d);
-        }
-      }
+      line += fileOrigin(t);
     }
     line += "\n";
     fp8w_hash_update(&h, line.data(), line.size());

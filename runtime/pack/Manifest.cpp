@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -207,6 +208,34 @@ std::string checkQuantizedTensor(const Tensor &t) {
   return "";
 }
 
+std::string checkTensor(const Tensor &t);
+
+/// A concatenation's parts: packed data or scales of its dtype and shape
+/// but in dimension 0, where they add up to it.
+std::string checkParts(const Tensor &t) {
+  if (t.parts.empty() || t.shape.empty())
+    return "a concatenation needs parts and a rank >= 1";
+  int64_t rows = 0;
+  for (size_t i = 0; i < t.parts.size(); ++i) {
+    const Tensor &p = t.parts[i];
+    const std::string where = "part " + std::to_string(i) + ": ";
+    if (p.kind != Tensor::Kind::Data && p.kind != Tensor::Kind::Scale)
+      return where + "not packed data or scales";
+    if (std::string e = checkTensor(p); !e.empty())
+      return where + e;
+    if (p.dtype != t.dtype || p.shape.size() != t.shape.size() ||
+        !std::equal(p.shape.begin() + 1, p.shape.end(), t.shape.begin() + 1))
+      return where + formatShape(p.shape) + " " + dtypeName(p.dtype) +
+             " does not concatenate along dimension 0 into " +
+             formatShape(t.shape) + " " + dtypeName(t.dtype);
+    rows += p.shape[0];
+  }
+  if (rows != t.shape[0])
+    return "the parts have " + std::to_string(rows) + " rows, the tensor " +
+           std::to_string(t.shape[0]);
+  return "";
+}
+
 std::string checkTensor(const Tensor &t) {
   uint64_t bytes;
   if (t.name.empty())
@@ -233,6 +262,8 @@ std::string checkTensor(const Tensor &t) {
     if (std::string e = checkQuantization(t.quant, t.source.shape); !e.empty())
       return e;
     return checkQuantizedTensor(t);
+  case Tensor::Kind::Concat:
+    return checkParts(t);
   }
   return "an unknown kind";
 }
@@ -302,6 +333,8 @@ const char *kindName(Tensor::Kind kind) {
     return "scale";
   case Tensor::Kind::Literal:
     return "literal";
+  case Tensor::Kind::Concat:
+    return "concat";
   }
   return "?";
 }
@@ -372,6 +405,13 @@ ordered_json tensorJSON(const Tensor &t) {
   j["kind"] = kindName(t.kind);
   if (t.kind == Tensor::Kind::Literal) {
     j["hash"] = hex16(t.hash);
+    return j;
+  }
+  if (t.kind == Tensor::Kind::Concat) {
+    ordered_json parts = ordered_json::array();
+    for (const Tensor &p : t.parts)
+      parts.push_back(tensorJSON(p));
+    j["parts"] = std::move(parts);
     return j;
   }
   j["source"] = sourceJSON(t.source);
@@ -529,19 +569,36 @@ Quantization parseQuantization(const json &j) {
 
 Tensor::Kind parseKind(const Fields &f) {
   const std::string kind = f.string("kind");
-  for (Tensor::Kind k : {Tensor::Kind::Copy, Tensor::Kind::Data,
-                         Tensor::Kind::Scale, Tensor::Kind::Literal})
+  for (Tensor::Kind k :
+       {Tensor::Kind::Copy, Tensor::Kind::Data, Tensor::Kind::Scale,
+        Tensor::Kind::Literal, Tensor::Kind::Concat})
     if (kind == kindName(k))
       return k;
-  bad("kind \"" + kind + "\" is not copy, data, scale or literal");
+  bad("kind \"" + kind + "\" is not copy, data, scale, literal or concat");
 }
 
-void parseTensor(const json &j, Tensor &t) {
+void parseTensor(const json &j, Tensor &t, bool part = false) {
   Fields f(j, "");
   t.name = f.string("name");
   t.dtype = static_cast<int32_t>(f.integer("dtype", INT32_MIN, INT32_MAX));
   t.shape = f.integers("shape", INT64_MIN);
   t.kind = parseKind(f);
+  if (t.kind == Tensor::Kind::Concat) {
+    if (part)
+      bad("a part of a concatenation cannot be one");
+    const json &parts = f.at("parts");
+    if (!parts.is_array())
+      bad(std::string("parts must be an array, not ") + parts.type_name());
+    t.parts.resize(parts.size());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      try {
+        parseTensor(parts[i], t.parts[i], /*part=*/true);
+      } catch (BadManifest &e) {
+        bad("part " + std::to_string(i) + ": " + e.message);
+      }
+    }
+    return;
+  }
   if (t.kind == Tensor::Kind::Literal)
     t.hash = f.hex("hash");
   else

@@ -209,6 +209,12 @@ std::string describe(const Tensor &t) {
     return dtypeName(t.dtype) + " scales of " + of + ", " + recipe;
   case Tensor::Kind::Literal:
     return "literal, " + formatShape(t.shape) + " " + dtypeName(t.dtype);
+  case Tensor::Kind::Concat: {
+    std::string parts;
+    for (const Tensor &p : t.parts)
+      parts += (parts.empty() ? "" : "; ") + describe(p);
+    return "concatenation of " + parts;
+  }
   }
   return "";
 }
@@ -341,10 +347,19 @@ std::string Packer::checkSources() {
   for (const Tensor &t : manifest.tensors) {
     if (t.kind == Tensor::Kind::Literal)
       continue;
-    FileDescriptor fd;
-    std::string path;
-    if (std::string e = dataDir.open(t.source, fd, path); !e.empty())
-      return "tensor '" + t.name + "': " + e;
+    auto check = [&](const Source &source) {
+      FileDescriptor fd;
+      std::string path;
+      std::string e = dataDir.open(source, fd, path);
+      return e.empty() ? e : "tensor '" + t.name + "': " + e;
+    };
+    if (t.kind != Tensor::Kind::Concat) {
+      if (std::string e = check(t.source); !e.empty())
+        return e;
+    }
+    for (const Tensor &part : t.parts)
+      if (std::string e = check(part.source); !e.empty())
+        return e;
   }
   return "";
 }
@@ -417,11 +432,16 @@ std::string Packer::createWriter() {
 }
 
 void Packer::countUses() {
-  for (const Tensor &t : manifest.tensors)
+  std::function<void(const Tensor &)> count = [&](const Tensor &t) {
     if (t.kind == Tensor::Kind::Data || t.kind == Tensor::Kind::Scale) {
       Pending &p = pending[quantizationKey(t)];
       ++(t.kind == Tensor::Kind::Data ? p.dataUses : p.scaleUses);
     }
+    for (const Tensor &part : t.parts)
+      count(part);
+  };
+  for (const Tensor &t : manifest.tensors)
+    count(t);
 }
 
 std::string Packer::writeTensor(const Tensor &t) {
@@ -435,6 +455,12 @@ std::string Packer::writeTensor(const Tensor &t) {
     if (options.writeLiteral)
       return options.writeLiteral(t, writer);
     return writeFromBase(t);
+  case Tensor::Kind::Concat:
+    // Row-major along dimension 0: each part's bytes after the last's.
+    for (size_t i = 0; i < t.parts.size(); ++i)
+      if (std::string e = writeTensor(t.parts[i]); !e.empty())
+        return "part " + std::to_string(i) + ": " + e;
+    return "";
   }
   return "an unknown kind";
 }

@@ -383,10 +383,15 @@ int main(int argc, char **argv) {
     po.base = base;
     inputs.add(o.base, "the base weights file");
   }
-  for (const pack::Tensor &t : manifest.tensors)
-    if (t.kind != pack::Tensor::Kind::Literal)
+  for (const pack::Tensor &t : manifest.tensors) {
+    if (t.kind != pack::Tensor::Kind::Literal &&
+        t.kind != pack::Tensor::Kind::Concat)
       inputs.add(o.dataDir + "/" + t.source.location,
                  "the source of '" + t.name + "'");
+    for (const pack::Tensor &part : t.parts)
+      inputs.add(o.dataDir + "/" + part.source.location,
+                 "the source of '" + t.name + "'");
+  }
 
   const std::string out =
       !o.out.empty() ? o.out

@@ -659,6 +659,75 @@ TEST(Pack, JSONRoundTrip) {
   EXPECT_EQ(parseManifest(toJSON(m), back, "m.json"), "");
 }
 
+/// Packed weights concatenated along dimension 0 (fp8-merge-sibling-
+/// products): the tensor is its parts' bytes in order, each what it would
+/// be alone; a part also packed alone is quantized once for both.
+TEST(Pack, ConcatenationsAreTheirPartsInOrder) {
+  TempDir dir;
+  const Shape s1 = {256, 384}, s2 = {256, 128}; // [K, N]: N = 384 and 128
+  const std::vector<uint8_t> raw1 = makeValues(kFloat16, count(s1), 7, true);
+  const std::vector<uint8_t> raw2 = makeValues(kFloat16, count(s2), 8, false);
+  std::vector<uint8_t> raw = raw1;
+  raw.insert(raw.end(), raw2.begin(), raw2.end());
+  writeFile(dir / "w.bin", raw);
+  const Source a = makeSource("w.bin", 0, kFloat16, s1);
+  const Source b = makeSource("w.bin", raw1.size(), kFloat16, s2);
+  const Quantization qa = makeQuant(kFloat8E4M3FN, {128, 128}, false, 0, true,
+                                    true, {1, 0}, {384, 256});
+  Quantization qb = qa;
+  qb.dataShape = {128, 256};
+  auto concat = [](const std::string &name, std::vector<Tensor> parts) {
+    Tensor t;
+    t.name = name;
+    t.kind = Tensor::Kind::Concat;
+    t.dtype = parts[0].dtype;
+    t.shape = parts[0].shape;
+    t.shape[0] = 0;
+    for (const Tensor &p : parts)
+      t.shape[0] += p.shape[0];
+    t.parts = std::move(parts);
+    return t;
+  };
+  const Manifest m = makeManifest(
+      {concat("ab", {dataTensor("a", a, qa), dataTensor("b", b, qb)}),
+       concat("ab.scale", {scaleTensor("a", a, qa), scaleTensor("b", b, qb)}),
+       dataTensor("a.alone", a, qa)});
+  PackOptions o;
+  o.dataDir = dir.path;
+  const std::string out = dir / "out.fp8w";
+  PackStats stats;
+  ASSERT_EQ(packWeights(m, o, out, &stats), "");
+  // Each source read once for data and scales of both uses.
+  EXPECT_EQ(stats.bytesRead, raw.size());
+  const Expected wa = reference(a, raw1, qa), wb = reference(b, raw2, qb);
+  Weights w(out, m.fingerprint);
+  std::vector<uint8_t> data = wa.data, scales = wa.scales;
+  data.insert(data.end(), wb.data.begin(), wb.data.end());
+  scales.insert(scales.end(), wb.scales.begin(), wb.scales.end());
+  EXPECT_TRUE(w.bytes("ab", kFloat8E4M3FN, {512, 256}) == data);
+  EXPECT_TRUE(w.bytes("ab.scale", kFloat, {4, 2}) == scales);
+  EXPECT_TRUE(w.bytes("a.alone", kFloat8E4M3FN, {384, 256}) == wa.data);
+
+  // Through JSON and back; a part that is itself a concatenation, or parts
+  // that do not add up, are refused.
+  Manifest back;
+  ASSERT_EQ(parseManifest(toJSON(m), back, "m.json"), "");
+  ASSERT_EQ(back.tensors[0].parts.size(), 2u);
+  expectSameManifest(makeManifest(m.tensors[0].parts),
+                     makeManifest(back.tensors[0].parts));
+  EXPECT_EQ(toJSON(back), toJSON(m));
+  json j = json::parse(toJSON(m));
+  j["tensors"][0]["parts"][1] = j["tensors"][1];
+  EXPECT_NE(parseManifest(j.dump(), back, "m.json")
+                .find("part 1: a part of a concatenation cannot be one"),
+            std::string::npos);
+  j = json::parse(toJSON(m));
+  j["tensors"][1]["shape"][0] = 3;
+  EXPECT_NE(parseManifest(j.dump(), back, "m.json")
+                .find("the parts have 4 rows, the tensor 3"),
+            std::string::npos);
+}
+
 //===----------------------------------------------------------------------===//
 // (d) bad manifests
 //===----------------------------------------------------------------------===//

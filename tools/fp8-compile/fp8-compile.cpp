@@ -75,6 +75,14 @@ static cl::opt<bool> gemmEpilogues(
              "epilogue is not overlapped with the next tile's products, so it "
              "is slower than the consumer's own kernel (docs/PERFORMANCE.md)"),
     cl::init(false), cl::cat(category));
+static cl::opt<cl::boolOrDefault> mergeProducts(
+    "merge-products",
+    cl::desc("Products of one activation with constant weights (q, k, v; "
+             "gate, up) as one product over the concatenated weights "
+             "(fp8-merge-sibling-products): one GEMM kernel instead of "
+             "three; the same values. Default: on for the GPU targets, off "
+             "for the CPU"),
+    cl::cat(category));
 static cl::opt<bool> attentionPingPong(
     "attention-ping-pong",
     cl::desc("GPU: the fused FP8 attention kernel's two consumer warpgroups "
@@ -379,6 +387,8 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.fastAccumulation = fastAccumulation;
   o.gemmEpilogues = gemmEpilogues;
   o.attentionPingPong = attentionPingPong;
+  if (mergeProducts != cl::BOU_UNSET)
+    o.mergeProducts = mergeProducts == cl::BOU_TRUE;
   o.cpu = cpu;
   o.cudaRoot = cudaRoot;
   o.runtimeLib = runtimeLib;

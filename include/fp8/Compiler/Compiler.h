@@ -102,6 +102,10 @@ struct CompileOptions {
   /// GPU: products' element-wise consumers in the GEMM epilogues
   /// (fp8-fuse-gemm-epilogues; off: measured slower, docs/PERFORMANCE.md).
   bool gemmEpilogues = false;
+  /// Products of one activation with constant weights as one product over
+  /// the concatenated weights (fp8-merge-sibling-products); unset: on for
+  /// the GPU targets (fewer kernels), off for the CPU (no gain there).
+  std::optional<bool> mergeProducts;
   /// GPU: FlashAttention-3's ping-pong in the fused FP8 attention kernel.
   bool attentionPingPong = true;
   /// Host CPU for code generation: native, generic or an LLVM CPU name.

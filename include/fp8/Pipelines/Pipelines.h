@@ -30,6 +30,13 @@ struct CPULoweringPipelineOptions
                      "(pointers, offset, sizes, strides) instead of bare "
                      "pointers, for a model with dynamic dimensions"),
       llvm::cl::init(false)};
+  Option<bool> mergeSiblingProducts{
+      *this, "merge-sibling-products",
+      llvm::cl::desc("Products of one activation with constant weights "
+                     "become one product over the concatenated weights "
+                     "(fp8-merge-sibling-products; the GPU pipeline's "
+                     "default, off here: one loop nest either way)"),
+      llvm::cl::init(false)};
 };
 
 struct GPULoweringPipelineOptions
@@ -78,6 +85,12 @@ struct GPULoweringPipelineOptions
                      "the next tile's products, and measured slower than the "
                      "consumer's own kernel on the H200"),
       llvm::cl::init(false)};
+  Option<bool> mergeSiblingProducts{
+      *this, "merge-sibling-products",
+      llvm::cl::desc("Products of one activation with constant weights "
+                     "(q, k, v; gate, up) become one GEMM over the "
+                     "concatenated weights (fp8-merge-sibling-products)"),
+      llvm::cl::init(true)};
   Option<bool> fusedAttention{
       *this, "fused-attention",
       llvm::cl::desc("fp8.attention as one fused kernel (fp8-outline-"

@@ -98,10 +98,11 @@ struct Quantization {
 /// One tensor of the weights file, in file order.
 struct Tensor {
   enum class Kind {
-    Copy,   // the source's bytes as they are (dtype and shape = source's)
-    Data,   // the FP8 data of quant applied to source
-    Scale,  // the scales of quant applied to source
-    Literal // bytes the compiler computed: taken from a base weights file
+    Copy,    // the source's bytes as they are (dtype and shape = source's)
+    Data,    // the FP8 data of quant applied to source
+    Scale,   // the scales of quant applied to source
+    Literal, // bytes the compiler computed: taken from a base weights file
+    Concat   // its parts one after the other: concatenated along dimension 0
   };
   std::string name; // in the weights file (the library's global)
   int32_t dtype = 0;
@@ -110,6 +111,11 @@ struct Tensor {
   Source source;      // Copy, Data, Scale
   Quantization quant; // Data, Scale
   uint64_t hash = 0;  // Literal: XXH64 of its bytes (fp8w_hash_bytes)
+  /// Concat: Data or Scale tensors of this dtype whose shapes equal this
+  /// one's but in dimension 0, where they sum to it (weights of products
+  /// merged into one GEMM: fp8-merge-sibling-products). Their names only
+  /// label them in messages.
+  std::vector<Tensor> parts;
 };
 
 /// An initializer of the model's external data that the compiler read
@@ -136,7 +142,7 @@ struct Manifest {
 
 /// The manifest as JSON (docs/Weights.md: "format": "fp8-opt weights
 /// manifest", "version": 1, fingerprint as 16 hex digits, tensors with
-/// "kind" copy/data/scale/literal).
+/// "kind" copy/data/scale/literal/concat).
 std::string toJSON(const Manifest &manifest);
 
 /// Parses and validates a manifest (every field present and typed; dtypes

@@ -1,5 +1,6 @@
 """Checks that the weights packer's bytes are the constant folders': for
-every packed tensor (data and scales) of a weights file, the tensor-level
+every packed tensor (data and scales, and each part of a concatenation) of
+a weights file, the tensor-level
 module of the same model compiled with every weight read (fp8-compile
 --emit=mlir --weights-read-limit=0) holds a folded constant with the same
 values: compare_packed.py MODULE.mlir WEIGHTS.fp8w MANIFEST.json.
@@ -41,26 +42,39 @@ for value, shape, elt in re.findall(
         continue
     constants.append((elt, dims, arr.reshape(dims)))
 
-failed = False
-for t in manifest["tensors"]:
-    if t["kind"] not in ("data", "scale"):
-        continue
-    _, dims, raw = weights[t["name"]]
-    packed = np.frombuffer(raw, np.float32 if t["dtype"] == 1 else np.uint8)
-    packed = packed.reshape(dims)
-    match = None
+def folded_twin(packed):
+    """The folded constant `packed` holds in its leading corner (zeros
+    elsewhere), as (element type, dims), or None."""
     for elt, cdims, arr in constants:
-        if (arr.dtype != packed.dtype or len(cdims) != len(dims) or
-                any(c > d for c, d in zip(cdims, dims))):
+        if (arr.dtype != packed.dtype or len(cdims) != packed.ndim or
+                any(c > d for c, d in zip(cdims, packed.shape))):
             continue
         corner = packed[tuple(slice(0, c) for c in cdims)]
         rest = packed.copy()
         rest[tuple(slice(0, c) for c in cdims)] = 0
         if corner.tobytes() == arr.tobytes() and not rest.any():
-            match = (elt, cdims)
-            break
-    print(t["name"], t["kind"], "x".join(map(str, dims)),
-          "equals the folded constant" if match else "HAS NO FOLDED TWIN",
-          "" if not match else "x".join(map(str, match[1])))
-    failed |= match is None
+            return elt, cdims
+    return None
+
+
+failed = False
+for t in manifest["tensors"]:
+    if t["kind"] not in ("data", "scale", "concat"):
+        continue
+    _, dims, raw = weights[t["name"]]
+    packed = np.frombuffer(raw, np.float32 if t["dtype"] == 1 else np.uint8)
+    packed = packed.reshape(dims)
+    # A concatenation (fp8-merge-sibling-products): each part, in order
+    # along dimension 0, is a packed tensor of its own.
+    parts = t.get("parts", [t])
+    row = 0
+    for part in parts:
+        rows = part["shape"][0] if "parts" in t else None
+        match = folded_twin(packed[row:row + rows] if rows else packed)
+        row += rows or 0
+        print(t["name"], part["kind"], "x".join(map(str, part["shape"])),
+              "equals the folded constant" if match else "HAS NO FOLDED TWIN",
+              "" if not match else "x".join(map(str, match[1])))
+        failed |= match is None
+    failed |= "parts" in t and row != dims[0]
 sys.exit(1 if failed else 0)

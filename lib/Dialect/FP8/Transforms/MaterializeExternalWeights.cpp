@@ -5,7 +5,9 @@
 // constant memref.global, which bufferization and the lowerings treat as
 // any constant; the module attribute fp8.external_weights says where each
 // global's bytes are and, for packed weights, how the packer makes them
-// (fp8::externalizeWeights, lib/Target/ExternalWeights.cpp).
+// (fp8::externalizeWeights, lib/Target/ExternalWeights.cpp). A
+// tensor.concat of packed weights (fp8-merge-sibling-products) becomes one
+// global whose entry lists its parts.
 //
 // A module-level walk rather than a rewrite pattern: each op creates a
 // symbol in the module and an entry in a module attribute, which one pass
@@ -18,14 +20,13 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
-
-#include <tuple>
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8MATERIALIZEEXTERNALWEIGHTS
@@ -78,6 +79,21 @@ void describeQuantization(PackedWeightOp op, Builder &b,
   });
 }
 
+/// A concatenation along the first dimension of packed weights' data, or
+/// of their scales (fp8-merge-sibling-products makes them).
+bool isPackedConcat(tensor::ConcatOp op) {
+  if (op.getDim() != 0 || op.getInputs().empty())
+    return false;
+  std::optional<bool> data;
+  for (Value part : op.getInputs()) {
+    auto packed = part.getDefiningOp<PackedWeightOp>();
+    if (!packed || (data && *data != (part == packed.getResult())))
+      return false;
+    data = part == packed.getResult();
+  }
+  return true;
+}
+
 /// Globals and table entries for one module's weights in files.
 class Materializer {
 public:
@@ -87,7 +103,11 @@ public:
       table.append(existing.begin(), existing.end());
   }
 
-  void run(ArrayRef<Operation *> refs) {
+  void run(ArrayRef<tensor::ConcatOp> concats, ArrayRef<Operation *> refs) {
+    // Concatenations first: they use the packed weights' results, which
+    // then need no global of their own.
+    for (tensor::ConcatOp op : concats)
+      materialize(op);
     for (Operation *op : refs) {
       if (auto weight = dyn_cast<ExternalWeightOp>(op))
         materialize(weight);
@@ -164,24 +184,56 @@ private:
     op.erase();
   }
 
+  /// The table entry of a packed weight's result: where its source is and
+  /// how the packer quantizes it.
+  SmallVector<NamedAttribute> packedEntry(Builder &b, PackedWeightOp op,
+                                          bool data) {
+    SmallVector<NamedAttribute> entry =
+        sourceEntry(b, op.getNameAttr(), op.getLocationAttr(),
+                    op.getOffsetAttr(), op.getLengthAttr());
+    entry.push_back(
+        b.getNamedAttr("kind", b.getStringAttr(data ? "data" : "scale")));
+    describeQuantization(op, b, entry);
+    return entry;
+  }
+
   /// A global for each used result: "data" (the FP8 bytes) and "scale".
   void materialize(PackedWeightOp op) {
     OpBuilder b(op);
-    for (auto [value, kind, suffix] :
-         {std::tuple(op.getResult(), "data", ""),
-          std::tuple(op.getScale(), "scale", "_scale")}) {
+    for (auto [value, data] :
+         {std::pair(op.getResult(), true), std::pair(op.getScale(), false)}) {
       if (value.use_empty())
         continue;
-      SmallVector<NamedAttribute> entry =
-          sourceEntry(b, op.getNameAttr(), op.getLocationAttr(),
-                      op.getOffsetAttr(), op.getLengthAttr());
-      entry.push_back(b.getNamedAttr("kind", b.getStringAttr(kind)));
-      describeQuantization(op, b, entry);
       memref::GlobalOp global = createGlobal(
-          op.getLoc(), symbolFor("__fp8_packed_", op.getName(), suffix),
-          cast<RankedTensorType>(value.getType()), entry);
+          op.getLoc(),
+          symbolFor("__fp8_packed_", op.getName(), data ? "" : "_scale"),
+          cast<RankedTensorType>(value.getType()), packedEntry(b, op, data));
       replaceWithGlobal(b, value, global);
     }
+    op.erase();
+  }
+
+  /// One global for packed weights concatenated along their first
+  /// dimension (fp8-merge-sibling-products): a "concat" entry whose parts
+  /// the packer writes one after the other.
+  void materialize(tensor::ConcatOp op) {
+    OpBuilder b(op);
+    SmallVector<Attribute> parts;
+    std::string names;
+    bool data = false;
+    for (Value part : op.getInputs()) {
+      auto packed = part.getDefiningOp<PackedWeightOp>();
+      data = part == packed.getResult();
+      parts.push_back(b.getDictionaryAttr(packedEntry(b, packed, data)));
+      names += (names.empty() ? "" : "_") + packed.getName().str();
+    }
+    SmallVector<NamedAttribute> entry = {
+        b.getNamedAttr("kind", b.getStringAttr("concat")),
+        b.getNamedAttr("parts", b.getArrayAttr(parts))};
+    memref::GlobalOp global = createGlobal(
+        op.getLoc(), symbolFor("__fp8_packed_", names, data ? "" : "_scale"),
+        op.getResultType(), entry);
+    replaceWithGlobal(b, op.getResult(), global);
     op.erase();
   }
 
@@ -197,12 +249,16 @@ struct MaterializeExternalWeightsPass
           MaterializeExternalWeightsPass> {
   void runOnOperation() override {
     SmallVector<Operation *> refs;
+    SmallVector<tensor::ConcatOp> concats;
     getOperation().walk([&](Operation *op) {
       if (isa<ExternalWeightOp, PackedWeightOp>(op))
         refs.push_back(op);
+      else if (auto concat = dyn_cast<tensor::ConcatOp>(op);
+               concat && isPackedConcat(concat))
+        concats.push_back(concat);
     });
     if (!refs.empty())
-      Materializer(getOperation()).run(refs);
+      Materializer(getOperation()).run(concats, refs);
   }
 };
 

@@ -1,0 +1,242 @@
+//===- MergeSiblingProducts.cpp - One GEMM per activation's weights -------===//
+//
+// Part of fp8-opt. See Passes.td (fp8-merge-sibling-products). Which
+// products may merge (`siblingKey`, `canMerge`) is separate from how their
+// weights are concatenated (`concatConstants`, `tensor.concat` of packed
+// weights) and from the rewrite (`mergeGroup`).
+//
+// A walk over each block rather than a rewrite pattern: a group is all the
+// products of one activation in a block, found together, and merging them
+// one pair at a time would concatenate the weights once per pair.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fp8/Dialect/FP8/IR/FP8.h"
+#include "fp8/Dialect/FP8/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include "llvm/ADT/MapVector.h"
+
+#include <string>
+
+namespace mlir::fp8 {
+#define GEN_PASS_DEF_FP8MERGESIBLINGPRODUCTS
+#include "fp8/Dialect/FP8/Transforms/Passes.h.inc"
+} // namespace mlir::fp8
+
+using namespace mlir;
+using namespace mlir::fp8;
+
+namespace {
+
+/// Where a product's weight and its scales come from.
+enum class WeightSource { Constant, Packed };
+
+std::optional<WeightSource> weightSource(ScaledMatmulOp op) {
+  Value data = op.getRhs(), scale = op.getRhsScale();
+  if (matchPattern(data, m_Constant()) && matchPattern(scale, m_Constant()))
+    return WeightSource::Constant;
+  auto packed = data.getDefiningOp<PackedWeightOp>();
+  if (packed && data == packed.getResult() && scale == packed.getScale())
+    return WeightSource::Packed;
+  return std::nullopt;
+}
+
+/// Whether `op` may be part of a merged product: a rank-2 K-major constant
+/// weight whose scales concatenate along N with it.
+bool canMerge(ScaledMatmulOp op) {
+  auto rhs = cast<RankedTensorType>(op.getRhs().getType());
+  if (!op.getTransposeRhs() || op.getBias() || rhs.getRank() != 2 ||
+      !rhs.hasStaticShape() ||
+      cast<RankedTensorType>(op.getRhsScale().getType()).getRank() != 2 ||
+      !weightSource(op))
+    return false;
+  FailureOr<SmallVector<int64_t>> block =
+      op.getRhsLayout().getExpandedBlock(rhs.getShape());
+  // The block's rows divide N: no scale block straddles two weights. (A
+  // per-tensor or per-column layout's block spans every row: refused below,
+  // where the merged shape's block differs.)
+  return succeeded(block) && rhs.getDimSize(0) % (*block)[0] == 0;
+}
+
+/// Products with equal keys read the same activation the same way and
+/// differ only in their weights.
+using SiblingKey =
+    std::tuple<Value, Value, Attribute, Attribute, std::optional<int64_t>,
+               Epilogue, Type, Type, Type, int64_t, WeightSource>;
+
+SiblingKey siblingKey(ScaledMatmulOp op) {
+  auto rhs = cast<RankedTensorType>(op.getRhs().getType());
+  return {op.getLhs(),
+          op.getLhsScale(),
+          op.getLhsLayoutAttr(),
+          op.getRhsLayoutAttr(),
+          op.getLhsScaleMMajor(),
+          op.getEpilogue(),
+          getElementTypeOrSelf(op.getType()),
+          rhs.getElementType(),
+          getElementTypeOrSelf(op.getRhsScale().getType()),
+          rhs.getDimSize(1),
+          *weightSource(op)};
+}
+
+/// The raw little-endian bytes of a constant tensor's elements (a splat
+/// repeated), or nothing for what has no byte-per-element storage (i1).
+std::optional<std::string> rawBytes(Attribute attr, RankedTensorType type) {
+  Type elt = type.getElementType();
+  if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  const size_t width = elt.getIntOrFloatBitWidth() / 8;
+  const size_t count = type.getNumElements();
+  ArrayRef<char> raw;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    raw = blob->getData();
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    raw = dense.getRawData();
+    if (dense.isSplat() && raw.size() == width) {
+      std::string out;
+      out.reserve(count * width);
+      for (size_t i = 0; i < count; ++i)
+        out.append(raw.data(), width);
+      return out;
+    }
+  } else {
+    return std::nullopt;
+  }
+  if (raw.size() != count * width)
+    return std::nullopt;
+  return std::string(raw.data(), raw.size());
+}
+
+/// The constants `values` concatenated along dimension 0 (row-major: their
+/// bytes one after the other), as one constant of `type`; null when one of
+/// them is not a plain dense constant.
+Value concatConstants(OpBuilder &b, Location loc, ValueRange values,
+                      RankedTensorType type) {
+  std::string bytes;
+  for (Value v : values) {
+    Attribute attr;
+    if (!matchPattern(v, m_Constant(&attr)))
+      return {};
+    std::optional<std::string> raw =
+        rawBytes(attr, cast<RankedTensorType>(v.getType()));
+    if (!raw)
+      return {};
+    bytes += *raw;
+  }
+  // A dense attribute, as the constant folders make (FP8 bytes, FP32
+  // scales): what the lowering to globals takes for every element type.
+  auto attr = DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(bytes.data(), bytes.size()));
+  return arith::ConstantOp::create(b, loc, type, attr);
+}
+
+/// The shapes of `values` concatenated along dimension 0.
+RankedTensorType concatType(ValueRange values) {
+  auto first = cast<RankedTensorType>(values.front().getType());
+  SmallVector<int64_t> shape(first.getShape());
+  shape[0] = 0;
+  for (Value v : values)
+    shape[0] += cast<RankedTensorType>(v.getType()).getDimSize(0);
+  return first.clone(shape);
+}
+
+/// `values` (constants or packed-weight results) concatenated along N.
+Value concatWeights(OpBuilder &b, Location loc, ValueRange values,
+                    WeightSource source) {
+  RankedTensorType type = concatType(values);
+  if (source == WeightSource::Constant)
+    return concatConstants(b, loc, values, type);
+  return tensor::ConcatOp::create(b, loc, type, /*dim=*/0, values);
+}
+
+/// Replaces the products of `group` (in block order, >= 2) by one product
+/// over their concatenated weights; false when the merged layout differs.
+bool mergeGroup(ArrayRef<ScaledMatmulOp> group) {
+  ScaledMatmulOp first = group.front();
+  SmallVector<Value> data, scales;
+  for (ScaledMatmulOp op : group) {
+    data.push_back(op.getRhs());
+    scales.push_back(op.getRhsScale());
+  }
+  RankedTensorType dataType = concatType(data);
+  ScaleLayoutAttr layout = first.getRhsLayoutAttr();
+  FailureOr<SmallVector<int64_t>> mergedBlock =
+      layout.getExpandedBlock(dataType.getShape());
+  for (ScaledMatmulOp op : group)
+    if (failed(mergedBlock) ||
+        layout.getExpandedBlock(
+            cast<RankedTensorType>(op.getRhs().getType()).getShape()) !=
+            *mergedBlock)
+      return false;
+
+  // The weights have no operands: their definitions move above the first
+  // product, where the merged one goes.
+  for (Value v : llvm::concat<Value>(data, scales))
+    if (Operation *def = v.getDefiningOp();
+        def && def->getBlock() == first->getBlock() &&
+        first->isBeforeInBlock(def))
+      def->moveBefore(first);
+  OpBuilder b(first);
+  Location loc = b.getFusedLoc(llvm::map_to_vector(
+      group, [](ScaledMatmulOp op) { return op.getLoc(); }));
+  WeightSource source = *weightSource(first);
+  Value mergedData = concatWeights(b, loc, data, source);
+  Value mergedScales = concatWeights(b, loc, scales, source);
+  if (!mergedData || !mergedScales)
+    return false;
+
+  auto resultType = cast<RankedTensorType>(first.getType());
+  const int64_t rank = resultType.getRank();
+  SmallVector<int64_t> shape(resultType.getShape());
+  shape[rank - 1] = dataType.getDimSize(0);
+  auto merged = ScaledMatmulOp::create(
+      b, loc, resultType.clone(shape),
+      ValueRange{first.getLhs(), first.getLhsScale(), mergedData, mergedScales},
+      first->getAttrs());
+
+  int64_t offset = 0;
+  for (ScaledMatmulOp op : group) {
+    auto type = cast<RankedTensorType>(op.getType());
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+        sizes = getAsIndexOpFoldResult(b.getContext(), type.getShape()),
+        strides(rank, b.getIndexAttr(1));
+    offsets[rank - 1] = b.getIndexAttr(offset);
+    offset += type.getDimSize(rank - 1);
+    Value slice = tensor::ExtractSliceOp::create(b, op.getLoc(), type, merged,
+                                                 offsets, sizes, strides);
+    op.getResult().replaceAllUsesWith(slice);
+  }
+  // Last: the builder inserts before the first of them.
+  for (ScaledMatmulOp op : group)
+    op.erase();
+  return true;
+}
+
+struct MergeSiblingProductsPass
+    : fp8::impl::FP8MergeSiblingProductsBase<MergeSiblingProductsPass> {
+  void runOnOperation() override {
+    // Per block, in order of the first product of each group.
+    llvm::MapVector<std::pair<Block *, SiblingKey>, SmallVector<ScaledMatmulOp>>
+        groups;
+    getOperation()->walk([&](ScaledMatmulOp op) {
+      if (canMerge(op))
+        groups[{op->getBlock(), siblingKey(op)}].push_back(op);
+    });
+    for (auto &entry : groups)
+      if (entry.second.size() > 1)
+        (void)mergeGroup(entry.second);
+  }
+};
+
+} // namespace
