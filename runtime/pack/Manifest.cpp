@@ -240,6 +240,8 @@ std::string checkTensor(const Tensor &t) {
   uint64_t bytes;
   if (t.name.empty())
     return "an empty name";
+  if (!t.parts.empty() && t.kind != Tensor::Kind::Concat)
+    return "parts, but not a concatenation";
   if (!tensorBytes(t.dtype, t.shape, bytes))
     return "an unsupported dtype (" + std::to_string(t.dtype) + ") or shape (" +
            formatShape(t.shape) +

@@ -726,6 +726,11 @@ TEST(Pack, ConcatenationsAreTheirPartsInOrder) {
   EXPECT_NE(parseManifest(j.dump(), back, "m.json")
                 .find("the parts have 4 rows, the tensor 3"),
             std::string::npos);
+  // Parts on a tensor of another kind (made in memory) are refused too.
+  Manifest odd = m;
+  odd.tensors[2].parts = m.tensors[0].parts;
+  EXPECT_NE(packWeights(odd, o, out).find("parts, but not a concatenation"),
+            std::string::npos);
 }
 
 //===----------------------------------------------------------------------===//

@@ -16,7 +16,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
@@ -87,58 +86,54 @@ SiblingKey siblingKey(ScaledMatmulOp op) {
           *weightSource(op)};
 }
 
-/// The raw little-endian bytes of a constant tensor's elements (a splat
-/// repeated), or nothing for what has no byte-per-element storage (i1).
-std::optional<std::string> rawBytes(Attribute attr, RankedTensorType type) {
+/// Appends the raw little-endian bytes of a constant tensor's elements (a
+/// splat repeated) to `out`; false for what has no byte-per-element storage
+/// (i1) or is not a dense constant.
+bool appendRawBytes(Attribute attr, RankedTensorType type, std::string &out) {
   Type elt = type.getElementType();
   if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() % 8 != 0)
-    return std::nullopt;
+    return false;
   const size_t width = elt.getIntOrFloatBitWidth() / 8;
   const size_t count = type.getNumElements();
   ArrayRef<char> raw;
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
-      return std::nullopt;
+      return false;
     raw = blob->getData();
   } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
     raw = dense.getRawData();
     if (dense.isSplat() && raw.size() == width) {
-      std::string out;
-      out.reserve(count * width);
       for (size_t i = 0; i < count; ++i)
         out.append(raw.data(), width);
-      return out;
+      return true;
     }
   } else {
-    return std::nullopt;
+    return false;
   }
   if (raw.size() != count * width)
-    return std::nullopt;
-  return std::string(raw.data(), raw.size());
+    return false;
+  out.append(raw.data(), raw.size());
+  return true;
 }
 
 /// The constants `values` concatenated along dimension 0 (row-major: their
-/// bytes one after the other), as one constant of `type`; null when one of
-/// them is not a plain dense constant.
-Value concatConstants(OpBuilder &b, Location loc, ValueRange values,
-                      RankedTensorType type) {
+/// bytes one after the other), or nothing when one of them is not a plain
+/// dense constant.
+std::optional<DenseElementsAttr> concatConstants(ValueRange values,
+                                                 RankedTensorType type) {
   std::string bytes;
+  bytes.reserve(type.getNumElements() * (type.getElementTypeBitWidth() / 8));
   for (Value v : values) {
     Attribute attr;
-    if (!matchPattern(v, m_Constant(&attr)))
-      return {};
-    std::optional<std::string> raw =
-        rawBytes(attr, cast<RankedTensorType>(v.getType()));
-    if (!raw)
-      return {};
-    bytes += *raw;
+    if (!matchPattern(v, m_Constant(&attr)) ||
+        !appendRawBytes(attr, cast<RankedTensorType>(v.getType()), bytes))
+      return std::nullopt;
   }
   // A dense attribute, as the constant folders make (FP8 bytes, FP32
   // scales): what the lowering to globals takes for every element type.
-  auto attr = DenseElementsAttr::getFromRawBuffer(
+  return DenseElementsAttr::getFromRawBuffer(
       type, ArrayRef<char>(bytes.data(), bytes.size()));
-  return arith::ConstantOp::create(b, loc, type, attr);
 }
 
 /// The shapes of `values` concatenated along dimension 0.
@@ -151,12 +146,13 @@ RankedTensorType concatType(ValueRange values) {
   return first.clone(shape);
 }
 
-/// `values` (constants or packed-weight results) concatenated along N.
+/// `values` (packed-weight results, or constants already concatenated
+/// into `folded`) concatenated along N.
 Value concatWeights(OpBuilder &b, Location loc, ValueRange values,
-                    WeightSource source) {
+                    std::optional<DenseElementsAttr> folded) {
   RankedTensorType type = concatType(values);
-  if (source == WeightSource::Constant)
-    return concatConstants(b, loc, values, type);
+  if (folded)
+    return arith::ConstantOp::create(b, loc, type, *folded);
   return tensor::ConcatOp::create(b, loc, type, /*dim=*/0, values);
 }
 
@@ -180,6 +176,15 @@ bool mergeGroup(ArrayRef<ScaledMatmulOp> group) {
             *mergedBlock)
       return false;
 
+  // Constants are concatenated here: all of them readable, or no change.
+  std::optional<DenseElementsAttr> foldedData, foldedScales;
+  if (*weightSource(first) == WeightSource::Constant) {
+    foldedData = concatConstants(data, dataType);
+    foldedScales = concatConstants(scales, concatType(scales));
+    if (!foldedData || !foldedScales)
+      return false;
+  }
+
   // The weights have no operands: their definitions move above the first
   // product, where the merged one goes.
   for (Value v : llvm::concat<Value>(data, scales))
@@ -190,11 +195,8 @@ bool mergeGroup(ArrayRef<ScaledMatmulOp> group) {
   OpBuilder b(first);
   Location loc = b.getFusedLoc(llvm::map_to_vector(
       group, [](ScaledMatmulOp op) { return op.getLoc(); }));
-  WeightSource source = *weightSource(first);
-  Value mergedData = concatWeights(b, loc, data, source);
-  Value mergedScales = concatWeights(b, loc, scales, source);
-  if (!mergedData || !mergedScales)
-    return false;
+  Value mergedData = concatWeights(b, loc, data, foldedData);
+  Value mergedScales = concatWeights(b, loc, scales, foldedScales);
 
   auto resultType = cast<RankedTensorType>(first.getType());
   const int64_t rank = resultType.getRank();
@@ -208,10 +210,13 @@ bool mergeGroup(ArrayRef<ScaledMatmulOp> group) {
   int64_t offset = 0;
   for (ScaledMatmulOp op : group) {
     auto type = cast<RankedTensorType>(op.getType());
+    // The merged result's sizes (a dynamic M or batch as tensor.dim of
+    // it), but N.
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
-        sizes = getAsIndexOpFoldResult(b.getContext(), type.getShape()),
+        sizes = tensor::getMixedSizes(b, op.getLoc(), merged),
         strides(rank, b.getIndexAttr(1));
     offsets[rank - 1] = b.getIndexAttr(offset);
+    sizes[rank - 1] = b.getIndexAttr(type.getDimSize(rank - 1));
     offset += type.getDimSize(rank - 1);
     Value slice = tensor::ExtractSliceOp::create(b, op.getLoc(), type, merged,
                                                  offsets, sizes, strides);

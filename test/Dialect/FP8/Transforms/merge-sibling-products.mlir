@@ -88,3 +88,24 @@ func.func @not_merged(%a: tensor<64x256xf8E4M3FN>, %st: tensor<f32>, %sb: tensor
   %y2 = fp8.scaled_matmul %a, %sr2 layout<row>, %w, %rs layout<row> transpose_rhs : (tensor<64x256xf8E4M3FN>, tensor<64x1xf32>, tensor<128x256xf8E4M3FN>, tensor<128x1xf32>) -> tensor<64x128xbf16>
   return %t1, %t2, %b1, %b2, %r1, %r2, %x1, %x2, %y1, %y2 : tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x128xbf16>
 }
+
+// -----
+
+// A dynamic M (the CPU path's dynamic tokens): the slices take the merged
+// result's runtime rows.
+
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK: %[[Y:.*]] = fp8.scaled_matmul {{.*}} -> tensor<?x3xf32>
+// CHECK: %[[M:.*]] = tensor.dim %[[Y]], %{{.*}}
+// CHECK: tensor.extract_slice %[[Y]][0, 0] [%[[M]], 2] [1, 1] : tensor<?x3xf32> to tensor<?x2xf32>
+// CHECK: %[[M2:.*]] = tensor.dim %[[Y]], %{{.*}}
+// CHECK: tensor.extract_slice %[[Y]][0, 2] [%[[M2]], 1] [1, 1] : tensor<?x3xf32> to tensor<?x1xf32>
+func.func @dynamic_rows(%a: tensor<?x4xf8E4M3FN>, %sa: tensor<?x1xf32>) -> (tensor<?x2xf32>, tensor<?x1xf32>) {
+  %w1 = arith.constant dense<1.0> : tensor<2x4xf8E4M3FN>
+  %s1 = arith.constant dense<2.0> : tensor<2x1xf32>
+  %w2 = arith.constant dense<-1.0> : tensor<1x4xf8E4M3FN>
+  %s2 = arith.constant dense<8.0> : tensor<1x1xf32>
+  %y1 = fp8.scaled_matmul %a, %sa layout<row>, %w1, %s1 layout<row> transpose_rhs : (tensor<?x4xf8E4M3FN>, tensor<?x1xf32>, tensor<2x4xf8E4M3FN>, tensor<2x1xf32>) -> tensor<?x2xf32>
+  %y2 = fp8.scaled_matmul %a, %sa layout<row>, %w2, %s2 layout<row> transpose_rhs : (tensor<?x4xf8E4M3FN>, tensor<?x1xf32>, tensor<1x4xf8E4M3FN>, tensor<1x1xf32>) -> tensor<?x1xf32>
+  return %y1, %y2 : tensor<?x2xf32>, tensor<?x1xf32>
+}
