@@ -22,6 +22,8 @@
 # --fp8-attention: the fused attention on FP8 q, k, v. A suffix "-nopp"
 # (outermost of all: current-all-fast-fp8attn-nopp) adds
 # --attention-ping-pong=false (the FP8 attention kernel without ping-pong).
+# A suffix "-nomerge" (before "-layer": rowwise-all-fast-nomerge-layer) adds
+# --merge-products=false (q, k, v and gate, up as separate GEMMs).
 # A suffix "-layer" (outermost of all: current-all-fast-layer) compiles the
 # decoder layer alone (bench/layer/extract_layer.py: hidden states and
 # rotary cos/sin in, the layer's output out; EXPORT_DIR/layer.onnx, made
@@ -44,6 +46,9 @@ for r0 in "${recipes[@]}"; do
     [ -f "$model" ] || /usr/bin/python3 "$root/bench/layer/extract_layer.py" \
       "$export_dir/model.onnx" "$model"
   fi
+  rm=${r%-nomerge}
+  [ "$rm" != "$r" ] && extra+=(--merge-products=false)
+  r=$rm
   rp=${r%-nopp}
   [ "$rp" != "$r" ] && extra+=(--attention-ping-pong=false)
   rr=${rp%-fp8attn}

@@ -81,7 +81,9 @@ static cl::opt<cl::boolOrDefault> mergeProducts(
              "gate, up) as one product over the concatenated weights "
              "(fp8-merge-sibling-products): one GEMM kernel instead of "
              "three; the same values. Default: on for the GPU targets, off "
-             "for the CPU"),
+             "for the CPU. With --gemm-epilogues, SiLU(gate) * up then stays "
+             "out of the (merged) up GEMM: --merge-products=false keeps it "
+             "there"),
     cl::cat(category));
 static cl::opt<bool> attentionPingPong(
     "attention-ping-pong",
