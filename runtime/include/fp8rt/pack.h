@@ -149,7 +149,9 @@ std::string toJSON(const Manifest &manifest);
 /// known; shapes non-negative and without overflow; sizes consistent:
 /// a copy's length is its shape's bytes, a data tensor's shape is
 /// dataShape and at least the permuted source shape, a scale tensor's shape
-/// and dtype are the quantization's; names distinct and non-empty;
+/// and dtype are the quantization's; a concatenation's parts are data or
+/// scales of its dtype whose first dimensions add up to its own, the rest
+/// equal; names distinct and non-empty;
 /// locations relative without "..": see confinement in packWeights).
 /// Returns an error message naming `what` (the manifest's path) and the
 /// tensor, or "".
