@@ -157,8 +157,9 @@ Value concatWeights(OpBuilder &b, Location loc, ValueRange values,
 }
 
 /// Replaces the products of `group` (in block order, >= 2) by one product
-/// over their concatenated weights; false when the merged layout differs.
-bool mergeGroup(ArrayRef<ScaledMatmulOp> group) {
+/// over their concatenated weights, unless the merged scale layout differs
+/// or a constant cannot be read (then nothing changes).
+void mergeGroup(ArrayRef<ScaledMatmulOp> group) {
   ScaledMatmulOp first = group.front();
   SmallVector<Value> data, scales;
   for (ScaledMatmulOp op : group) {
@@ -174,7 +175,7 @@ bool mergeGroup(ArrayRef<ScaledMatmulOp> group) {
         layout.getExpandedBlock(
             cast<RankedTensorType>(op.getRhs().getType()).getShape()) !=
             *mergedBlock)
-      return false;
+      return;
 
   // Constants are concatenated here: all of them readable, or no change.
   std::optional<DenseElementsAttr> foldedData, foldedScales;
@@ -182,7 +183,7 @@ bool mergeGroup(ArrayRef<ScaledMatmulOp> group) {
     foldedData = concatConstants(data, dataType);
     foldedScales = concatConstants(scales, concatType(scales));
     if (!foldedData || !foldedScales)
-      return false;
+      return;
   }
 
   // The weights have no operands: their definitions move above the first
@@ -207,14 +208,14 @@ bool mergeGroup(ArrayRef<ScaledMatmulOp> group) {
       ValueRange{first.getLhs(), first.getLhsScale(), mergedData, mergedScales},
       first->getAttrs());
 
+  // Each slice has the merged result's sizes (a dynamic M or batch as
+  // tensor.dim of it) but N.
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, merged),
+                            strides(rank, b.getIndexAttr(1));
   int64_t offset = 0;
   for (ScaledMatmulOp op : group) {
     auto type = cast<RankedTensorType>(op.getType());
-    // The merged result's sizes (a dynamic M or batch as tensor.dim of
-    // it), but N.
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
-        sizes = tensor::getMixedSizes(b, op.getLoc(), merged),
-        strides(rank, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
     offsets[rank - 1] = b.getIndexAttr(offset);
     sizes[rank - 1] = b.getIndexAttr(type.getDimSize(rank - 1));
     offset += type.getDimSize(rank - 1);
@@ -225,7 +226,6 @@ bool mergeGroup(ArrayRef<ScaledMatmulOp> group) {
   // Last: the builder inserts before the first of them.
   for (ScaledMatmulOp op : group)
     op.erase();
-  return true;
 }
 
 struct MergeSiblingProductsPass
@@ -240,7 +240,7 @@ struct MergeSiblingProductsPass
     });
     for (auto &entry : groups)
       if (entry.second.size() > 1)
-        (void)mergeGroup(entry.second);
+        mergeGroup(entry.second);
   }
 };
 
