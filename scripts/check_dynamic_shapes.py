@@ -5,6 +5,7 @@ and against onnxruntime, on a decoder step with a KV cache.
 
     check_dynamic_shapes.py MODEL_DIR [--recipe R[,R...]] [--build BUILD]
                             [--work DIR] [--ort-prefix DIR] [--node NODE]
+                            [--target T [--compile-only | --prebuilt]]
 
 MODEL_DIR holds model.onnx with inputs input_ids, attention_mask,
 position_ids and past_key_values.<i>.key/value [batch, heads, past, dim]
@@ -33,8 +34,20 @@ passes shapes through), a run outside the bounds (an error naming the input
 and its bounds), and the same library still giving the same outputs after
 it. Prints one line per check ("ok" or "FAIL") and "dynamic shapes: PASS";
 exits 1 on any failure.
+
+GPU libraries (--target sm_90a) are compiled here and run on the GPU
+machine: `--compile-only` compiles every library and writes the inputs and
+onnxruntime's outputs into WORK; there `--prebuilt --work WORK --build
+BIN_DIR` (BIN_DIR holding fp8-run) runs the same checks, and two more per
+recipe: runs at alternating shapes through CUDA graphs (FP8RT_CUDA_GRAPH=1:
+a graph per set of addresses and dimensions) equal to the plain runs bit
+for bit, and runs on torch CUDA tensors equal to the numpy runs with no
+host-to-device copy (when torch is installed).
 """
+# (torch is optional: the GPU run's device-tensor check.)
+# fp8-opt-deps: device-only (torch)
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -91,6 +104,24 @@ def rel_l2(a, ref):
     return err / den if den > 0 else err
 
 
+def load_meta(model, work, prebuilt):
+    """Heads, head size and layers from the model's past inputs (saved in
+    WORK/meta.json for a --prebuilt run, where onnx may be missing)."""
+    path = os.path.join(work, "meta.json")
+    if prebuilt:
+        with open(path) as f:
+            meta = json.load(f)
+        return meta["heads"], meta["dim"], meta["layers"]
+    import onnx
+    graph = onnx.load(model, load_external_data=False).graph
+    pasts = [i for i in graph.input if i.name.startswith("past_key_values.")]
+    dims = pasts[0].type.tensor_type.shape.dim
+    heads, dim, layers = dims[1].dim_value, dims[3].dim_value, len(pasts) // 2
+    with open(path, "w") as f:
+        json.dump({"heads": heads, "dim": dim, "layers": layers}, f)
+    return heads, dim, layers
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -98,6 +129,15 @@ def main():
     ap.add_argument("--recipe", default="current")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work", default=None)
+    ap.add_argument("--target", default="cpu",
+                    help="fp8-compile --target (cpu, or sm_90a: run where the GPU is, "
+                         "after --compile-only here)")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="compile every library and write the inputs and onnxruntime's "
+                         "outputs into WORK, run nothing")
+    ap.add_argument("--prebuilt", action="store_true",
+                    help="run WORK's libraries on WORK's inputs (from --compile-only); "
+                         "--build is then the folder holding fp8-run")
     ap.add_argument("--ort-prefix",
                     default=os.environ.get("FP8_ORT_PREFIX", os.path.join(ROOT, "build", "ort")))
     ap.add_argument("--node", default=shutil.which("node") or "node")
@@ -105,7 +145,8 @@ def main():
     model = os.path.join(args.model_dir, "model.onnx")
     work = args.work or os.path.join(args.build, "check-dynamic-shapes")
     os.makedirs(work, exist_ok=True)
-    bindir = os.path.join(args.build, "bin")
+    bindir = args.build if args.prebuilt else os.path.join(args.build, "bin")
+    gpu = args.target != "cpu"
     failures = []
 
     def check(what, value, bound):
@@ -116,52 +157,65 @@ def main():
             failures.append(what)
 
     def compile_lib(out, shape_args, recipe, flags=()):
+        if args.prebuilt:
+            if not os.path.exists(out):
+                raise SystemExit(f"error: {out} missing: run --compile-only first")
+            return out
         cmd = [os.path.join(bindir, "fp8-compile"), model, "-o", out, "--recipe", recipe,
-               "--quiet", *flags]
+               "--target", args.target, "--quiet", *flags]
         for a in shape_args:
             cmd += ["--input-shape", a]
         if subprocess.run(cmd).returncode != 0:
             raise SystemExit(f"error: {' '.join(cmd)} failed")
         return out
 
-    # Heads, head size and layers from the model's past inputs.
-    import onnx
-    graph = onnx.load(model, load_external_data=False).graph
-    pasts = [i for i in graph.input if i.name.startswith("past_key_values.")]
-    dims = pasts[0].type.tensor_type.shape.dim
-    heads, dim, layers = dims[1].dim_value, dims[3].dim_value, len(pasts) // 2
+    def load(path):
+        return None if args.compile_only else fp8rt.Model(path)
+
+    heads, dim, layers = load_meta(model, work, args.prebuilt)
     spec = [s.format(heads=heads, dim=dim) for s in bounds_args(layers)]
 
     recipes = ["none"] + [r for r in args.recipe.split(",") if r]
-    dynamic = {r: fp8rt.Model(compile_lib(os.path.join(work, f"dynamic-{r}.so"), spec, r))
+    dynamic = {r: load(compile_lib(os.path.join(work, f"dynamic-{r}.so"), spec, r))
                for r in recipes}
     m = dynamic["none"]
-    print("dynamic library inputs: " +
-          ", ".join(f"{i.name} {i.shape_text()}" for i in m.inputs), flush=True)
+    if m:
+        print("dynamic library inputs: " +
+              ", ".join(f"{i.name} {i.shape_text()}" for i in m.inputs), flush=True)
 
     first = None
+    runs = {}  # (recipe, tag) -> the dynamic library's outputs
     for shape in SHAPES:
         b, s, p = shape
         tag = f"b{b}-s{s}-p{p}"
         ins = make_inputs(shape, heads, dim, layers)
         data = os.path.join(work, tag)
         os.makedirs(data, exist_ok=True)
-        for k, (name, a) in enumerate(ins):
-            write_tensor(os.path.join(data, f"input_{k}.pb"), a, name)
-        ort = subprocess.run([args.node, os.path.join(HERE, "ort", "ort_run.js"),
-                              "--prefix", args.ort_prefix, model, data])
-        if ort.returncode != 0:
-            raise SystemExit("error: onnxruntime-node failed")
-        refs = [read_tensor(os.path.join(data, f"output_{k}.pb"))[1]
-                for k in range(len(m.outputs))]
+        if not args.prebuilt:
+            for k, (name, a) in enumerate(ins):
+                write_tensor(os.path.join(data, f"input_{k}.pb"), a, name)
+            ort = subprocess.run([args.node, os.path.join(HERE, "ort", "ort_run.js"),
+                                  "--prefix", args.ort_prefix, model, data])
+            if ort.returncode != 0:
+                raise SystemExit("error: onnxruntime-node failed")
         static_spec = [f"{name}={'x'.join(map(str, a.shape))}" for name, a in ins]
         arrays = [a for _, a in ins]
+        if args.compile_only:
+            for r in recipes:
+                compile_lib(os.path.join(work, f"static-{tag}-{r}.so"), static_spec, r)
+                if r != "none":
+                    compile_lib(os.path.join(work, f"static-{tag}-{r}-unfused.so"),
+                                static_spec, r, ["--fuse-attention=false"])
+            continue
+        refs = [read_tensor(os.path.join(data, f"output_{k}.pb"))[1]
+                for k in range(len(m.outputs))]
         print(f"batch {b}, seq {s}, past {p}:", flush=True)
         for r in recipes:
             label = "fp32" if r == "none" else r
             static = fp8rt.Model(compile_lib(os.path.join(work, f"static-{tag}-{r}.so"),
                                              static_spec, r))
             got = dynamic[r].run(*arrays)
+            runs[(r, tag)] = got
             want = static.run(*arrays)
             static.close()
             if r != "none":
@@ -191,6 +245,10 @@ def main():
                     d = default[[o.name for o in m.outputs].index(info.name)]
                     check(f"{label} dyn/ort {info.name}", rel_l2(g, ref),
                           min(0.1, 1.5 * rel_l2(d, ref) + 1e-6))
+    if args.compile_only:
+        print(f"compiled {len(recipes) * (1 + 2 * len(SHAPES)) - len(SHAPES)} "
+              f"libraries for {args.target} into {work}")
+        return 0
 
     # fp8-run passes the shapes of its inputs through (and checks against
     # onnxruntime's outputs in the same folder).
@@ -218,11 +276,68 @@ def main():
     if not same:
         failures.append("after refused run")
 
+    if gpu:
+        check_gpu_runs(work, recipes, runs, heads, dim, layers, failures)
+
     if failures:
         print(f"dynamic shapes: FAIL ({len(failures)}: {', '.join(failures[:5])})")
         return 1
     print("dynamic shapes: PASS")
     return 0
+
+
+def check_gpu_runs(work, recipes, runs, heads, dim, layers, failures):
+    """A GPU library's runs at alternating shapes through CUDA graphs (one
+    graph per set of addresses and dimensions: a replay at another shape
+    would reuse the wrong grids) and with torch tensors on the device (the
+    sizes from the tensors, no host copy): outputs equal to the plain runs
+    bit for bit."""
+    order = SHAPES + SHAPES[::-1] + SHAPES
+    os.environ["FP8RT_CUDA_GRAPH"] = "1"
+    try:
+        for r in recipes:
+            g = fp8rt.Model(os.path.join(work, f"dynamic-{r}.so"))
+            same = 0
+            for shape in order:
+                b, s, p = shape
+                got = g.run(*[a for _, a in make_inputs(shape, heads, dim, layers)])
+                same += all(np.array_equal(x, y)
+                            for x, y in zip(got, runs[(r, f"b{b}-s{s}-p{p}")]))
+            g.close()
+            ok = same == len(order)
+            print(f"cuda graphs {r}: {same}/{len(order)} runs at alternating shapes "
+                  f"equal to the plain runs  {'ok' if ok else 'FAIL'}", flush=True)
+            if not ok:
+                failures.append(f"cuda graphs {r}")
+    finally:
+        os.environ.pop("FP8RT_CUDA_GRAPH", None)
+    try:
+        import torch
+    except ImportError:
+        print("device tensors: torch not installed, skipped")
+        return
+    for r in recipes:
+        lib = fp8rt.Model(os.path.join(work, f"dynamic-{r}.so"))
+        same = 0
+        for shape in SHAPES[1:3]:
+            b, s, p = shape
+            ins = [torch.from_numpy(a).cuda()
+                   for _, a in make_inputs(shape, heads, dim, layers)]
+            got = lib.run(*ins)
+            torch.cuda.synchronize()
+            same += all(isinstance(x, torch.Tensor) and x.is_cuda and
+                        np.array_equal(x.cpu().numpy(), y)
+                        for x, y in zip(got, runs[(r, f"b{b}-s{s}-p{p}")]))
+        copies = lib.last_run_copies()
+        lib.close()
+        # Nothing staged through the host (the check status, 16 bytes, is
+        # the one copy back when the model has run-time checks).
+        ok = same == 2 and copies["host_to_device"] == 0 and \
+            copies["device_to_host"] <= 16
+        print(f"device tensors {r}: {same}/2 shapes equal to the numpy runs, "
+              f"last run's copies {copies}  {'ok' if ok else 'FAIL'}", flush=True)
+        if not ok:
+            failures.append(f"device tensors {r}")
 
 
 if __name__ == "__main__":

@@ -66,9 +66,17 @@ def FP8OutlineScaledMatmuls : Pass<"fp8-outline-scaled-matmuls",
     After bufferization (`buffer-results-to-out-params`) the function takes
     `(lhs, lhs_scale, rhs, rhs_scale, [bias], out)` memrefs, and
     `convert-fp8-gemm-to-gpu` replaces its body with a tensor-core kernel
-    launch where the kernel supports the shape and layouts.
+    launch where the kernel supports the shape and layouts. A product of
+    dynamic shape (M at run time) gets its destination from the caller: a
+    `tensor.empty` of the op's reified sizes passed last, into which the
+    body writes (`bufferization.materialize_in_destination`), so that the
+    bufferized function has the same `(..., out)` form (bufferization's
+    `drop-equivalent-buffer-results` removes the result; the upstream
+    out-parameter pass cannot allocate a dynamic result at the call).
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 def FP8FuseGemmEpilogues : Pass<"fp8-fuse-gemm-epilogues",
@@ -134,7 +142,8 @@ def FP8OutlineAttention : Pass<"fp8-outline-attention", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
@@ -294,19 +303,25 @@ def FP8GPUMapLoops : Pass<"fp8-gpu-map-loops", "::mlir::func::FuncOp"> {
   ];
 }
 
-def FP8GPURequireStaticShapes : Pass<"fp8-gpu-require-static-shapes",
-                                     "::mlir::ModuleOp"> {
-  let summary = "Refuse dynamic shapes before the GPU lowering";
+def FP8GPUDynamicKernelOperands : Pass<"fp8-gpu-dynamic-kernel-operands",
+                                       "::mlir::ModuleOp"> {
+  let summary = "Pass memrefs of dynamic shape to kernels as a base pointer "
+                "and their sizes";
   let description = [{
-    The GPU kernels take static shapes only (dynamic shapes are CPU-only
-    for now, docs/Decoding.md). Without this check a dynamic model fails
-    deep in the lowering ("failed to legalize operation 'gpu.func'",
-    "cannot create out param for dynamically shaped result"). This pass,
-    the first of `fp8-gpu-lowering-pipeline`, fails on the first function
-    argument or result (named by its `onnx.name`), or else the first op
-    result, whose tensor or memref type has a dynamic dimension, saying
-    how to get a static module.
+    The kernels use the bare-pointer calling convention (one pointer per
+    memref), which MLIR only has for memrefs of static shape and layout.
+    Every kernel argument (`gpu.func` with `gpu.kernel`) of memref type
+    with a dynamic size, offset or stride becomes the base buffer (a rank-0
+    memref: one pointer) followed by index arguments for its dynamic
+    offset, sizes and strides, in that order; the kernel rebuilds the
+    memref, of the same type, with `memref.reinterpret_cast` at its start.
+    Each `gpu.launch_func` of the kernel passes them from
+    `memref.extract_strided_metadata` of its operand. Run after
+    `gpu-kernel-outlining` (the mapped loops' kernels; the GEMM and
+    attention kernels are made as `gpu.func`s). Kernels whose memrefs are
+    all static are left alone, so a static module is unchanged.
   }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 def FP8GPUMergeKernelModules : Pass<"fp8-gpu-merge-kernel-modules",

@@ -6,6 +6,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "FP8/FP8Dialect.td"
 include "FP8/FP8Attributes.td"
 
@@ -163,7 +164,7 @@ def FP8_HistoryUpdateOp : FP8_Op<"history_update",
 //===----------------------------------------------------------------------===//
 
 def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
-    [Pure]> {
+    [Pure, DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "FP8 x FP8 matrix product with scales, FP32 accumulation";
   let description = [{
     `result = epilogue(dequantize(lhs) @ dequantize(rhs) + bias)` with FP32
@@ -230,7 +231,8 @@ def FP8_ScaledMatmulOp : FP8_Op<"scaled_matmul",
 // attention
 //===----------------------------------------------------------------------===//
 
-def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments]> {
+def FP8_AttentionOp : FP8_Op<"attention", [Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface, ["reifyResultShapes"]>]> {
   let summary = "scaled dot-product attention (softmax(scale * q k^T + mask) v)";
   let description = [{
     Multi-head attention with grouped-query heads, as one op: the importer

@@ -31,7 +31,7 @@ the slot of each sequence's new token (`cache_position`), so nothing is
 appended or copied after a step; the attention mask covers the CAPACITY
 slots (valid: each sequence's tokens, the new one included).
 
---dynamic (CPU): one library with dynamic dimensions instead -- batch
+--dynamic: one library with dynamic dimensions instead -- batch
 1..8 (or the batch), WIDTH new tokens at most, a past of 0..CAPACITY --
 and a cache that grows: each step's present outputs are the next step's
 past, as onnxruntime's loop does; prompts are left-padded (masked) to the
@@ -169,6 +169,12 @@ class Arrays:
             return self.torch.from_numpy(np.ascontiguousarray(a)).cuda()
         return a
 
+    def concat(self, arrays):
+        """Along the last dimension."""
+        if self.torch:
+            return self.torch.cat(arrays, -1)
+        return np.concatenate(arrays, -1)
+
     def host(self, a):
         return a.cpu().numpy() if self.torch else a
 
@@ -257,10 +263,13 @@ def generate(prefill, decode, prompts, steps, capacity, xp, times=None):
     return xp.host(tokens).tolist()
 
 
-def generate_growing(lib, prompts, steps, capacity):
+def generate_growing(lib, prompts, steps, capacity, xp, times=None):
     """Greedy generation on one library with dynamic dimensions: the cache
     grows by one token per step (present -> past), nothing is copied into
-    a preallocated one. Numpy arrays on the host."""
+    a preallocated one. `xp`'s arrays: numpy on the host, or torch tensors
+    on the GPU (the library reads and writes them in place; each step's
+    outputs are new device tensors). `times` receives each step's wall
+    time in seconds."""
     names = [i.name for i in lib.inputs]
     if names[:3] != ["input_ids", "attention_mask", "position_ids"]:
         sys.exit(f"error: the library's inputs {names} are not a decoder step's")
@@ -275,17 +284,35 @@ def generate_growing(lib, prompts, steps, capacity):
     mask = np.zeros((batch, longest), np.int64)
     for r, p in enumerate(prompts):
         ids[r, longest - len(p):], mask[r, longest - len(p):] = p, 1
-    pos = np.maximum(np.cumsum(mask, 1) - 1, 0)
-    past = [np.zeros((batch, i.shape[1], 0, i.shape[3]), i.numpy_dtype)
+    pos = xp.array(np.maximum(np.cumsum(mask, 1) - 1, 0))
+    ids, mask = xp.array(ids), xp.array(mask)
+    past = [xp.zeros((batch, i.shape[1], 0, i.shape[3]), i.numpy_dtype)
             for i in lib.inputs[3:]]
-    tokens = np.zeros((batch, steps), np.int64)
+    tokens = xp.zeros((batch, steps), np.int64)
+    one = xp.array(np.ones((batch, 1), np.int64))
     for step in range(steps):
+        start = time.perf_counter()
         logits, *past = lib.run(ids, mask, pos, *past)
-        tokens[:, step] = logits[:, -1].argmax(-1)
-        ids = tokens[:, step:step + 1]
-        mask = np.concatenate([mask, np.ones((batch, 1), np.int64)], 1)
+        nxt = logits[:, -1].argmax(-1)
+        tokens[:, step] = nxt
+        ids = nxt[:, None]  # [batch, 1], contiguous
+        mask = xp.concat([mask, one])
         pos = pos[:, -1:] + 1
-    return tokens.tolist()
+        if times is not None:
+            xp.synchronize()
+            times.append(time.perf_counter() - start)
+    return xp.host(tokens).tolist()
+
+
+def report_times(args, lib, xp, prompts, times):
+    """--time: the decode steps' median on stderr (the first step is the
+    prefill)."""
+    if args.time and len(times) > 1:
+        ms = 1e3 * float(np.median(times[1:]))
+        print(f"decode: {lib.device}{' (torch tensors)' if xp.torch else ''}, "
+              f"batch {len(prompts)}: median {ms:.3f} ms per decode step over "
+              f"{len(times) - 1} steps ({len(prompts) / ms * 1e3:.0f} tokens/s); prefill "
+              f"{1e3 * times[0]:.3f} ms", file=sys.stderr)
 
 
 def main():
@@ -305,7 +332,7 @@ def main():
                     help="run these libraries instead of compiling")
     ap.add_argument("--dynamic", action="store_true",
                     help="one library with dynamic dimensions and a growing cache "
-                         "(CPU; see above)")
+                         "(see above)")
     ap.add_argument("--in-place", action="store_true",
                     help="a decode library that updates the cache in place "
                          "(--kv-cache-in-place; see above)")
@@ -324,17 +351,21 @@ def main():
         for _, cmd in compile_commands(args, len(prompts)):
             print(shlex.join(cmd))
         return
-    if args.dynamic and (args.kv_cache or args.target != "cpu" or args.libs or
-                         args.in_place):
-        sys.exit("error: --dynamic runs one CPU library without --kv-cache, --libs "
-                 "or --in-place")
+    if args.dynamic and (args.kv_cache or args.in_place or
+                         (args.libs and len(set(args.libs)) != 1)):
+        sys.exit("error: --dynamic runs one library (--libs LIB LIB) without "
+                 "--kv-cache or --in-place")
     os.makedirs(args.work, exist_ok=True)
     if args.dynamic:
-        (lib,) = compile_libraries(args, len(prompts))
+        (lib,) = args.libs[:1] if args.libs else compile_libraries(args, len(prompts))
         if args.compile_only:
             print(lib)
             return
-        tokens = generate_growing(fp8rt.Model(lib), prompts, args.steps, args.capacity)
+        model = fp8rt.Model(lib)
+        times = []
+        xp = Arrays(model.device)
+        tokens = generate_growing(model, prompts, args.steps, args.capacity, xp, times)
+        report_times(args, model, xp, prompts, times)
         print(json.dumps(tokens) if args.json else
               "\n".join(f"{p} -> {t}" for p, t in zip(prompts, tokens)))
         return
@@ -346,12 +377,7 @@ def main():
     times = []
     xp = Arrays(prefill.device)
     tokens = generate(prefill, decode, prompts, args.steps, args.capacity, xp, times)
-    if args.time and len(times) > 1:
-        ms = 1e3 * float(np.median(times[1:]))
-        print(f"decode: {prefill.device}{' (torch tensors)' if xp.torch else ''}, "
-              f"batch {len(prompts)}: median {ms:.3f} ms per decode step over "
-              f"{len(times) - 1} steps ({len(prompts) / ms * 1e3:.0f} tokens/s); prefill "
-              f"{1e3 * times[0]:.3f} ms", file=sys.stderr)
+    report_times(args, prefill, xp, prompts, times)
     if args.json:
         print(json.dumps(tokens))
     else:

@@ -200,8 +200,6 @@ public:
       return e;
     if (llvm::Error e = checkOutputs())
       return e;
-    if (llvm::Error e = refuseDynamicOnGPU())
-      return e;
     if (llvm::Error e = applyKVCache())
       return e;
     if (llvm::Error e = applyRecipe())
@@ -260,33 +258,6 @@ private:
     module = std::move(*imported);
     for (const std::string &file : externalFiles)
       guard.addInput(file, "the model's external data");
-    return llvm::Error::success();
-  }
-
-  /// The GPU kernels take static shapes only (issue 14 builds the CPU path
-  /// first): a model with dynamic dimensions is refused, naming the input.
-  llvm::Error refuseDynamicOnGPU() {
-    if (!o.isGPU())
-      return llvm::Error::success();
-    for (auto func : module->getOps<func::FuncOp>()) {
-      if (func.isExternal() || func.isPrivate())
-        continue;
-      for (auto [i, t] : llvm::enumerate(func.getArgumentTypes())) {
-        auto tensor = dyn_cast<RankedTensorType>(t);
-        if (!tensor || tensor.hasStaticShape())
-          continue;
-        std::string name = "#" + std::to_string(i);
-        if (auto n = func.getArgAttrOfType<StringAttr>(i, "onnx.name"))
-          name = "'" + n.str() + "'";
-        std::string type;
-        llvm::raw_string_ostream(type) << tensor;
-        return error("input " + name + " has dynamic dimensions (" + type +
-                     "): dynamic shapes are CPU-only for now; give every "
-                     "dimension one size with --input-shape for " +
-                     stringifyCompileTarget(o.target).str() +
-                     ", or compile with --target=cpu");
-      }
-    }
     return llvm::Error::success();
   }
 
@@ -412,6 +383,8 @@ private:
       options.gemmEpilogues = o.gemmEpilogues;
       options.attentionPingPong = o.attentionPingPong;
       options.mergeSiblingProducts = o.mergeProducts.value_or(true);
+      // Dynamic dimensions (prepareModelFunction): memref descriptors.
+      options.modelABIDescriptors = (*module)->hasAttr(kModelArgShapesAttr);
       buildFP8GPULoweringPipeline(pm, options);
       if (failed(pm.run(*module)))
         return error("lowering for " + stringifyCompileTarget(o.target) +

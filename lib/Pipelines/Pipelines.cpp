@@ -90,6 +90,9 @@ static void addBufferization(OpPassManager &pm, bool outParams,
   if (publicOutParams)
     pm.addPass(fp8::createFP8DropTiedResults());
   if (outParams) {
+    // Results written into an argument (the GPU outlining's destinations
+    // of dynamic shape) are that argument: no result, no out-parameter.
+    pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
     // One buffer per result: the hoisting below replaces a returned
     // allocation by one out-parameter.
     pm.addPass(fp8::createFP8DistinctResultBuffers());
@@ -187,8 +190,6 @@ void fp8::buildFP8GPULoweringPipeline(
   // Tensor level: the same as the CPU path, except that FP8 products and
   // attention are outlined for the GEMM and attention kernels and FP8 casts
   // stay arith casts (the GPU lowers them to cvt instructions).
-  // One clear error for a dynamic model (the kernels are static).
-  pm.addPass(createFP8GPURequireStaticShapes());
   pm.addPass(createFP8PackExternalWeights());
   // Products write the 16-bit type their consumer rounds to (no FP32
   // result and cast kernel), before they leave the graph.
@@ -249,6 +250,9 @@ void fp8::buildFP8GPULoweringPipeline(
   pm.addNestedPass<func::FuncOp>(createFP8GPUMapLoops(map));
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createFP8GPUMergeKernelModules());
+  // Kernels take bare pointers: memrefs of dynamic shape enter as their
+  // base pointer and sizes.
+  pm.addPass(createFP8GPUDynamicKernelOperands());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -277,10 +281,12 @@ void fp8::buildFP8GPULoweringPipeline(
 
   // Host code. Allocations call _mlir_memref_to_llvm_alloc/free, which the
   // CUDA runtime implements with device memory (a caching pool).
-  addHostToLLVM(pm, /*barePointers=*/options.modelABI,
+  const bool hostBarePointers =
+      options.modelABI && !options.modelABIDescriptors;
+  addHostToLLVM(pm, /*barePointers=*/hostBarePointers,
                 /*deviceAllocations=*/true);
   GpuToLLVMConversionPassOptions toLLVM;
-  toLLVM.hostBarePtrCallConv = options.modelABI;
+  toLLVM.hostBarePtrCallConv = hostBarePointers;
   toLLVM.kernelBarePtrCallConv = true;
   pm.addPass(createGpuToLLVMConversionPass(toLLVM));
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -183,6 +183,7 @@ struct fp8rt_model {
   symbol_sig *symbols;
   int64_t *symbol_values;
   int64_t *run_dims;
+  int32_t num_dims; /* entries of run_dims */
   int32_t *dims_at;
   void **args;
   /* This run's size of every tensor in bytes (inputs then outputs; their
@@ -192,7 +193,7 @@ struct fp8rt_model {
   fp8rt_copy_stats copies; /* of the last successful run */
 #ifdef FP8RT_TARGET_CUDA
   void **staging;  /* device buffers for inputs then outputs */
-  size_t *bytes;   /* their sizes */
+  size_t *bytes;   /* their sizes (a dynamic tensor's grow with its runs) */
   /* This run's tensors: the caller's data and where it is (WHERE_*). */
   void **user;
   unsigned char *where;
@@ -203,9 +204,13 @@ struct fp8rt_model {
   int32_t *copy_of; /* the tensor each copy is for (n: the status) */
   /* Captured runs (FP8RT_CUDA_GRAPH=1), each for the device addresses it
    * was captured with (device tensors are read in place, so another
-   * address needs another graph); least recently used replaced. */
+   * address needs another graph) and, with dynamic dimensions, the run's
+   * dimensions (the captured launches' grids and sizes); least recently
+   * used replaced. Keys are graph_key_bytes long. */
   void *graphs[FP8RT_GRAPHS];
-  void **graph_args[FP8RT_GRAPHS];
+  unsigned char *graph_args[FP8RT_GRAPHS];
+  unsigned char *graph_key;
+  size_t graph_key_bytes;
   unsigned long long graph_used[FP8RT_GRAPHS];
   int use_graph;
   long long runs;
@@ -294,6 +299,7 @@ static void free_model(fp8rt_model *m) {
     fp8rt_cuda_graph_destroy(m->graphs[k]);
     free(m->graph_args[k]);
   }
+  free(m->graph_key);
 #endif
   free(m);
 }
@@ -463,6 +469,10 @@ static int cuda_prepare(fp8rt_model *m, const char **error) {
       }
       continue;
     }
+    /* A tensor with dynamic dimensions is staged in a buffer that grows
+     * with the runs that need it (ensure_staging). */
+    if (m->tensors[i].exprs)
+      continue;
     size_t bytes = m->tensors[i].bytes;
     m->bytes[i] = bytes;
     /* An output updated in place is staged in its input's buffer. */
@@ -478,6 +488,14 @@ static int cuda_prepare(fp8rt_model *m, const char **error) {
     }
   }
   m->use_graph = env_flag("FP8RT_CUDA_GRAPH");
+  /* A captured run's key: the entry's arguments (inputs, outputs, the
+   * status, the dimensions' address) and the run's dimensions. */
+  m->graph_key_bytes =
+      ((size_t)n + 2) * sizeof(void *) + (size_t)m->num_dims * sizeof(int64_t);
+  if (m->use_graph && !(m->graph_key = malloc(m->graph_key_bytes))) {
+    *error = "fp8rt: out of memory";
+    return 0;
+  }
   return 1;
 }
 #endif
@@ -735,14 +753,6 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
       (version == 4 && (!parse_int(&p, &nsyms) || nsyms != 0 ||
                         !parse_int(&p, &nties) || nties < 1 || nties > nout)))
     goto malformed;
-#ifdef FP8RT_TARGET_CUDA
-  if (nsyms > 0) {
-    free_model(m);
-    if (error)
-      *error = "fp8rt: a model with dynamic dimensions runs on the CPU only";
-    return NULL;
-  }
-#endif
   m->num_inputs = (int32_t)nin;
   m->num_outputs = (int32_t)nout;
   m->num_checks = (int32_t)nchecks;
@@ -855,6 +865,7 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
   if (nsyms > 0 && !(m->run_dims = calloc((size_t)total_dims + 1,
                                              sizeof(int64_t))))
     goto out_of_memory;
+  m->num_dims = (int32_t)total_dims;
   for (long long i = 0; i < nchecks; ++i) {
     long long len;
     if (!parse_int(&p, &len) || len < 0 || (long long)strlen(p) < len)
@@ -1255,15 +1266,33 @@ static size_t bytes_this_run(const tensor_sig *t, const int64_t *shape) {
 }
 
 #ifdef FP8RT_TARGET_CUDA
+/* Tensor i's staging buffer holds this run's bytes (a tensor with dynamic
+ * dimensions: grown to them; static ones were allocated at load). */
+static int ensure_staging(fp8rt_model *m, int32_t i) {
+  if (!m->tensors[i].exprs || (m->run_bytes[i] <= m->bytes[i] && m->staging[i]))
+    return 1;
+  void *grown = fp8rt_cuda_alloc(m->run_bytes[i]);
+  if (!grown) {
+    set_error(m, "allocating %llu bytes of device memory for '%s': %s",
+              (unsigned long long)m->run_bytes[i], m->tensors[i].name,
+              fp8rt_cuda_last_error());
+    return 0;
+  }
+  fp8rt_cuda_free(m->staging[i]);
+  m->staging[i] = grown;
+  m->bytes[i] = m->run_bytes[i];
+  return 1;
+}
+
 /* Device tensors used in place: each must be device memory of the model's
  * device inside one allocation, and apart from the others. */
 static int check_device_tensors(fp8rt_model *m) {
   const int32_t n = m->num_inputs + m->num_outputs;
   char why[512];
   for (int32_t i = 0; i < n; ++i) {
-    if (m->where[i] == WHERE_HOST || m->tensors[i].bytes == 0)
+    if (m->where[i] == WHERE_HOST || m->run_bytes[i] == 0)
       continue;
-    if (fp8rt_cuda_check_device_tensor(m->user[i], m->tensors[i].bytes, why,
+    if (fp8rt_cuda_check_device_tensor(m->user[i], m->run_bytes[i], why,
                                        sizeof(why)) != 0) {
       int out = i >= m->num_inputs;
       set_error(m, "%s %d ('%s') is given as device memory: %s",
@@ -1286,19 +1315,27 @@ static void add_copy(fp8rt_model *m, int32_t *n, int32_t i, void *dst,
   ++*n;
 }
 
-/* The captured run for this run's addresses (args), or -1. */
+/* This run's key in m->graph_key (the addresses in args, then the run's
+ * dimensions; zero-filled, so keys of any nargs compare), or -1. */
 static int find_graph(fp8rt_model *m, void **args, int32_t nargs) {
+  memset(m->graph_key, 0, m->graph_key_bytes);
+  memcpy(m->graph_key, args, (size_t)nargs * sizeof(void *));
+  if (m->num_dims > 0)
+    memcpy(m->graph_key + m->graph_key_bytes -
+               (size_t)m->num_dims * sizeof(int64_t),
+           m->run_dims, (size_t)m->num_dims * sizeof(int64_t));
   for (int k = 0; k < FP8RT_GRAPHS; ++k)
     if (m->graphs[k] &&
-        memcmp(m->graph_args[k], args, (size_t)nargs * sizeof(void *)) == 0)
+        memcmp(m->graph_args[k], m->graph_key, m->graph_key_bytes) == 0)
       return k;
   return -1;
 }
 
 /* Runs the compiled code on args: plainly, or (FP8RT_CUDA_GRAPH=1)
- * through the graph captured for these addresses, capturing one after the
- * first run (which warmed the buffer pool, so a captured run allocates
- * nothing new). Holds cuda_lock. */
+ * through the graph captured for these addresses (and dimensions),
+ * capturing one after the first run (which warmed the buffer pool, so a
+ * captured run of the same shape allocates nothing new; another shape may,
+ * which relaxed capture allows). Holds cuda_lock. */
 static int32_t cuda_execute(fp8rt_model *m, void **args, int32_t nargs) {
   static unsigned long long graph_clock; /* under cuda_lock */
   int k = m->use_graph ? find_graph(m, args, nargs) : -1;
@@ -1311,9 +1348,9 @@ static int32_t cuda_execute(fp8rt_model *m, void **args, int32_t nargs) {
     for (int j = 1; j < FP8RT_GRAPHS; ++j)
       if (m->graph_used[j] < m->graph_used[slot])
         slot = j;
-    void **key = m->graph_args[slot];
+    unsigned char *key = m->graph_args[slot];
     if (!key)
-      key = m->graph_args[slot] = malloc((size_t)nargs * sizeof(void *));
+      key = m->graph_args[slot] = malloc(m->graph_key_bytes);
     if (key) {
       void *graph = NULL;
       int32_t status = fp8rt_cuda_run_begin(1);
@@ -1325,7 +1362,7 @@ static int32_t cuda_execute(fp8rt_model *m, void **args, int32_t nargs) {
         return status;
       fp8rt_cuda_graph_destroy(m->graphs[slot]);
       m->graphs[slot] = graph;
-      memcpy(key, args, (size_t)nargs * sizeof(void *));
+      memcpy(key, m->graph_key, m->graph_key_bytes);
       m->graph_used[slot] = ++graph_clock;
       return fp8rt_cuda_graph_launch(graph);
     }
@@ -1432,9 +1469,10 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
                        * (every buffer the runtime allocates has it). */
                       : ((uintptr_t)t.data % 16 == 0 ? WHERE_DEVICE
                                                      : WHERE_DEVICE_STAGED);
-    m->args[i] = m->where[i] == WHERE_DEVICE && m->tensors[i].bytes
-                     ? t.data
-                     : m->staging[i];
+    if (m->where[i] != WHERE_DEVICE && !ensure_staging(m, i))
+      return FP8RT_INTERNAL;
+    m->args[i] =
+        m->where[i] == WHERE_DEVICE && m->run_bytes[i] ? t.data : m->staging[i];
 #else
     m->args[i] = t.data;
 #endif
@@ -1474,9 +1512,9 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   /* Host inputs, then one synchronize. */
   int32_t ncopy = 0, failed = 0;
   for (int32_t i = 0; i < num_inputs; ++i)
-    if (m->where[i] == WHERE_HOST && m->bytes[i]) {
-      add_copy(m, &ncopy, i, m->staging[i], m->user[i], m->bytes[i]);
-      copies.host_to_device += m->bytes[i];
+    if (m->where[i] == WHERE_HOST && m->run_bytes[i]) {
+      add_copy(m, &ncopy, i, m->staging[i], m->user[i], m->run_bytes[i]);
+      copies.host_to_device += m->run_bytes[i];
     }
   if (fp8rt_cuda_copy_many(m->copy_dst, m->copy_src, m->copy_bytes, ncopy,
                            &failed) != 0) {
@@ -1496,14 +1534,14 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   }
   ncopy = 0;
   for (int32_t i = 0; i < num_inputs; ++i)
-    if (m->where[i] == WHERE_DEVICE_STAGED && m->bytes[i]) {
-      add_copy(m, &ncopy, i, m->args[i], m->user[i], m->bytes[i]);
-      copies.device_to_device += m->bytes[i];
-    } else if (m->where[i] == WHERE_HOST && m->bytes[i] &&
+    if (m->where[i] == WHERE_DEVICE_STAGED && m->run_bytes[i]) {
+      add_copy(m, &ncopy, i, m->args[i], m->user[i], m->run_bytes[i]);
+      copies.device_to_device += m->run_bytes[i];
+    } else if (m->where[i] == WHERE_HOST && m->run_bytes[i] &&
                m->args[i] != m->staging[i]) {
       /* A host input updated in place in the caller's device output. */
-      add_copy(m, &ncopy, i, m->args[i], m->staging[i], m->bytes[i]);
-      copies.device_to_device += m->bytes[i];
+      add_copy(m, &ncopy, i, m->args[i], m->staging[i], m->run_bytes[i]);
+      copies.device_to_device += m->run_bytes[i];
     }
   copies.copies += (uint64_t)ncopy;
   int32_t status = fp8rt_cuda_copy_on_run_stream(m->copy_dst, m->copy_src,
@@ -1522,8 +1560,10 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
     return FP8RT_INTERNAL;
   }
   m->args[n] = m->staging[n]; /* the status (when the model has checks) */
+  if (m->num_symbols > 0)     /* read by the host code, as on the CPU */
+    m->args[n + checked] = m->run_dims;
   int32_t nargs;
-  void **args = entry_args(m, n + checked, &nargs);
+  void **args = entry_args(m, n + checked + (m->num_symbols > 0), &nargs);
   status = cuda_execute(m, args, nargs);
   if (!guard_state || status != 0)
     pthread_mutex_unlock(&cuda_lock);
@@ -1535,15 +1575,15 @@ static fp8rt_status run_model(fp8rt_model *m, const fp8rt_tensor *in_v1,
   /* Host and staged device outputs and the status, one synchronize. */
   ncopy = 0;
   for (int32_t i = num_inputs; i < n; ++i) {
-    if (m->where[i] == WHERE_DEVICE || !m->bytes[i])
+    if (m->where[i] == WHERE_DEVICE || !m->run_bytes[i])
       continue;
     const int32_t tied = m->tied_input[i - num_inputs];
     add_copy(m, &ncopy, i, m->user[i],
-             tied >= 0 ? m->args[tied] : m->staging[i], m->bytes[i]);
+             tied >= 0 ? m->args[tied] : m->staging[i], m->run_bytes[i]);
     if (m->where[i] == WHERE_HOST)
-      copies.device_to_host += m->bytes[i];
+      copies.device_to_host += m->run_bytes[i];
     else
-      copies.device_to_device += m->bytes[i];
+      copies.device_to_device += m->run_bytes[i];
   }
   if (checked) {
     add_copy(m, &ncopy, n, m->status, m->staging[n], sizeof(m->status));

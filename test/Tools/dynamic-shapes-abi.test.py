@@ -17,6 +17,13 @@ import numpy as np
 
 def main():
     mode = sys.argv[1]
+    if mode == "signature-bytes":
+        # A CUDA library, which needs libcuda to load: the signature text
+        # from the file's bytes (the one "fp8rt-signature" string).
+        data = open(sys.argv[2], "rb").read()
+        at = data.index(b"fp8rt-signature ")
+        print(data[at:data.index(b"\0", at)].decode(), end="")
+        return
     if mode == "signature":
         import ctypes
         lib = ctypes.CDLL(os.path.abspath(sys.argv[2]))

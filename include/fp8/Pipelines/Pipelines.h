@@ -45,6 +45,13 @@ struct GPULoweringPipelineOptions
       *this, "model-abi",
       llvm::cl::desc("Lower for a model library (as for the CPU pipeline)"),
       llvm::cl::init(false)};
+  Option<bool> modelABIDescriptors{
+      *this, "model-abi-descriptors",
+      llvm::cl::desc("With model-abi: the host function takes memref "
+                     "descriptors instead of bare pointers, for a model with "
+                     "dynamic dimensions (kernels take bare pointers and the "
+                     "dynamic sizes: fp8-gpu-dynamic-kernel-operands)"),
+      llvm::cl::init(false)};
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("sm_90a (Hopper, wgmma) or sm_89"),
                            llvm::cl::init("sm_90a")};

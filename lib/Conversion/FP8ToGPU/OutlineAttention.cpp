@@ -19,6 +19,7 @@
 
 #include "Outlining.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -89,7 +90,8 @@ struct OutlineAttentionPass
         info.push_back(
             b.getNamedAttr("scale_block", b.getI64IntegerAttr(
                                               layout.getBlock().front())));
-      outliner.outline(op, b.getDictionaryAttr(info), extra);
+      if (failed(outliner.outline(op, b.getDictionaryAttr(info), extra)))
+        return signalPassFailure();
     }
   }
 };

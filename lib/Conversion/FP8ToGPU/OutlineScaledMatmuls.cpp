@@ -12,9 +12,12 @@
 #include "Outlining.h"
 #include "fp8/Dialect/FP8/IR/FP8.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -26,11 +29,29 @@ namespace mlir::fp8 {
 using namespace mlir;
 using namespace mlir::fp8;
 
-void KernelOutliner::outline(Operation *op, DictionaryAttr info,
-                             ValueRange extra) {
+LogicalResult KernelOutliner::outline(Operation *op, DictionaryAttr info,
+                                      ValueRange extra) {
   MLIRContext *ctx = op->getContext();
   SmallVector<Value> operands(op->getOperands());
   llvm::append_range(operands, extra);
+  // A result of dynamic shape gets a destination from the caller, which
+  // knows its sizes (buffer-results-to-out-params cannot allocate it at
+  // the call): a tensor.empty of the op's reified sizes, passed last.
+  SmallVector<bool> hasInit;
+  for (Type t : op->getResultTypes())
+    hasInit.push_back(!cast<ShapedType>(t).hasStaticShape());
+  if (llvm::is_contained(hasInit, true)) {
+    OpBuilder cb(op);
+    ReifiedRankedShapedTypeDims shapes;
+    if (failed(reifyResultShapes(cb, op, shapes)))
+      return op->emitOpError("has a result of dynamic shape whose sizes "
+                             "cannot be computed for the kernel's caller");
+    for (auto [i, r] : llvm::enumerate(op->getResults()))
+      if (hasInit[i])
+        operands.push_back(tensor::EmptyOp::create(
+            cb, op->getLoc(), shapes[i],
+            cast<ShapedType>(r.getType()).getElementType()));
+  }
   SmallVector<Type> types;
   for (Value v : operands)
     types.push_back(v.getType());
@@ -53,12 +74,24 @@ void KernelOutliner::outline(Operation *op, DictionaryAttr info,
     // sharing the function with two different values).
     Operation *clone = fb.clone(*op);
     clone->setOperands(body->getArguments().take_front(op->getNumOperands()));
-    func::ReturnOp::create(fb, op->getLoc(), clone->getResults());
+    // Dynamic results are written into their destinations (destination-
+    // passing: bufferization then drops them as results equivalent to an
+    // argument, drop-equivalent-buffer-results).
+    SmallVector<Value> results;
+    unsigned init = operands.size() - llvm::count(hasInit, true);
+    for (auto [i, r] : llvm::enumerate(clone->getResults()))
+      results.push_back(
+          hasInit[i] ? bufferization::MaterializeInDestinationOp::create(
+                           fb, op->getLoc(), r, body->getArgument(init++))
+                           ->getResult(0)
+                     : Value(r));
+    func::ReturnOp::create(fb, op->getLoc(), results);
   }
   OpBuilder cb(op);
   auto call = func::CallOp::create(cb, op->getLoc(), callee, operands);
   op->replaceAllUsesWith(call.getResults());
   op->erase();
+  return success();
 }
 
 namespace {
@@ -84,7 +117,8 @@ struct OutlineScaledMatmulsPass
           b.getNamedAttr("has_bias", b.getBoolAttr(bool(op.getBias())))};
       if (IntegerAttr pad = op.getLhsScaleMMajorAttr())
         entries.push_back(b.getNamedAttr("lhs_scale_m_major", pad));
-      outliner.outline(op, b.getDictionaryAttr(entries));
+      if (failed(outliner.outline(op, b.getDictionaryAttr(entries))))
+        return signalPassFailure();
     }
   }
 };

@@ -34,7 +34,13 @@ public:
   /// `extra` operands follow the op's in the call and the signature; the
   /// body (the op) does not read them: a kernel's scratch space, which
   /// bufferization allocates in the caller (device memory on the GPU).
-  void outline(Operation *op, DictionaryAttr info, ValueRange extra = {});
+  /// A result of dynamic shape is not returned but written into a
+  /// destination the call passes last (a tensor.empty of the op's reified
+  /// sizes), so that the function is destination-passing after
+  /// bufferization as for static results. Fails (with a diagnostic) when
+  /// such an op cannot reify its result's sizes.
+  LogicalResult outline(Operation *op, DictionaryAttr info,
+                        ValueRange extra = {});
 
 private:
   ModuleOp module;

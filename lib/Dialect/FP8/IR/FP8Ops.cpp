@@ -9,6 +9,7 @@
 
 #include "fp8/Dialect/FP8/IR/FP8.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -417,6 +418,27 @@ int64_t ScaledMatmulOp::getN() {
   return getTransposeRhs() ? s[s.size() - 2] : s.back();
 }
 
+/// Size `dim` of `v`: the static size, or a tensor.dim (folded where it can).
+static OpFoldResult sizeOf(OpBuilder &b, Location loc, Value v, int64_t dim) {
+  return tensor::getMixedSize(b, loc, v, dim);
+}
+
+// [batch..., M] of lhs, then N of rhs (reified for callers that allocate
+// the result, e.g. the GPU outlining's destination of a dynamic product).
+LogicalResult
+ScaledMatmulOp::reifyResultShapes(OpBuilder &b,
+                                  ReifiedRankedShapedTypeDims &shapes) {
+  const int64_t rank = getType().getRank();
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    sizes.push_back(sizeOf(b, getLoc(), getLhs(), d));
+  const int64_t rhsRank = getRhs().getType().getRank();
+  sizes.push_back(sizeOf(b, getLoc(), getRhs(),
+                         getTransposeRhs() ? rhsRank - 2 : rhsRank - 1));
+  shapes.push_back(std::move(sizes));
+  return success();
+}
+
 FailureOr<SmallVector<int64_t>> ScaledMatmulOp::getCanonicalLhsScaleShape() {
   return getLhsLayout().getScaleShape(getLhs().getType().getShape());
 }
@@ -521,6 +543,18 @@ int64_t AttentionOp::getGroupSize() {
   int64_t hq = getQuery().getType().getDimSize(1);
   int64_t hkv = getKey().getType().getDimSize(1);
   return hkv > 0 ? hq / hkv : 1; // no heads at all: an empty result
+}
+
+// [B, Hq, Sq] of the query, then Dv of the value.
+LogicalResult
+AttentionOp::reifyResultShapes(OpBuilder &b,
+                               ReifiedRankedShapedTypeDims &shapes) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < 3; ++d)
+    sizes.push_back(sizeOf(b, getLoc(), getQuery(), d));
+  sizes.push_back(sizeOf(b, getLoc(), getValue(), 3));
+  shapes.push_back(std::move(sizes));
+  return success();
 }
 
 LogicalResult AttentionOp::verify() {
