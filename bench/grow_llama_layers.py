@@ -12,7 +12,11 @@ usage: grow_llama_layers.py IN/model.onnx OUT/model.onnx --layers N
 
 Only the graph is written (OUT/model.onnx, referencing OUT's data file by
 the same name); scripts/fill_external_data.py then writes the weights.
-With --layers 2 the output is the input graph."""
+With --layers 2 the output is the input graph. A decoder step with its KV
+cache as tensors (bench/export_llama8b_decoder.py) grows its cache too: the
+last layer's graph inputs and outputs that name it (past_key_values.1.key,
+present.1.value, ...) get a copy per new layer (past_key_values.<k>.key,
+...), appended in layer order."""
 import argparse
 import os
 
@@ -67,11 +71,25 @@ end_offset = max(int(external(t)["offset"]) + int(external(t)["length"])
                  for t in inits.values()
                  if t.data_location == TensorProto.EXTERNAL)
 
+graph_inputs = {v.name: v for v in g.input}
+graph_outputs = {v.name: v for v in g.output}
+tag = f".{last}."
+layer_inputs = sorted({i for n in body for i in n.input
+                       if i in graph_inputs and tag in i},
+                      key=[v.name for v in g.input].index)
+layer_outputs = [v.name for v in g.output if v.name in produced and tag in v.name]
+
 new_nodes = nodes[:end + 1]
 new_inits = list(g.initializer)
 previous = layer_output
 for k in range(last + 1, a.layers):
     rename = {o: f"{o}__layer{k}" for o in produced}
+    for name in layer_inputs + layer_outputs:
+        rename[name] = name.replace(tag, f".{k}.")
+        v = onnx.ValueInfoProto()
+        v.CopyFrom((graph_inputs if name in graph_inputs else graph_outputs)[name])
+        v.name = rename[name]
+        (g.input if name in graph_inputs else g.output).append(v)
     rename[layer_input] = previous
     for name in own:
         src = inits[name]

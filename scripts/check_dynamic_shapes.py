@@ -24,7 +24,9 @@ per output, relative L2 error:
                    rowwise and block take per-row and per-block scales of
                    a dynamic M) vs the static FP8 build of that shape with
                    --fuse-attention=false (attention is fused for static
-                   shapes only): <= 1e-6
+                   shapes only): <= 1e-6 (GPU: <= half that static build's
+                   own error vs onnxruntime: the order of FP32 sums
+                   differs between the two GPU builds)
   R dyn/ort        the same vs onnxruntime: <= 0.1 (the FP8 bound of
                    test/Models/exported-llama_decode_dynamo.test), and
                    within 1.5x the default static FP8 build's own error
@@ -237,8 +239,17 @@ def main():
                           f"onnxruntime {ref.shape}  FAIL")
                     failures.append(f"{tag} {info.name} shape")
                     continue
+                bound = 1e-6
+                if gpu and r != "none":
+                    # Two GPU builds of one recipe differ in the order of
+                    # FP32 sums (a softmax over a dynamic row length is a
+                    # thread's loop, a static one a warp's butterfly; GEMM
+                    # configurations), which FP8 rounding can amplify: their
+                    # distance is bounded by half the static build's own
+                    # FP8 error (on the CPU they are bit-identical).
+                    bound = 0.5 * rel_l2(w, ref)
                 check(f"{label} dyn/static {info.name} {'x'.join(map(str, g.shape))}",
-                      rel_l2(g, w), 1e-6)
+                      rel_l2(g, w), bound)
                 if r == "none":
                     check(f"{label} dyn/ort {info.name}", rel_l2(g, ref), 1e-5)
                 else:

@@ -211,6 +211,11 @@ struct fp8rt_model {
   unsigned char *graph_args[FP8RT_GRAPHS];
   unsigned char *graph_key;
   size_t graph_key_bytes;
+  /* Keys of recent plain runs: a run is captured when its key ran plainly
+   * before (the pool then holds its buffers; a dynamic model whose shape
+   * changes every run, a growing cache, captures nothing). */
+  unsigned char *seen_keys[FP8RT_GRAPHS];
+  int seen_next;
   unsigned long long graph_used[FP8RT_GRAPHS];
   int use_graph;
   long long runs;
@@ -300,6 +305,8 @@ static void free_model(fp8rt_model *m) {
     free(m->graph_args[k]);
   }
   free(m->graph_key);
+  for (int k = 0; k < FP8RT_GRAPHS; ++k)
+    free(m->seen_keys[k]);
 #endif
   free(m);
 }
@@ -862,10 +869,11 @@ fp8rt_model_create_with_weights(const char *weights, const char **error) {
     if (*p == '\n')
       ++p;
   }
-  if (nsyms > 0 && !(m->run_dims = calloc((size_t)total_dims + 1,
-                                             sizeof(int64_t))))
-    goto out_of_memory;
-  m->num_dims = (int32_t)total_dims;
+  if (nsyms > 0) {
+    if (!(m->run_dims = calloc((size_t)total_dims + 1, sizeof(int64_t))))
+      goto out_of_memory;
+    m->num_dims = (int32_t)total_dims;
+  }
   for (long long i = 0; i < nchecks; ++i) {
     long long len;
     if (!parse_int(&p, &len) || len < 0 || (long long)strlen(p) < len)
@@ -1331,11 +1339,27 @@ static int find_graph(fp8rt_model *m, void **args, int32_t nargs) {
   return -1;
 }
 
+/* Whether this run's key (m->graph_key) is one of the recent plain runs';
+ * if not, it becomes one. */
+static int seen_before(fp8rt_model *m) {
+  for (int k = 0; k < FP8RT_GRAPHS; ++k)
+    if (m->seen_keys[k] &&
+        memcmp(m->seen_keys[k], m->graph_key, m->graph_key_bytes) == 0)
+      return 1;
+  unsigned char **slot = &m->seen_keys[m->seen_next];
+  if (!*slot)
+    *slot = malloc(m->graph_key_bytes);
+  if (*slot) {
+    memcpy(*slot, m->graph_key, m->graph_key_bytes);
+    m->seen_next = (m->seen_next + 1) % FP8RT_GRAPHS;
+  }
+  return 0;
+}
+
 /* Runs the compiled code on args: plainly, or (FP8RT_CUDA_GRAPH=1)
  * through the graph captured for these addresses (and dimensions),
- * capturing one after the first run (which warmed the buffer pool, so a
- * captured run of the same shape allocates nothing new; another shape may,
- * which relaxed capture allows). Holds cuda_lock. */
+ * capturing one on the second run of a key (the first warmed the buffer
+ * pool, so the captured run allocates nothing new). Holds cuda_lock. */
 static int32_t cuda_execute(fp8rt_model *m, void **args, int32_t nargs) {
   static unsigned long long graph_clock; /* under cuda_lock */
   int k = m->use_graph ? find_graph(m, args, nargs) : -1;
@@ -1343,7 +1367,7 @@ static int32_t cuda_execute(fp8rt_model *m, void **args, int32_t nargs) {
     m->graph_used[k] = ++graph_clock;
     return fp8rt_cuda_graph_launch(m->graphs[k]);
   }
-  if (m->use_graph && m->runs > 0) {
+  if (m->use_graph && seen_before(m)) {
     int slot = 0;
     for (int j = 1; j < FP8RT_GRAPHS; ++j)
       if (m->graph_used[j] < m->graph_used[slot])

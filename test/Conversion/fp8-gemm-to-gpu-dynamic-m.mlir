@@ -76,18 +76,49 @@ func.func private @__fp8_gemm_dyn_batch(%a: memref<4x?x256xbf16>, %sa: memref<f3
 
 // -----
 
-// What dynamic M does not serve keeps the reference body, saying why.
+// Per-row and per-block lhs scales have M's rows too (rowwise, block and
+// mxfp8 quantize the tokens of a dynamic M): [M, Kb] in the layout's own
+// order, or M-major [Kb, align(M, P)], whose row stride the kernel computes
+// from M at its entry.
+// CHECK-LABEL: func.func private @__fp8_gemm_dyn_rows(
+// CHECK:         gpu.launch_func @__fp8_gemm_dyn_rows_kernel_m64
+// CHECK:         gpu.launch_func @__fp8_gemm_dyn_rows_kernel::
 func.func private @__fp8_gemm_dyn_rows(%a: memref<?x256xf8E4M3FN>, %sa: memref<?x2xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<?x128xf32>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
-  // expected-remark @-2 {{operands must be memrefs with identity layout, statically shaped but for M}}
+  // expected-remark @-2 {{M <= 64 (M at run time)}}
+  // expected-remark @-3 {{larger M (M at run time)}}
   return
 }
 
 // -----
 
+// CHECK-LABEL: func.func private @__fp8_gemm_dyn_mmajor(
+// CHECK:       gpu.func @__fp8_gemm_dyn_mmajor_kernel_m64({{.*}}, %[[KM:.*]]: index) kernel
+// CHECK:         %[[S1:.*]] = arith.addi %[[KM]], %c3
+// CHECK:         %[[S2:.*]] = arith.divui %[[S1]], %c4
+// CHECK:         %[[STRIDE:.*]] = arith.muli %[[S2]], %c4
+// CHECK:         arith.muli %{{.*}}, %[[STRIDE]]
+func.func private @__fp8_gemm_dyn_mmajor(%a: memref<?x256xf8E4M3FN>, %sa: memref<2x?xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<?x128xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 4 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+  // expected-remark @-2 {{M <= 64 (M at run time)}}
+  // expected-remark @-3 {{larger M (M at run time)}}
+  return
+}
+
+// -----
+
+// What dynamic M does not serve keeps the reference body, saying why.
 func.func private @__fp8_gemm_dyn_block(%a: memref<?x256xf8E4M3FN>, %sa: memref<2x8xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<?x128xf32>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 4 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
-  // expected-remark @-2 {{dynamic M takes per-tensor lhs scales (the rows of its scales would be dynamic too)}}
+  // expected-remark @-2 {{lhs scale of dynamic rows must be [batch..., rows, Kb] (or M-major [batch..., Kb, rows]) with one row per row}}
+  return
+}
+
+// -----
+
+func.func private @__fp8_gemm_dyn_mmajor_batch(%a: memref<2x?x256xf8E4M3FN>, %sa: memref<2x2x?xf32>, %b: memref<128x256xf8E4M3FN>, %sb: memref<1x2xf32>, %out: memref<2x?x128xf32>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 4 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+  // expected-remark @-2 {{dynamic M with M-major lhs scales over a batch is not served yet}}
   return
 }
 

@@ -316,6 +316,25 @@ module {
     call @__fp8_gemm_dyn_fold_e5m2(%a, %sa, %b, %sb, %out) : (memref<3x?x256xf8E5M2>, memref<f32>, memref<136x256xf8E5M2>, memref<f32>, memref<3x?x136xbf16>) -> ()
     return
   }
+  // M at run time with per-row (rowwise) and M-major 1x128 block lhs
+  // scales (the recipes' activation scales of a dynamic token count): the
+  // scales' rows are M's, the M-major row stride align(M, 4) at run time.
+  func.func private @__fp8_gemm_dyn_row(%a: memref<?x512xf8E4M3FN>, %sa: memref<?x1xf32>, %b: memref<384x512xf8E4M3FN>, %sb: memref<384x1xf32>, %out: memref<?x384xbf16>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_dyn_row(%a: memref<?x512xf8E4M3FN>, %sa: memref<?x1xf32>, %b: memref<384x512xf8E4M3FN>, %sb: memref<384x1xf32>, %out: memref<?x384xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_dyn_row(%a, %sa, %b, %sb, %out) : (memref<?x512xf8E4M3FN>, memref<?x1xf32>, memref<384x512xf8E4M3FN>, memref<384x1xf32>, memref<?x384xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_gemm_dyn_block_mmajor(%a: memref<?x512xf8E4M3FN>, %sa: memref<4x?xf32>, %b: memref<256x512xf8E4M3FN>, %sb: memref<2x4xf32>, %out: memref<?x256xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 4 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_dyn_block_mmajor(%a: memref<?x512xf8E4M3FN>, %sa: memref<4x?xf32>, %b: memref<256x512xf8E4M3FN>, %sb: memref<2x4xf32>, %out: memref<?x256xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_dyn_block_mmajor(%a, %sa, %b, %sb, %out) : (memref<?x512xf8E4M3FN>, memref<4x?xf32>, memref<256x512xf8E4M3FN>, memref<2x4xf32>, memref<?x256xf32>) -> ()
+    return
+  }
   // Per-tensor 4096^3 timed twice: M static and M at run time (the same
   // kernel configuration; the bench compares them in one run).
   func.func private @__fp8_gemm_perf_pt_4k(%a: memref<4096x4096xf8E4M3FN>, %sa: memref<f32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<f32>, %out: memref<4096x4096xbf16>)

@@ -613,6 +613,8 @@ DECL5(bf16_perf_4k, 2, 0, 2, 0, 2)
 DECL6(dyn_pt_bias_relu, 2, 0, 2, 0, 1, 2)
 DECL5(dyn_bf16, 2, 0, 2, 0, 2)
 DECL5(dyn_fold_e5m2, 3, 0, 2, 0, 3)
+DECL5(dyn_row, 2, 2, 2, 2, 2)
+DECL5(dyn_block_mmajor, 2, 2, 2, 2, 2)
 DECL5(perf_pt_4k, 2, 0, 2, 0, 2)
 DECL5(perf_dyn_pt_4k, 2, 0, 2, 0, 2)
 #endif
@@ -830,6 +832,24 @@ int main(int argc, char **argv) {
       {{"dyn_fold_3x100_e5m2_bf16", 3, 100, 136, 256, false, Ty::E5M2, Ty::E5M2,
         Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32, Epi::None},
        run_dyn_fold_e5m2},
+      {{"dyn_m5_row_bf16", 1, 5, 384, 512, false, Ty::E4M3, Ty::E4M3, Ty::F32,
+        Ty::BF16, row, row, 0, Ty::F32, Epi::None},
+       run_dyn_row},
+      {{"dyn_m130_row_bf16", 1, 130, 384, 512, false, Ty::E4M3, Ty::E4M3,
+        Ty::F32, Ty::BF16, row, row, 0, Ty::F32, Epi::None},
+       run_dyn_row},
+      {{"dyn_m1_block_mmajor_f32", 1, 1, 256, 512, false, Ty::E4M3, Ty::E4M3,
+        Ty::F32, Ty::F32, blockL(1, 128), blockL(128, 128), 0, Ty::F32,
+        Epi::None, false, 0, 0, 4},
+       run_dyn_block_mmajor},
+      {{"dyn_m63_block_mmajor_f32", 1, 63, 256, 512, false, Ty::E4M3, Ty::E4M3,
+        Ty::F32, Ty::F32, blockL(1, 128), blockL(128, 128), 0, Ty::F32,
+        Epi::None, false, 0, 0, 4},
+       run_dyn_block_mmajor},
+      {{"dyn_m301_block_mmajor_f32", 1, 301, 256, 512, false, Ty::E4M3,
+        Ty::E4M3, Ty::F32, Ty::F32, blockL(1, 128), blockL(128, 128), 0,
+        Ty::F32, Epi::None, false, 0, 0, 4},
+       run_dyn_block_mmajor},
       {{"perf_pt_4096x4096x4096_bf16", 1, 4096, 4096, 4096, false, Ty::E4M3,
         Ty::E4M3, Ty::F32, Ty::BF16, tensorL(), tensorL(), 0, Ty::F32,
         Epi::None, false, 2048, 20},

@@ -276,6 +276,10 @@ void buildLaunchAndKernel(func::FuncOp func, const GemmPlan &plan,
   b.setInsertionPointToStart(&kernel.front());
   KernelValues kv = bindParams(host, kernel.front());
   kv.fused = fused;
+  if (plan.problem.lhsScale.dynamicRows && plan.problem.lhsScale.mMajorPad) {
+    const int64_t pad = plan.problem.lhsScale.mMajorPad;
+    kb.lhsMMajorStride = kb.mulC(kb.divC(kb.addC(kv.rowsM, pad - 1), pad), pad);
+  }
   setupKernelValues(kb, plan, layout, kv);
   loader->prepare(kb, kv);
   if (plan.config.kind == KernelKind::WarpSpecialized)

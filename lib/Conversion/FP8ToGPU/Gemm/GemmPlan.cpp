@@ -51,6 +51,15 @@ bool isDynamicRowsIdentity(MemRefType t) {
   return true;
 }
 
+/// An identity-layout memref of rank >= 2 whose one dynamic dimension is
+/// one of its last two (the scales of rows whose count is dynamic).
+bool isDynamicScaleRows(MemRefType t) {
+  if (!t || !t.getLayout().isIdentity() || t.getRank() < 2 ||
+      t.getNumDynamicDims() != 1)
+    return false;
+  return t.isDynamicDim(t.getRank() - 2) || t.isDynamicDim(t.getRank() - 1);
+}
+
 /// The `fp8.gemm` dictionary, read.
 struct GemmAttrs {
   ScaleLayoutAttr lhsLayout, rhsLayout;
@@ -65,6 +74,9 @@ struct GemmAttrs {
 
 /// Fills `s` for one operand: `data` [batch..., rows, k] scaled by `scale`
 /// with `layout`; `mMajor` is the M-major padding (lhs only) or null.
+/// `rows` is the planned rows when the data's rows are dynamic (the lhs
+/// with M at run time): the scale's row dimension is then dynamic too, one
+/// row per data row.
 LogicalResult analyzeSide(ScaleLayoutAttr layout, MemRefType data,
                           MemRefType scale, int64_t rows, int64_t k,
                           IntegerAttr mMajor, StringRef name, SideScale &s,
@@ -102,6 +114,29 @@ LogicalResult analyzeSide(ScaleLayoutAttr layout, MemRefType data,
   int64_t dataBatch = 1;
   for (int64_t d : data.getShape().drop_back(2))
     dataBatch *= d;
+  if (ShapedType::isDynamic(data.getShape()[data.getRank() - 2])) {
+    // [batch..., ?, Kb], or M-major [batch..., Kb, ?]: one row per row.
+    s.dynamicRows = true;
+    const int64_t r = scale.getRank();
+    ArrayRef<int64_t> ss = scale.getShape();
+    const bool shaped =
+        s.rowBlock == 1 && r == data.getRank() &&
+        ss.drop_back(2) == data.getShape().drop_back(2) &&
+        (mMajor
+             ? ShapedType::isDynamic(ss[r - 1]) && ss[r - 2] == s.numKBlocks
+             : ShapedType::isDynamic(ss[r - 2]) && ss[r - 1] == s.numKBlocks);
+    if (!shaped) {
+      why = (name + " scale of dynamic rows must be [batch..., rows, Kb] "
+                    "(or M-major [batch..., Kb, rows]) with one row per row")
+                .str();
+      return failure();
+    }
+    if (mMajor) {
+      s.mMajorPad = mMajor.getInt();
+      s.mMajorStride = llvm::alignTo(s.numRowBlocks, s.mMajorPad);
+    }
+    return success();
+  }
   int64_t rowEntries = s.numRowBlocks;
   if (mMajor) {
     s.mMajorStride = llvm::alignTo(s.numRowBlocks, mMajor.getInt());
@@ -154,8 +189,11 @@ LogicalResult checkSignature(func::FuncOp func, GemmAttrs &attrs,
                 "buffer-results-to-out-params first");
   for (auto [i, t] : llvm::enumerate(type.getInputs())) {
     auto mt = dyn_cast<MemRefType>(t);
-    const bool rowsOnly = (i == 0 || i + 1 == type.getNumInputs()) &&
-                          isDynamicRowsIdentity(mt);
+    // The lhs scales of a dynamic M have its rows too: [batch..., ?, Kb],
+    // or M-major [batch..., Kb, ?] (analyzeSide checks which).
+    const bool rowsOnly = ((i == 0 || i + 1 == type.getNumInputs()) &&
+                           isDynamicRowsIdentity(mt)) ||
+                          (i == 1 && isDynamicScaleRows(mt));
     if (!isStaticIdentity(mt) && !rowsOnly)
       return fail("operands must be memrefs with identity layout, statically "
                   "shaped but for M (the lhs's and the output's row "
@@ -380,12 +418,9 @@ FailureOr<GemmProblem> gemm::analyzeGemm(func::FuncOp func, std::string &why) {
     return failure();
   if (p.dynamicM) {
     const char *refusal =
-        attrs.fused ? "dynamic M with a fused consumer is not served yet"
+        attrs.fused    ? "dynamic M with a fused consumer is not served yet"
         : p.rhsBatched ? "dynamic M with a batched rhs is not served yet"
-        : !attrs.lhsLayout.isPerTensor()
-            ? "dynamic M takes per-tensor lhs scales (the rows of its "
-              "scales would be dynamic too)"
-            : nullptr;
+                       : nullptr;
     if (refusal) {
       why = refusal;
       return failure();
@@ -409,6 +444,12 @@ FailureOr<GemmProblem> gemm::analyzeGemm(func::FuncOp func, std::string &why) {
       (!p.lhsScale.perTensor || !p.rhsScale.perTensor ||
        !p.lhsScale.elementType.isF32() || !p.rhsScale.elementType.isF32())) {
     why = "bf16 operands take per-tensor f32 scales";
+    return failure();
+  }
+  // M-major scales of a batch are a stride apart per batch (not foldable
+  // into M): with M at run time that stride would be a run-time value too.
+  if (p.dynamicM && p.lhsScale.mMajorStride && batch > 1) {
+    why = "dynamic M with M-major lhs scales over a batch is not served yet";
     return failure();
   }
   if (failed(choosePromotionUnit(p, why)))

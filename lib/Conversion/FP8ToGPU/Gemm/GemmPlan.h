@@ -47,6 +47,12 @@ struct SideScale {
   /// the scale of (b, r, k) at ((b' * numKBlocks + k / kBlock) *
   /// mMajorStride + r / rowBlock); 0 for the layout's own order.
   int64_t mMajorStride = 0;
+  /// The rows are a run-time value (GemmProblem::dynamicM; the lhs, with
+  /// one row per block): numRowBlocks is the planned rows', and the
+  /// M-major stride is align(M, mMajorPad) at run time
+  /// (KernelBuilder::lhsMMajorStride).
+  bool dynamicRows = false;
+  int64_t mMajorPad = 0;
   Type elementType;
   /// The scale varies along K: applied at every promotion, not once.
   bool dependsOnK() const { return !perTensor && numKBlocks > 1; }
@@ -66,8 +72,10 @@ struct GemmProblem {
   /// `?` (decode steps and prompts of any length). `m` is then the rows the
   /// plan's configuration was chosen for (planGemms makes one plan for M <=
   /// kWgmmaM and one for any M); the host reads M from the lhs and passes
-  /// it to the kernel (KernelValues::rowsM). Served with per-tensor lhs
-  /// scales, a rank-2 rhs, no cluster and no fused consumer.
+  /// it to the kernel (KernelValues::rowsM). Served with lhs scales per
+  /// tensor or per row or 1 x K-block of a row (rowwise, block, mxfp8:
+  /// their scale rows are M's too), a rank-2 rhs, no cluster and no fused
+  /// consumer.
   bool dynamicM = false;
   int64_t elementBytes = 1;
   bool rhsBatched = false;

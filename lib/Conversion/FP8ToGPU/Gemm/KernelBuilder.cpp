@@ -24,7 +24,11 @@ Value KernelBuilder::scaleIndex(const SideScale &s, Value batch, Value row,
     Value col = s.batched ? mulC(batch, s.numKBlocks) : Value();
     if (kb)
       col = col ? add(col, kb) : kb;
-    return col ? add(mulC(col, s.mMajorStride), rb) : rb;
+    if (!col)
+      return rb;
+    return add(s.dynamicRows ? mul(col, lhsMMajorStride)
+                             : mulC(col, s.mMajorStride),
+               rb);
   }
   if (s.batched)
     rb = add(mulC(batch, s.numRowBlocks), rb);

@@ -28,6 +28,10 @@ struct KernelBuilder : KernelIR {
   KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &p)
       : KernelIR(b, loc), p(p) {}
 
+  /// M at run time with M-major lhs scales (SideScale::dynamicRows): their
+  /// row stride, align(M, pad), computed once at the kernel's entry.
+  Value lhsMMajorStride;
+
   /// The f32 scale of (batch, row, k) for one operand; `row` and `k` must be
   /// in range (callers clamp).
   Value scaleAt(Value mem, const SideScale &s, Value batch, Value row,
