@@ -133,6 +133,38 @@ func.func @row_sum_warps(%a: memref<24x128xf32>, %m: memref<24xf32>, %r: memref<
 
 // -----
 
+// Run-time sizes (a softmax over a dynamic key length in a library with
+// dynamic dimensions): still a warp per row, one element per lane per step
+// up to the row's length read from the buffer; the grid (rows x 32 lanes
+// in blocks of 128) is computed at launch, the output's initial value
+// (its fill, a kernel of its own) loaded by lane 0.
+// CHECK-LABEL: func.func @row_sum_warps_dynamic
+// CHECK-DAG:     %[[ROWS:.*]] = memref.dim %arg0, %c0
+// CHECK-DAG:     %[[LEN:.*]] = memref.dim %arg0, %c1
+// CHECK:         gpu.launch
+// CHECK:           %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %[[LEN]] step %c32 iter_args
+// CHECK:             math.exp
+// CHECK-COUNT-5:   gpu.shuffle  xor
+// CHECK:           scf.if
+// CHECK:             memref.load %arg2
+// CHECK:             memref.store %{{.*}}, %arg2
+func.func @row_sum_warps_dynamic(%a: memref<?x?xf32>, %m: memref<?xf32>, %r: memref<?xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a, %m : memref<?x?xf32>, memref<?xf32>) outs(%r : memref<?xf32>) {
+  ^bb0(%x: f32, %mx: f32, %acc: f32):
+    %d = arith.subf %x, %mx : f32
+    %e = math.exp %d : f32
+    %s = arith.addf %e, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Block amaxes (1x32 blocks of two 64-wide rows): max from -inf per lane.
 // CHECK-LABEL: func.func @block_amax_warps
 // CHECK:           %[[NEG:.*]] = arith.constant 0xFF800000 : f32

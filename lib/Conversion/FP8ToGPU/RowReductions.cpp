@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -504,8 +505,12 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
     if (iters[i] != utils::IteratorType::parallel)
       return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic) ||
-      ranges.back() < kReductionLanes)
+  // Dynamic sizes (a softmax over a run-time key length): the warp folds
+  // the row one element per lane per step (no vectors: the row's
+  // alignment is unknown), without stages (they are fused for static rows
+  // only); every row is a warp's, whatever its length.
+  const bool dynamic = llvm::any_of(ranges, ShapedType::isDynamic);
+  if (dynamic ? (init || !stages.empty()) : ranges.back() < kReductionLanes)
     return failure();
   // Lanes stride the reduction dimension: every input it indexes must be
   // contiguous along it (the reduction dimension is its innermost index), so
@@ -565,12 +570,23 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
   // (Not a structured binding: the lambdas below capture them, which
   // C++17 does not allow for bindings.)
   const std::pair<int64_t, int64_t> lanesAndWidth =
-      chooseRowLanes(op, rowLength, rows, vectorWidth);
+      dynamic ? std::pair<int64_t, int64_t>{kReductionLanes, 1}
+              : chooseRowLanes(op, rowLength, rows, vectorWidth);
   const int64_t rowLanes = lanesAndWidth.first;
   const int64_t width = lanesAndWidth.second;
+  // The loops' sizes: constants, or (dynamic) read from the operands.
+  SmallVector<Value> sizes;
+  if (dynamic) {
+    for (Range r : cast<linalg::LinalgOp>(op.getOperation())
+                       .createLoopRanges(rewriter, loc))
+      sizes.push_back(getValueOrCreateConstantIndexOp(rewriter, loc, r.size));
+  } else {
+    for (int64_t r : ranges)
+      sizes.push_back(idx(r));
+  }
   SmallVector<Value> lbs(numLoops, idx(0)), steps(numLoops, idx(1)), ubs;
   for (unsigned i = 0; i + 1 < numLoops; ++i)
-    ubs.push_back(idx(ranges[i]));
+    ubs.push_back(sizes[i]);
   ubs.push_back(idx(rowLanes));
 
   scf::ParallelOp::create(
@@ -584,7 +600,7 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         Value start = arith::MulIOp::create(
             b, l, lane, arith::ConstantIndexOp::create(b, l, width));
         auto kLoop = scf::ForOp::create(
-            b, l, start, arith::ConstantIndexOp::create(b, l, rowLength),
+            b, l, start, sizes.back(),
             arith::ConstantIndexOp::create(b, l, rowLanes * width),
             ValueRange{identity},
             [&](OpBuilder &fb, Location fl, Value k, ValueRange acc) {

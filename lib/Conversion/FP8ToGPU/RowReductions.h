@@ -55,7 +55,9 @@ bool hasWarpCombiner(linalg::GenericOp op);
 
 /// Lowers a row reduction -- a bufferized linalg.generic with parallel
 /// dimensions first and one reduction dimension last (at least
-/// kReductionLanes long, static) that is the innermost index of every input
+/// kReductionLanes long, static; or of run-time sizes, then with 32 lanes,
+/// scalar loads and neither `init` nor `stages`) that is the innermost
+/// index of every input
 /// it indexes (rows contiguous: not a contraction's K x N operand), one f32
 /// (or i32) output indexed by the parallel dimensions only, whose body
 /// yields `combine(f(inputs...), out)` with `combine` one of addf, mulf,
