@@ -152,7 +152,9 @@ for name in (n for n in libs if n.startswith("decode")):
     for step in range(a.steps):
         t = time.perf_counter()
         m.run(ids, mask, pos, *cache, slot, out=outs)
-        ids = logits[:, -1].argmax(-1, keepdim=True)  # greedy, on the device
+        # Greedy, on the device, into the same buffer (the captured graph
+        # reads its inputs at fixed addresses).
+        ids.copy_(logits[:, -1].argmax(-1, keepdim=True))
         lengths += 1
         mask[:] = (slots <= lengths[:, None]).to(torch.int64)
         pos[:] = lengths[:, None]

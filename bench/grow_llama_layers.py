@@ -19,6 +19,7 @@ present.1.value, ...) get a copy per new layer (past_key_values.<k>.key,
 ...), appended in layer order."""
 import argparse
 import os
+import re
 
 import onnx
 from onnx import TensorProto
@@ -42,14 +43,19 @@ def produced_by(name):
 
 # The last layer: from its input RMSNorm's Cast of the residual stream to
 # the residual Add after its MLP; recognised by its norm weight's name.
-last = max(int(t.split(".")[2]) for t in inits if t.startswith("model.layers."))
-norm_in = f"model.layers.{last}.input_layernorm.weight"
+# (Names may carry a wrapper's prefix: the decoder step of
+# export_llama8b_decoder.py names them model.model.layers.<i>....)
+layer_of = {t: int(m.group(1)) for t in inits
+            for m in [re.search(r"(?:^|\.)layers\.(\d+)\.", t)] if m}
+last = max(layer_of.values())
+norm_in = next(t for t in inits if t.endswith(f"layers.{last}.input_layernorm.weight"))
 first_mul = next(i for i, n in enumerate(nodes) if norm_in in n.input)
 start = first_mul
 while nodes[start].op_type != "Cast" or nodes[start - 1].op_type != "Add":
     start -= 1                     # back to the Cast of the residual stream
 layer_input = nodes[start].input[0]
-head_norm = next(i for i, n in enumerate(nodes) if "model.norm.weight" in n.input)
+head_norm = next(i for i, n in enumerate(nodes)
+                 if any(x.endswith("model.norm.weight") for x in n.input))
 cast = head_norm
 while nodes[cast].op_type != "Cast" or nodes[cast - 1].op_type != "Add":
     cast -= 1                      # the final norm's Cast of the stream
