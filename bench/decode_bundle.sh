@@ -48,7 +48,8 @@ compile() { # NAME SHAPES FLAGS...
     --kv-cache e4m3 --input-shape "$shape" --quiet "$@"
 }
 compile "prefill-s$prefill" "$(shapes 1 "$prefill" 0)" &
+prefill_job=$!
 compile decode-b1 "$(shapes 1 1 $((capacity - 1)))" --kv-cache-in-place
-wait
+wait "$prefill_job" # (a bare wait would hide its failure)
 compile decode-b8 "$(shapes 8 1 $((capacity - 1)))" --kv-cache-in-place
 du -sh "$out" "$out"/libs/*

@@ -23,11 +23,14 @@ Here: the weights are written, each library's weights packed, then
             device, CUDA graphs on: the median wall time of a step
             (host work included), and the bytes copied between host and
             device per step (the runtime's count: the cache never moves);
-  peer      transformers LlamaForCausalLM (same configuration, BF16,
-            eager, DynamicCache): prefill of PREFILL tokens, then STEPS
-            decode steps at batch 1 and 8 from a prefill of PREFILL.
+  peer      first: transformers LlamaForCausalLM (same configuration,
+            BF16, transformers' default attention, DynamicCache): prefill
+            of PREFILL tokens, then STEPS decode steps at batch 1 and 8
+            from a prefill of PREFILL.
 
-Prints a table and writes OUT/decode_h200.json. Timings only: the
+Needs the H200's memory (a library's weights stay on the device while
+the process lives: three libraries hold ~26 GB). Prints each result and
+writes OUT/decode_h200.json after each phase. Timings only: the
 libraries' numerics are tested on the test models (gpu-check), and these
 weights are random.
 """
@@ -81,17 +84,65 @@ def cuda_ms(fn, reps, warm):
     return float(np.median(ts))
 
 
+def save():
+    """The results so far (a run cut short keeps them)."""
+    os.makedirs(a.out, exist_ok=True)
+    json.dump(res, open(os.path.join(a.out, "decode_h200.json"), "w"), indent=1)
+
+
+libs = sorted(f[:-3] for f in os.listdir(os.path.join(B, "libs")) if f.endswith(".so"))
+
+
 def torch_dtype(info):
     return {np.dtype(np.int64): torch.int64, np.dtype(np.float16): torch.float16,
             np.dtype(np.float32): torch.float32,
             np.dtype(np.uint8): torch.uint8}[np.dtype(info.numpy_dtype)]
 
 
-# 1. Weights: the seeded FP16 weights, then each library's packed file.
+# 1. The peer first, in the same call (its memory is returned before our
+# libraries load: a library's weights stay on the device for the process).
+if not a.no_peer:
+    import transformers as T
+    cfg = T.LlamaConfig(vocab_size=128256, hidden_size=4096, intermediate_size=14336,
+                        num_hidden_layers=32, num_attention_heads=32,
+                        num_key_value_heads=8, max_position_embeddings=8192,
+                        rope_theta=500000.0)
+    torch.manual_seed(0)
+    torch.set_default_dtype(torch.bfloat16)  # built in BF16, never in FP32
+    with torch.device("cuda"):
+        hf = T.LlamaForCausalLM(cfg).eval()
+    torch.set_default_dtype(torch.float32)
+    prefill = int(next((n.split("-s")[1] for n in libs if n.startswith("prefill")), 2048))
+    for batch in (1, 8):
+        ids = torch.randint(0, 128256, (batch, prefill), device="cuda")
+        with torch.no_grad():
+            pre = (cuda_ms(lambda: hf(input_ids=ids, use_cache=False), reps=5, warm=2)
+                   if batch == 1 else None)
+            out = hf(input_ids=ids, use_cache=True)
+            pkv, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+            del out
+            torch.cuda.synchronize()
+            times = []
+            for _ in range(a.steps):
+                t = time.perf_counter()
+                o = hf(input_ids=nxt, past_key_values=pkv, use_cache=True)
+                pkv, nxt = o.past_key_values, o.logits[:, -1:].argmax(-1)
+                torch.cuda.synchronize()
+                times.append(time.perf_counter() - t)
+        step_ms = 1e3 * float(np.median(times[2:]))
+        res[f"peer_b{batch}"] = {"prefill_ms": pre, "step_ms": step_ms,
+                                 "tokens_per_s": batch * 1e3 / step_ms}
+        log(f"peer_b{batch}", res[f"peer_b{batch}"])
+        del pkv
+        torch.cuda.empty_cache()
+    del hf
+    torch.cuda.empty_cache()
+    save()
+
+# 2. Weights: the seeded FP16 weights, then each library's packed file.
 model = os.path.join(B, "model.onnx")
 res["fill_s"] = sh([sys.executable, os.path.join(B, "fill_external_data.py"), model,
                     "--constants", os.path.join(B, "constants.npz")])
-libs = sorted(f[:-3] for f in os.listdir(os.path.join(B, "libs")) if f.endswith(".so"))
 res["pack_s"] = {}
 for name in libs:
     res["pack_s"][name] = sh([os.path.join(B, "fp8-pack"),
@@ -100,7 +151,7 @@ for name in libs:
 log("weights:", res["fill_s"], "s to write,", res["pack_s"], "s to pack")
 os.remove(model + ".data")  # disk: only the packed files are read now
 
-# 2. Prefill: nothing cached, PREFILL tokens.
+# 3. Prefill: nothing cached, PREFILL tokens.
 for name in (n for n in libs if n.startswith("prefill")):
     t0 = time.time()
     m = fp8rt.Model(os.path.join(B, "libs", name + ".so"))
@@ -123,11 +174,12 @@ for name in (n for n in libs if n.startswith("prefill")):
                  "finite": bool(torch.isfinite(logits).all()),
                  "copies": m.last_run_copies()}
     log(name, res[name])
+    save()
     m.close()
     del outs, ins
     torch.cuda.empty_cache()
 
-# 3. Decode steps over the FP8 cache, updated in place.
+# 4. Decode steps over the FP8 cache, updated in place.
 for name in (n for n in libs if n.startswith("decode")):
     m = fp8rt.Model(os.path.join(B, "libs", name + ".so"))
     tied = m.tied_inputs
@@ -167,44 +219,10 @@ for name in (n for n in libs if n.startswith("decode")):
                  "copies_last_step": m.last_run_copies(),
                  "finite": bool(torch.isfinite(logits.float()).all())}
     log(name, res[name])
+    save()
     m.close()
     del cache, outs
     torch.cuda.empty_cache()
 
-# 4. The peer in the same call.
-if not a.no_peer:
-    import transformers as T
-    cfg = T.LlamaConfig(vocab_size=128256, hidden_size=4096, intermediate_size=14336,
-                        num_hidden_layers=32, num_attention_heads=32,
-                        num_key_value_heads=8, max_position_embeddings=8192,
-                        rope_theta=500000.0)
-    torch.manual_seed(0)
-    with torch.device("cuda"):
-        hf = T.LlamaForCausalLM(cfg).to(torch.bfloat16).eval()
-    prefill = int(next((n.split("-s")[1] for n in libs if n.startswith("prefill")), 2048))
-    for batch in (1, 8):
-        ids = torch.randint(0, 128256, (batch, prefill), device="cuda")
-        with torch.no_grad():
-            pre = (cuda_ms(lambda: hf(input_ids=ids, use_cache=False), reps=5, warm=2)
-                   if batch == 1 else None)
-            out = hf(input_ids=ids, use_cache=True)
-            pkv, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
-            del out
-            torch.cuda.synchronize()
-            times = []
-            for _ in range(a.steps):
-                t = time.perf_counter()
-                o = hf(input_ids=nxt, past_key_values=pkv, use_cache=True)
-                pkv, nxt = o.past_key_values, o.logits[:, -1:].argmax(-1)
-                torch.cuda.synchronize()
-                times.append(time.perf_counter() - t)
-        step_ms = 1e3 * float(np.median(times[2:]))
-        res[f"peer_b{batch}"] = {"prefill_ms": pre, "step_ms": step_ms,
-                                 "tokens_per_s": batch * 1e3 / step_ms}
-        log(f"peer_b{batch}", res[f"peer_b{batch}"])
-        del pkv
-        torch.cuda.empty_cache()
-
-os.makedirs(a.out, exist_ok=True)
-json.dump(res, open(os.path.join(a.out, "decode_h200.json"), "w"), indent=1)
+save()
 log(json.dumps(res))

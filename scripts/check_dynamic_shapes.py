@@ -242,9 +242,10 @@ def main():
                 bound = 1e-6
                 if gpu and r != "none":
                     # Two GPU builds of one recipe differ in the order of
-                    # FP32 sums (a softmax over a dynamic row length is a
-                    # thread's loop, a static one a warp's butterfly; GEMM
-                    # configurations), which FP8 rounding can amplify: their
+                    # FP32 sums (a softmax over a dynamic row length folds
+                    # one element per lane per step, a static one vectors;
+                    # GEMM configurations), which FP8 rounding can amplify:
+                    # their
                     # distance is bounded by half the static build's own
                     # FP8 error (on the CPU they are bit-identical).
                     bound = 0.5 * rel_l2(w, ref)

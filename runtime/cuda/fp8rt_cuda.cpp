@@ -605,6 +605,8 @@ void syncAfterLaunch(CUstream stream, const std::string &kernel) {
          kernel.c_str());
 }
 
+/// Instantiated CUDA graphs alive (the buffer pool's count, below).
+int liveGraphCount();
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -769,8 +771,12 @@ FP8RT_CUDA_EXPORT void *fp8rt_cuda_tensor_map_encode_tiled(
   auto it = G().tensorMaps.find({context, key});
   if (it != G().tensorMaps.end())
     return reinterpret_cast<void *>(it->second);
-  if (G().tensorMaps.size() >= kMaxTensorMaps) {
-    // Bounded cache: wait until no kernel can still read one, free them all.
+  if (G().tensorMaps.size() >= kMaxTensorMaps && !run.capturing &&
+      liveGraphCount() == 0) {
+    // Bounded cache: wait until no kernel can still read one, free them all
+    // -- unless a captured graph (which holds their addresses) lives or one
+    // is being captured (a synchronize would end the capture): then the
+    // cache grows (a dynamic model's tensor maps differ per shape).
     cuCtxSynchronize();
     for (auto &entry : G().tensorMaps)
       cuMemFree(entry.second);
@@ -1355,6 +1361,11 @@ Pool &P() {
   return *p;
 }
 constexpr size_t kPoolGranule = 512;
+
+int liveGraphCount() {
+  std::lock_guard<std::mutex> lock(P().mutex);
+  return P().liveGraphs;
+}
 
 void trimPoolLocked() {
   for (auto &[size, block] : P().free) {

@@ -66,3 +66,19 @@ func.func @dynamic_rows(%a: tensor<?x128xf8E4M3FN>, %sa: tensor<?x1xf32>,
 // CHECK:       func.func private @[[G]]({{.*}}) -> tensor<8x64xbf16>
 // CHECK:         %[[Q:.*]] = fp8.scaled_matmul
 // CHECK-NEXT:    return %[[Q]]
+
+// -----
+
+// A result type less static than its operands (rows known from the lhs):
+// the destination has the result's type, so the call and the function
+// keep it.
+// CHECK-LABEL: func.func @rows_known_to_lhs
+// CHECK:         %[[INIT:.*]] = tensor.empty(%{{.*}}) : tensor<?x64xbf16>
+// CHECK:         call @{{.*}}(%arg0, %arg1, %arg2, %arg3, %[[INIT]]) : ({{.*}}, tensor<?x64xbf16>) -> tensor<?x64xbf16>
+func.func @rows_known_to_lhs(%a: tensor<8x128xf8E4M3FN>, %sa: tensor<8x1xf32>,
+                             %w: tensor<64x128xf8E4M3FN>, %sw: tensor<64x1xf32>)
+    -> tensor<?x64xbf16> {
+  %0 = fp8.scaled_matmul %a, %sa layout<row>, %w, %sw layout<row> transpose_rhs
+      : (tensor<8x128xf8E4M3FN>, tensor<8x1xf32>, tensor<64x128xf8E4M3FN>, tensor<64x1xf32>) -> tensor<?x64xbf16>
+  return %0 : tensor<?x64xbf16>
+}

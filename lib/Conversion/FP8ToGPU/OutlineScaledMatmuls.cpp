@@ -12,6 +12,7 @@
 #include "Outlining.h"
 #include "fp8/Dialect/FP8/IR/FP8.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -46,11 +47,20 @@ LogicalResult KernelOutliner::outline(Operation *op, DictionaryAttr info,
     if (failed(reifyResultShapes(cb, op, shapes)))
       return op->emitOpError("has a result of dynamic shape whose sizes "
                              "cannot be computed for the kernel's caller");
-    for (auto [i, r] : llvm::enumerate(op->getResults()))
-      if (hasInit[i])
-        operands.push_back(tensor::EmptyOp::create(
-            cb, op->getLoc(), shapes[i],
-            cast<ShapedType>(r.getType()).getElementType()));
+    // Of the result's type exactly (the reified sizes may know more than
+    // the type: only its dynamic dimensions take them).
+    for (auto [i, r] : llvm::enumerate(op->getResults())) {
+      if (!hasInit[i])
+        continue;
+      auto type = cast<RankedTensorType>(r.getType());
+      SmallVector<Value> dynamic;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          dynamic.push_back(
+              getValueOrCreateConstantIndexOp(cb, op->getLoc(), shapes[i][d]));
+      operands.push_back(
+          tensor::EmptyOp::create(cb, op->getLoc(), type, dynamic));
+    }
   }
   SmallVector<Type> types;
   for (Value v : operands)
