@@ -140,15 +140,9 @@ private:
       // that initializes the output, if one does just before, and the
       // element-wise ops after it that need only its rows (RMSNorm's rsqrt
       // and normalization, a per-row quantization).
-      // (Stages join static rows only: a row reduction of run-time sizes
-      // is a warp per row on its own.)
-      const bool staticRows =
-          llvm::none_of(generic.getStaticLoopRanges(), ShapedType::isDynamic);
-      linalg::FillOp init =
-          staticRows ? fp8::initializingFill(generic) : linalg::FillOp();
-      SmallVector<fp8::RowStage> stages;
-      if (staticRows)
-        stages = fp8::rowReductionStages(generic, init);
+      linalg::FillOp init = fp8::initializingFill(generic);
+      SmallVector<fp8::RowStage> stages =
+          fp8::rowReductionStages(generic, init);
       if (succeeded(fp8::lowerRowReductionToWarps(rewriter, generic,
                                                   vectorWidth, init,
                                                   stages))) {

@@ -208,6 +208,10 @@ static bool coversOutput(linalg::GenericOp op) {
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // Fills and stages join reductions of static rows only (one of run-time
+  // sizes is a warp per row on its own: lowerRowReductionToWarps).
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return false;
   unsigned parallel = 0;
   for (utils::IteratorType it : iters)
     parallel += it == utils::IteratorType::parallel;

@@ -117,8 +117,8 @@ bool isOwnBuffer(Value root);
 /// The linalg.fill that initializes `op`'s (single) output just before it:
 /// the nearest preceding op in the block with memory effects is a fill of
 /// the same buffer, and `op`'s output map is a permutation of its parallel
-/// dimensions covering the whole (static) output, so every element the
-/// fill wrote is written once by `op`. Null otherwise.
+/// dimensions covering the whole (static) output -- every loop static --, so
+/// every element the fill wrote is written once by `op`. Null otherwise.
 linalg::FillOp initializingFill(linalg::GenericOp op);
 
 } // namespace mlir::fp8
