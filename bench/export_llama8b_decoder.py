@@ -19,6 +19,7 @@ usage: export_llama8b_decoder.py OUT [--layers 2] [--vocab 128256]
 import argparse
 import json
 import os
+import sys
 import time
 
 import torch
@@ -26,32 +27,11 @@ import transformers
 
 import llama8b_model
 
-
-class PositionedLM(torch.nn.Module):
-    """A decoder step over a cache given as tensors, with explicit position
-    ids (what a loop over a preallocated cache needs)."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model, self.layers = model, model.config.num_hidden_layers
-
-    def forward(self, input_ids, attention_mask, position_ids, *past):
-        from transformers.cache_utils import DynamicCache
-        cache = DynamicCache()
-        for i in range(self.layers):
-            cache.update(past[2 * i], past[2 * i + 1], i)
-        out = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                         position_ids=position_ids, past_key_values=cache,
-                         use_cache=True)
-        pkv, flat = out.past_key_values, []
-        for i in range(self.layers):
-            if hasattr(pkv, "layers"):
-                flat += [pkv.layers[i].keys, pkv.layers[i].values]
-            elif hasattr(pkv, "key_cache"):
-                flat += [pkv.key_cache[i], pkv.value_cache[i]]
-            else:
-                flat += list(pkv[i])
-        return (out.logits, *flat)
+# The decoder step of the test models' export (scripts/export_models.py,
+# which the GPU machine runs too: onnx and onnxruntime are there).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "scripts"))
+from export_models import PositionedLM  # noqa: E402
 
 
 p = argparse.ArgumentParser()
