@@ -840,6 +840,25 @@ def FP8DropTiedResults : Pass<"fp8-drop-tied-results", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def FP8RequireStaticModelABI
+    : Pass<"fp8-require-static-model-abi", "::mlir::ModuleOp"> {
+  let summary = "Refuse dynamic shapes at a bare-pointer model boundary";
+  let description = [{
+    A model library's entry takes one pointer per tensor (the lowering
+    pipelines' `model-abi`), which holds no sizes: it needs static shapes.
+    A module with a dynamic dimension at its boundary needs
+    `model-abi-descriptors=true` (memref descriptors: pointers, sizes,
+    strides), which `fp8-compile` sets for a model with dynamic dimensions.
+    Without this check the pipelines' bare-pointer lowering would leave
+    such a function half-lowered (a `func.func` of memrefs in LLVM-dialect
+    output) and no error. The first of both lowering pipelines under
+    `model-abi` without descriptors: fails on the first argument or result
+    of a public function (named by its `onnx.name`) whose type has a
+    dynamic dimension, saying what to do. Declarations are skipped (the
+    runtime's take `memref<?x...>`).
+  }];
+}
+
 def FP8DistinctResultBuffers
     : Pass<"fp8-distinct-result-buffers", "::mlir::ModuleOp"> {
   let summary = "Give each result of a function its own buffer";

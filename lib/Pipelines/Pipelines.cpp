@@ -140,6 +140,9 @@ static void addHostToLLVM(OpPassManager &pm, bool barePointers,
 
 void fp8::buildFP8CPULoweringPipeline(
     OpPassManager &pm, const CPULoweringPipelineOptions &options) {
+  // A bare-pointer entry holds no sizes: one error for a dynamic boundary.
+  if (options.modelABI && !options.modelABIDescriptors)
+    pm.addPass(createFP8RequireStaticModelABI());
   // Weights that stay in files: their quantization goes to the packer, and
   // they become constant globals (docs/Weights.md).
   pm.addPass(createFP8PackExternalWeights());
@@ -187,6 +190,9 @@ void fp8::buildFP8CPULoweringPipeline(
 
 void fp8::buildFP8GPULoweringPipeline(
     OpPassManager &pm, const GPULoweringPipelineOptions &options) {
+  // A bare-pointer entry holds no sizes: one error for a dynamic boundary.
+  if (options.modelABI && !options.modelABIDescriptors)
+    pm.addPass(createFP8RequireStaticModelABI());
   // Tensor level: the same as the CPU path, except that FP8 products and
   // attention are outlined for the GEMM and attention kernels and FP8 casts
   // stay arith casts (the GPU lowers them to cvt instructions).
