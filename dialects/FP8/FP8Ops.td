@@ -473,4 +473,48 @@ def FP8_PackedWeightOp : FP8_Op<"packed_weight", [Pure]> {
   }];
 }
 
+def FP8_RoundedWeightOp : FP8_Op<"rounded_weight", [Pure]> {
+  let summary = "a weight in a file, rounded to BF16 by the weights packer";
+  let description = [{
+    The tensor of type `source_type` stored at bytes `[offset, offset +
+    length)` of the file `location` (as `fp8.external_weight` describes
+    it), decoded to FP32 exactly and rounded to BF16 (round to nearest
+    even; a NaN stays a quiet NaN), with `permutation` its dimensions
+    permuted (result dimension i is source dimension permutation[i]): the
+    operand a high-precision product (`fp8-high-precision-products`) makes
+    of a weight that stays in its file,
+
+    ```
+    %w = fp8.external_weight ... : tensor<4096x128256xf16>
+    %x = arith.extf %w : ... to tensor<4096x128256xf32>
+    %b = arith.truncf %x : ... to tensor<4096x128256xbf16>
+    %t = linalg.transpose ins(%b) outs(...) permutation = [1, 0]
+    ```
+
+    with the same bits, which `fp8-pack-external-weights` folds into this
+    op so that the weights packer writes the BF16 (K-major) weight once
+    instead of every run converting it (a Llama-3-8B head: 1 GB a run).
+    `fp8-materialize-external-weights` turns it into an uninitialized
+    constant global whose manifest entry has kind `round`
+    (docs/Weights.md).
+
+    ```mlir
+    %w = fp8.rounded_weight "lm_head" from "model.onnx.data" [0, 1050673152]
+        : tensor<4096x128256xf16> permutation = [1, 0]
+        -> tensor<128256x4096xbf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$location,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$offset,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$length,
+                       TypeAttrOf<FP8_HighPrecisionTensor>:$source_type,
+                       OptionalAttr<DenseI64ArrayAttr>:$permutation);
+  let results = (outs TensorOf<[BF16]>:$result);
+  let assemblyFormat = [{
+    $name `from` $location `[` $offset `,` $length `]` `:` $source_type
+    (`permutation` `=` $permutation^)? attr-dict `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FP8_OPS_TD

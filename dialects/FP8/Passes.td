@@ -905,7 +905,11 @@ def FP8PackExternalWeights
     computes from the file when it writes the weights file: the library
     holds FP8 weights either way, and the bytes are the folders'. A chain
     whose intermediate values have other users keeps them (computed at run
-    time from the external weight).
+    time from the external weight). Likewise the BF16 operand of a product
+    kept out of FP8 (`arith.extf` of an FP16/BF16 weight, `arith.truncf` to
+    BF16 rounding to nearest even, a K-major `linalg.transpose`) becomes one
+    `fp8.rounded_weight`, which the packer writes once instead of a kernel
+    converting the weight every run.
 
     ```mlir
     %a = fp8.amax %w layout<block 128x128> ...
@@ -919,7 +923,8 @@ def FP8PackExternalWeights
         format(e4m3) permutation = [1, 0] -> ...
     ```
   }];
-  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
 }
 
 def FP8MaterializeExternalWeights

@@ -183,6 +183,18 @@ std::string describeFileTensor(DictionaryAttr entry, pack::Tensor &t) {
       sourceType ? dyn_cast<RankedTensorType>(sourceType.getValue()) : nullptr;
   std::optional<int> sourceDtype =
       sourceTensor ? abiDtype(sourceTensor.getElementType()) : std::nullopt;
+  if (kind.getValue() == "round") {
+    auto permutation = entry.getAs<DenseI64ArrayAttr>("permutation");
+    if (!sourceDtype || !permutation)
+      return "incomplete rounded weight entry";
+    t.kind = pack::Tensor::Kind::Round;
+    t.source.dtype = *sourceDtype;
+    t.source.shape.assign(sourceTensor.getShape().begin(),
+                          sourceTensor.getShape().end());
+    t.permutation.assign(permutation.asArrayRef().begin(),
+                         permutation.asArrayRef().end());
+    return "";
+  }
   std::optional<pack::Quantization> q = quantizationOf(entry);
   if (!sourceDtype || !q ||
       (kind.getValue() != "data" && kind.getValue() != "scale"))
@@ -353,6 +365,12 @@ std::string fileOrigin(const pack::Tensor &t) {
                      std::to_string(t.source.dtype);
   if (t.kind == pack::Tensor::Kind::Copy)
     return line;
+  if (t.kind == pack::Tensor::Kind::Round) {
+    line += " round :";
+    for (int64_t d : t.permutation)
+      line += " " + std::to_string(d);
+    return line;
+  }
   const pack::Quantization &q = t.quant;
   uint32_t epsBits;
   std::memcpy(&epsBits, &q.eps, sizeof(epsBits));

@@ -266,6 +266,22 @@ std::string checkTensor(const Tensor &t) {
     return checkQuantizedTensor(t);
   case Tensor::Kind::Concat:
     return checkParts(t);
+  case Tensor::Kind::Round: {
+    if (std::string e = checkSource(t.source, true); !e.empty())
+      return e;
+    const size_t rank = t.source.shape.size();
+    if (!isPermutation(t.permutation, rank))
+      return "the permutation is not one of 0.." + std::to_string(rank) +
+             " - 1";
+    std::vector<int64_t> shape = t.source.shape;
+    for (size_t i = 0; i < t.permutation.size(); ++i)
+      shape[i] = t.source.shape[t.permutation[i]];
+    if (t.dtype != kBFloat16 || t.shape != shape)
+      return "a rounding of " + formatShape(t.source.shape) + " " +
+             dtypeName(t.source.dtype) + " is " + formatShape(shape) +
+             " bf16, not " + formatShape(t.shape) + " " + dtypeName(t.dtype);
+    return "";
+  }
   }
   return "an unknown kind";
 }
@@ -337,6 +353,8 @@ const char *kindName(Tensor::Kind kind) {
     return "literal";
   case Tensor::Kind::Concat:
     return "concat";
+  case Tensor::Kind::Round:
+    return "round";
   }
   return "?";
 }
@@ -417,7 +435,9 @@ ordered_json tensorJSON(const Tensor &t) {
     return j;
   }
   j["source"] = sourceJSON(t.source);
-  if (t.kind != Tensor::Kind::Copy)
+  if (t.kind == Tensor::Kind::Round)
+    j["permutation"] = t.permutation;
+  else if (t.kind != Tensor::Kind::Copy)
     j["quantization"] = quantizationJSON(t.quant);
   return j;
 }
@@ -573,10 +593,11 @@ Tensor::Kind parseKind(const Fields &f) {
   const std::string kind = f.string("kind");
   for (Tensor::Kind k :
        {Tensor::Kind::Copy, Tensor::Kind::Data, Tensor::Kind::Scale,
-        Tensor::Kind::Literal, Tensor::Kind::Concat})
+        Tensor::Kind::Literal, Tensor::Kind::Concat, Tensor::Kind::Round})
     if (kind == kindName(k))
       return k;
-  bad("kind \"" + kind + "\" is not copy, data, scale, literal or concat");
+  bad("kind \"" + kind +
+      "\" is not copy, data, scale, literal, concat or round");
 }
 
 void parseTensor(const json &j, Tensor &t, bool part = false) {
@@ -607,6 +628,8 @@ void parseTensor(const json &j, Tensor &t, bool part = false) {
     t.source = parseSource(f.at("source"));
   if (t.kind == Tensor::Kind::Data || t.kind == Tensor::Kind::Scale)
     t.quant = parseQuantization(f.at("quantization"));
+  if (t.kind == Tensor::Kind::Round)
+    t.permutation = f.integers("permutation", INT64_MIN);
 }
 
 CompiledIn parseCompiledIn(const json &j) {

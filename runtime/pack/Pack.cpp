@@ -209,6 +209,10 @@ std::string describe(const Tensor &t) {
     return dtypeName(t.dtype) + " scales of " + of + ", " + recipe;
   case Tensor::Kind::Literal:
     return "literal, " + formatShape(t.shape) + " " + dtypeName(t.dtype);
+  case Tensor::Kind::Round:
+    return "bf16 rounding of " + of +
+           (t.permutation.empty() ? ""
+                                  : ", permuted " + formatShape(t.permutation));
   case Tensor::Kind::Concat: {
     std::string parts;
     for (const Tensor &p : t.parts)
@@ -245,6 +249,7 @@ private:
       const std::function<std::string(const uint8_t *, uint64_t)> &sink);
   std::string writeCopy(const Tensor &t);
   std::string writeQuantized(const Tensor &t);
+  std::string writeRounded(const Tensor &t);
   std::string writeFromBase(const Tensor &t);
   std::string write(const void *data, uint64_t bytes);
   std::string finish();
@@ -455,6 +460,8 @@ std::string Packer::writeTensor(const Tensor &t) {
     if (options.writeLiteral)
       return options.writeLiteral(t, writer);
     return writeFromBase(t);
+  case Tensor::Kind::Round:
+    return writeRounded(t);
   case Tensor::Kind::Concat:
     // Row-major along dimension 0: each part's bytes after the last's.
     for (size_t i = 0; i < t.parts.size(); ++i)
@@ -528,6 +535,25 @@ std::string Packer::writeQuantized(const Tensor &t) {
   if (p.dataUses == 0 && p.scaleUses == 0)
     pending.erase(key);
   return "";
+}
+
+std::string Packer::writeRounded(const Tensor &t) {
+  FileDescriptor fd;
+  std::string path;
+  if (std::string e = dataDir.open(t.source, fd, path); !e.empty())
+    return e;
+  const uint64_t base = t.source.offset;
+  const detail::ReadSource read = [&](uint64_t offset, uint64_t bytes,
+                                      uint8_t *to) {
+    stats.bytesRead += bytes;
+    return readAt(fd.get(), base + offset, bytes, to, path);
+  };
+  std::vector<uint8_t> bytes;
+  if (std::string e = detail::roundToBF16(t.source, t.permutation, chunkBytes,
+                                          threads, read, bytes);
+      !e.empty())
+    return e;
+  return write(bytes.data(), bytes.size());
 }
 
 std::string Packer::writeFromBase(const Tensor &t) {

@@ -59,6 +59,18 @@ std::string quantize(const Source &source, const Quantization &quant,
                      uint64_t chunkBytes, unsigned threads, bool needData,
                      const ReadSource &read, Quantized &out);
 
+/// The "round" tensor of `source` (a validated f32/f16/bf16 source):
+/// every element decoded to FP32 exactly and rounded to BF16
+/// (numerics::floatToBF16), output dimension i being source dimension
+/// permutation[i] (empty: none), into `out` (the tensor's bytes, held
+/// whole), reading bands of whole rows of about `chunkBytes` through
+/// `read` (from the calling thread) and converting each band's rows on up
+/// to `threads` threads. Returns "" or the first read error.
+std::string roundToBF16(const Source &source,
+                        const std::vector<int64_t> &permutation,
+                        uint64_t chunkBytes, unsigned threads,
+                        const ReadSource &read, std::vector<uint8_t> &out);
+
 } // namespace fp8rt::pack::detail
 
 #endif // FP8RT_PACK_PACKINTERNAL_H

@@ -733,6 +733,138 @@ TEST(Pack, ConcatenationsAreTheirPartsInOrder) {
             std::string::npos);
 }
 
+/// BF16 of an FP32 value from the spec, independently of
+/// numerics::floatToBF16: the nearer of the two BF16 values around x (its
+/// truncation and the next one away from zero), the even one on a tie; a
+/// NaN is any NaN of x's sign.
+bool isReferenceBF16(float x, uint16_t got) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  const float back = num::bf16ToFloat(got);
+  if (std::isnan(x))
+    return std::isnan(back) && (got >> 15) == (bits >> 31);
+  const uint16_t lo = uint16_t(bits >> 16), hi = uint16_t(lo + 1);
+  const double dlo = std::fabs(double(x) - double(num::bf16ToFloat(lo)));
+  // Past the largest finite value, the next one up is 2^128 (unbounded
+  // exponent): x rounds to infinity from half an ulp above the largest.
+  const double up = (hi & 0x7FFF) == 0x7F80
+                        ? std::ldexp(std::signbit(x) ? -1.0 : 1.0, 128)
+                        : double(num::bf16ToFloat(hi));
+  const double dhi = std::fabs(double(x) - up);
+  const uint16_t want = (bits & 0xFFFF) == 0 ? lo
+                        : dlo < dhi          ? lo
+                        : dhi < dlo          ? hi
+                        : (lo & 1)           ? hi
+                                             : lo;
+  return got == want;
+}
+
+float widen(const std::vector<uint8_t> &raw, int32_t dtype, int64_t i) {
+  if (dtype == kFloat) {
+    float f;
+    std::memcpy(&f, &raw[4 * i], 4);
+    return f;
+  }
+  const uint16_t b = uint16_t(raw[2 * i] | raw[2 * i + 1] << 8);
+  return dtype == kFloat16 ? num::f16ToFloat(b) : num::bf16ToFloat(b);
+}
+
+/// "round" tensors (fp8.rounded_weight): every element of an f32, f16 or
+/// bf16 source rounded to BF16 as the spec says and moved to its permuted
+/// place, whatever the band size and thread count; through JSON and back;
+/// a wrong shape, dtype or permutation is refused.
+TEST(Pack, RoundedWeightsAreBF16Permuted) {
+  TempDir dir;
+  struct Case {
+    int32_t dtype;
+    Shape shape, perm;
+  };
+  const Case cases[] = {{kFloat, {96, 40}, {1, 0}},
+                        {kFloat16, {33, 70}, {1, 0}},
+                        {kBFloat16, {64, 48}, {1, 0}},
+                        {kFloat16, {5, 12, 7}, {0, 2, 1}},
+                        {kFloat, {130, 3}, {}}};
+  unsigned seed = 40;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.dtype) + " rank " +
+                 std::to_string(c.shape.size()));
+    const std::vector<uint8_t> raw =
+        makeValues(c.dtype, count(c.shape), seed++, true);
+    writeFile(dir / "r.bin", raw);
+    Tensor t = copyTensor("r", makeSource("r.bin", 0, c.dtype, c.shape));
+    t.kind = Tensor::Kind::Round;
+    t.dtype = kBFloat16;
+    t.permutation = c.perm;
+    for (size_t i = 0; i < c.perm.size(); ++i)
+      t.shape[i] = c.shape[c.perm[i]];
+    const Manifest m = makeManifest({t});
+    std::vector<uint8_t> first;
+    for (auto [chunk, threads] :
+         {std::pair<uint64_t, unsigned>{1 << 20, 1}, {100, 3}, {1, 2}}) {
+      PackOptions o;
+      o.dataDir = dir.path;
+      o.chunkBytes = chunk;
+      o.threads = threads;
+      ASSERT_EQ(packWeights(m, o, dir / "out.fp8w"), "");
+      Weights w(dir / "out.fp8w", m.fingerprint);
+      const std::vector<uint8_t> got = w.bytes("r", kBFloat16, t.shape);
+      ASSERT_EQ(got.size(), size_t(count(c.shape)) * 2);
+      if (first.empty()) {
+        first = got;
+        // Source element (i, j[, k]) at its permuted place.
+        const int64_t rank = int64_t(c.shape.size());
+        Shape index(rank, 0);
+        for (int64_t e = 0; e < count(c.shape); ++e) {
+          int64_t at = 0;
+          for (int64_t d = 0; d < rank; ++d)
+            at = at * t.shape[d] + index[c.perm.empty() ? d : c.perm[d]];
+          const uint16_t b = uint16_t(got[2 * at] | got[2 * at + 1] << 8);
+          ASSERT_TRUE(isReferenceBF16(widen(raw, c.dtype, e), b))
+              << "element " << e << " -> " << at << ": " << std::hex << b;
+          for (int64_t d = rank; d-- > 0;)
+            if (++index[d] < c.shape[d])
+              break;
+            else
+              index[d] = 0;
+        }
+      } else {
+        EXPECT_TRUE(got == first)
+            << "chunk " << chunk << ", threads " << threads;
+      }
+    }
+    Manifest back;
+    ASSERT_EQ(parseManifest(toJSON(m), back, "m.json"), "");
+    EXPECT_EQ(back.tensors[0].kind, Tensor::Kind::Round);
+    EXPECT_EQ(back.tensors[0].permutation, c.perm);
+    EXPECT_EQ(toJSON(back), toJSON(m));
+  }
+  // Refusals: a shape that is not the permuted source's, another dtype, a
+  // bad permutation, an FP8 source.
+  Tensor t = copyTensor("r", makeSource("r.bin", 0, kFloat16, {8, 4}));
+  t.kind = Tensor::Kind::Round;
+  t.dtype = kBFloat16;
+  t.permutation = {1, 0};
+  Manifest back;
+  auto refused = [&](const Tensor &bad, const std::string &mention) {
+    const std::string e =
+        parseManifest(toJSON(makeManifest({bad})), back, "m.json");
+    EXPECT_NE(e.find(mention), std::string::npos) << e;
+  };
+  refused(t, "a rounding of 8x4 f16 is 4x8 bf16, not 8x4 bf16");
+  Tensor u = t;
+  u.shape = {4, 8};
+  u.dtype = kFloat16;
+  refused(u, "not 4x8 f16");
+  u = t;
+  u.shape = {4, 8};
+  u.permutation = {1, 1};
+  refused(u, "the permutation is not one of 0..2 - 1");
+  u = t;
+  u.shape = {4, 8};
+  u.source = makeSource("r.bin", 0, kFloat8E4M3FN, {8, 4});
+  refused(u, "only f32, f16 and bf16 sources are quantized");
+}
+
 //===----------------------------------------------------------------------===//
 // (d) bad manifests
 //===----------------------------------------------------------------------===//

@@ -59,6 +59,19 @@ inline float bf16ToFloat(uint16_t bits) {
   return v;
 }
 
+/// FP32 -> BF16 bits, round to nearest even (arith.truncf's rounding); a
+/// NaN stays a quiet NaN of the same sign and top payload bits. How
+/// BF16 products round constant weights (fp8-high-precision-products) and
+/// the packer weights in files (fp8.rounded_weight).
+inline uint16_t floatToBF16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x0040u);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
 /// Per-tensor current / block scaling: e = fp8_max / max(amax, eps), with
 /// amax 0, inf or NaN giving e = 1, infinite e clamped to FLT_MAX and, with
 /// pow2, e rounded down to a power of two. Returns s = 1 / e.

@@ -102,7 +102,8 @@ struct Tensor {
     Data,    // the FP8 data of quant applied to source
     Scale,   // the scales of quant applied to source
     Literal, // bytes the compiler computed: taken from a base weights file
-    Concat   // its parts one after the other: concatenated along dimension 0
+    Concat,  // its parts one after the other: concatenated along dimension 0
+    Round    // the source rounded to BF16, then permuted (below)
   };
   std::string name; // in the weights file (the library's global)
   int32_t dtype = 0;
@@ -110,6 +111,13 @@ struct Tensor {
   Kind kind = Kind::Copy;
   Source source;      // Copy, Data, Scale
   Quantization quant; // Data, Scale
+  /// Round: an f32/f16/bf16 source decoded to FP32 exactly and rounded to
+  /// BF16 (numerics::floatToBF16: to nearest even, a NaN stays a quiet
+  /// NaN), then permuted: dimension i is source dimension permutation[i]
+  /// (empty: none). dtype is kBFloat16 and shape the permuted source shape:
+  /// the K-major BF16 operand of a product kept out of FP8
+  /// (fp8.rounded_weight).
+  std::vector<int64_t> permutation;
   uint64_t hash = 0;  // Literal: XXH64 of its bytes (fp8w_hash_bytes)
   /// Concat: Data or Scale tensors of this dtype whose shapes equal this
   /// one's but in dimension 0, where they sum to it (weights of products
@@ -142,12 +150,13 @@ struct Manifest {
 
 /// The manifest as JSON (docs/Weights.md: "format": "fp8-opt weights
 /// manifest", "version": 1, fingerprint as 16 hex digits, tensors with
-/// "kind" copy/data/scale/literal/concat).
+/// "kind" copy/data/scale/literal/concat/round).
 std::string toJSON(const Manifest &manifest);
 
 /// Parses and validates a manifest (every field present and typed; dtypes
 /// known; shapes non-negative and without overflow; sizes consistent:
-/// a copy's length is its shape's bytes, a data tensor's shape is
+/// a copy's length is its shape's bytes, a rounded tensor is BF16 of the
+/// permuted source shape, a data tensor's shape is
 /// dataShape and at least the permuted source shape, a scale tensor's shape
 /// and dtype are the quantization's; a concatenation's parts are data or
 /// scales of its dtype whose first dimensions add up to its own, the rest

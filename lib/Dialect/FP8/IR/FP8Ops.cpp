@@ -912,7 +912,36 @@ LogicalResult PackedWeightOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// RoundedWeightOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RoundedWeightOp::verify() {
+  auto source = cast<RankedTensorType>(getSourceType());
+  if (failed(verifyFileTensor(*this, source, getLength(), getLocation())))
+    return failure();
+  const int64_t rank = source.getRank();
+  SmallVector<int64_t> shape(source.getShape());
+  if (std::optional<ArrayRef<int64_t>> perm = getPermutation()) {
+    SmallVector<bool> seen(rank, false);
+    if (int64_t(perm->size()) != rank || !llvm::all_of(*perm, [&](int64_t p) {
+          return p >= 0 && p < rank && !std::exchange(seen[p], true);
+        }))
+      return emitOpError() << "permutation must be a permutation of [0, "
+                           << rank << ")";
+    for (auto [i, p] : llvm::enumerate(*perm))
+      shape[i] = source.getDimSize(p);
+  }
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  if (result != ArrayRef<int64_t>(shape))
+    return emitOpError() << "result shape " << formatShape(result)
+                         << " must be the (permuted) weight shape "
+                         << formatShape(shape);
+  return success();
+}
+
 bool fp8::isWeight(Value value) {
   return matchPattern(value, m_Constant()) ||
-         value.getDefiningOp<ExternalWeightOp>();
+         value.getDefiningOp<ExternalWeightOp>() ||
+         value.getDefiningOp<RoundedWeightOp>();
 }

@@ -62,16 +62,6 @@ bool isCandidate(linalg::LinalgOp op) {
          (acc == elt || acc.isF32()) && isZeroFill(init);
 }
 
-/// f32 -> bf16 bits, round to nearest even; NaN stays a (quiet) NaN.
-uint16_t roundToBF16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u)
-    return static_cast<uint16_t>((bits >> 16) | 0x0040u);
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
 /// Element `i` of a constant f32/f16/bf16 tensor, widened exactly.
 struct ConstantReader {
   ArrayRef<char> raw;                  // resource blobs and raw dense data
@@ -149,7 +139,7 @@ Value roundConstant(OpBuilder &b, Location loc, Value value, bool transpose) {
         const int64_t src = (bi * rows + r) * cols + c;
         const int64_t dst =
             transpose ? (bi * cols + c) * rows + r : src;
-        out[dst] = roundToBF16(reader->at(src));
+        out[dst] = numerics::floatToBF16(reader->at(src));
       }
   auto outType = RankedTensorType::get(shape, b.getBF16Type());
   auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(

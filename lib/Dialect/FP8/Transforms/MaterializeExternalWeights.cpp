@@ -111,6 +111,8 @@ public:
     for (Operation *op : refs) {
       if (auto weight = dyn_cast<ExternalWeightOp>(op))
         materialize(weight);
+      else if (auto rounded = dyn_cast<RoundedWeightOp>(op))
+        materialize(rounded);
       else
         materialize(cast<PackedWeightOp>(op));
     }
@@ -184,6 +186,25 @@ private:
     op.erase();
   }
 
+  /// A weight the packer rounds to BF16 (and permutes): a "round" entry.
+  void materialize(RoundedWeightOp op) {
+    OpBuilder b(op);
+    SmallVector<NamedAttribute> entry =
+        sourceEntry(b, op.getNameAttr(), op.getLocationAttr(),
+                    op.getOffsetAttr(), op.getLengthAttr());
+    entry.append(
+        {b.getNamedAttr("kind", b.getStringAttr("round")),
+         b.getNamedAttr("source_type", op.getSourceTypeAttr()),
+         b.getNamedAttr("permutation",
+                        b.getDenseI64ArrayAttr(op.getPermutation().value_or(
+                            ArrayRef<int64_t>{})))});
+    memref::GlobalOp global =
+        createGlobal(op.getLoc(), symbolFor("__fp8_bf16_", op.getName(), ""),
+                     cast<RankedTensorType>(op.getResult().getType()), entry);
+    replaceWithGlobal(b, op.getResult(), global);
+    op.erase();
+  }
+
   /// The table entry of a packed weight's result: where its source is and
   /// how the packer quantizes it.
   SmallVector<NamedAttribute> packedEntry(Builder &b, PackedWeightOp op,
@@ -251,7 +272,7 @@ struct MaterializeExternalWeightsPass
     SmallVector<Operation *> refs;
     SmallVector<tensor::ConcatOp> concats;
     getOperation().walk([&](Operation *op) {
-      if (isa<ExternalWeightOp, PackedWeightOp>(op))
+      if (isa<ExternalWeightOp, PackedWeightOp, RoundedWeightOp>(op))
         refs.push_back(op);
       else if (auto concat = dyn_cast<tensor::ConcatOp>(op);
                concat && isPackedConcat(concat))

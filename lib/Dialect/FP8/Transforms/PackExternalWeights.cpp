@@ -1,9 +1,11 @@
 //===- PackExternalWeights.cpp - Weight quantization for the packer -------===//
 //
 // Part of fp8-opt. See Passes.td (fp8-pack-external-weights) and the
-// description of fp8.packed_weight: three local rewrites that fold the
-// recipe's quantization of a weight that stays in its file, then its
-// K-major transpose, then its zero padding, into one fp8.packed_weight.
+// descriptions of fp8.packed_weight and fp8.rounded_weight: local rewrites
+// that fold the recipe's quantization of a weight that stays in its file,
+// then its K-major transpose, then its zero padding, into one
+// fp8.packed_weight; and a high-precision product's BF16 rounding of one,
+// then its transpose, into one fp8.rounded_weight.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -117,6 +120,80 @@ struct PackPaddedWeight : OpRewritePattern<tensor::PadOp> {
   }
 };
 
+/// A rounded weight of `weight`'s bytes (`permutation` empty: none).
+RoundedWeightOp createRounded(PatternRewriter &rewriter, Location loc,
+                              Type result, StringAttr name, StringAttr location,
+                              IntegerAttr offset, IntegerAttr length,
+                              Type source, ArrayRef<int64_t> permutation) {
+  return RoundedWeightOp::create(
+      rewriter, loc, result, name, location, offset, length,
+      TypeAttr::get(source),
+      permutation.empty() ? DenseI64ArrayAttr()
+                          : rewriter.getDenseI64ArrayAttr(permutation));
+}
+
+/// arith.truncf to BF16 (round to nearest even) of an external FP32 weight,
+/// or of the exact arith.extf to FP32 of an external FP16/BF16 one: what
+/// fp8-high-precision-products makes of a product's weight.
+struct RoundExternalWeight : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || !type.getElementType().isBF16())
+      return rewriter.notifyMatchFailure(op, "not a tensor rounded to bf16");
+    if (op.getRoundingmodeAttr() &&
+        *op.getRoundingmode() != arith::RoundingMode::to_nearest_even)
+      return rewriter.notifyMatchFailure(op, "not to nearest even");
+    Value in = op.getIn();
+    if (auto ext = in.getDefiningOp<arith::ExtFOp>())
+      in = ext.getIn(); // f16/bf16 -> f32 is exact
+    auto weight = in.getDefiningOp<ExternalWeightOp>();
+    if (!weight)
+      return rewriter.notifyMatchFailure(op, "not an external weight");
+    if (!isa<Float32Type, Float16Type, BFloat16Type>(
+            weight.getType().getElementType()))
+      return rewriter.notifyMatchFailure(op, "no FP32/FP16/BF16 source");
+    rewriter.replaceOp(
+        op, createRounded(rewriter, op.getLoc(), type, weight.getNameAttr(),
+                          weight.getLocationAttr(), weight.getOffsetAttr(),
+                          weight.getLengthAttr(), weight.getType(), {}));
+    return success();
+  }
+};
+
+/// linalg.transpose of an unpermuted rounded weight, or of an external
+/// BF16 weight (which needs no rounding).
+struct RoundTransposedWeight : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "not on tensors");
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    Value in = op.getInput();
+    if (auto rounded = in.getDefiningOp<RoundedWeightOp>()) {
+      if (rounded.getPermutation())
+        return rewriter.notifyMatchFailure(op, "already permuted");
+      rewriter.replaceOp(
+          op, createRounded(rewriter, op.getLoc(), type, rounded.getNameAttr(),
+                            rounded.getLocationAttr(), rounded.getOffsetAttr(),
+                            rounded.getLengthAttr(), rounded.getSourceType(),
+                            op.getPermutation()));
+      return success();
+    }
+    auto weight = in.getDefiningOp<ExternalWeightOp>();
+    if (!weight || !weight.getType().getElementType().isBF16())
+      return rewriter.notifyMatchFailure(op, "not a rounded weight");
+    rewriter.replaceOp(
+        op, createRounded(rewriter, op.getLoc(), type, weight.getNameAttr(),
+                          weight.getLocationAttr(), weight.getOffsetAttr(),
+                          weight.getLengthAttr(), weight.getType(),
+                          op.getPermutation()));
+    return success();
+  }
+};
+
 struct PackExternalWeightsPass
     : fp8::impl::FP8PackExternalWeightsBase<PackExternalWeightsPass> {
   void runOnOperation() override {
@@ -130,6 +207,7 @@ struct PackExternalWeightsPass
 } // namespace
 
 void fp8::populatePackExternalWeightsPatterns(RewritePatternSet &patterns) {
-  patterns.add<PackQuantizedWeight, PackTransposedWeight, PackPaddedWeight>(
+  patterns.add<PackQuantizedWeight, PackTransposedWeight, PackPaddedWeight,
+               RoundExternalWeight, RoundTransposedWeight>(
       patterns.getContext());
 }

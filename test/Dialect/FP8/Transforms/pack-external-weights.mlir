@@ -78,3 +78,63 @@ module attributes {fp8.external_data_dir = "/models/m"} {
     return %q, %q2 : tensor<64x32xf8E4M3FN>, tensor<64x32xf8E4M3FN>
   }
 }
+
+// -----
+
+// A high-precision product's BF16 operand of a weight in a file (what
+// fp8-high-precision-products makes: FP16 widened to FP32, rounded to BF16,
+// transposed K-major) is one fp8.rounded_weight that the packer writes: no
+// conversion or transpose kernel at run time. An FP32 weight is rounded
+// without the widening; a BF16 one is only transposed.
+
+// CHECK-LABEL: func.func @rounded
+// CHECK-DAG: %[[H:.*]] = fp8.rounded_weight "head" from "model.data"[0, 16384] : tensor<64x128xf16> permutation = [1, 0] -> tensor<128x64xbf16>
+// CHECK-DAG: %[[F:.*]] = fp8.rounded_weight "f" from "model.data"[16384, 8192] : tensor<64x32xf32> -> tensor<64x32xbf16>
+// CHECK-DAG: %[[B:.*]] = fp8.rounded_weight "b" from "model.data"[24576, 4096] : tensor<64x32xbf16> permutation = [1, 0] -> tensor<32x64xbf16>
+// CHECK-NOT: fp8.external_weight
+// CHECK-NOT: arith.truncf
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[H]], %[[F]], %[[B]]
+
+// GLOBALS-LABEL: fp8.external_weights = {__fp8_bf16_b = {kind = "round", length = 4096 : i64, location = "model.data", name = "b", offset = 24576 : i64, permutation = array<i64: 1, 0>, source_type = tensor<64x32xbf16>}
+// GLOBALS-SAME: __fp8_bf16_f = {kind = "round", length = 8192 : i64, location = "model.data", name = "f", offset = 16384 : i64, permutation = array<i64>, source_type = tensor<64x32xf32>}
+// GLOBALS-SAME: __fp8_bf16_head = {kind = "round", length = 16384 : i64, location = "model.data", name = "head", offset = 0 : i64, permutation = array<i64: 1, 0>, source_type = tensor<64x128xf16>}
+// GLOBALS-DAG: memref.global "private" constant @__fp8_bf16_head : memref<128x64xbf16> {alignment = 256 : i64}
+// GLOBALS-DAG: memref.global "private" constant @__fp8_bf16_f : memref<64x32xbf16> {alignment = 256 : i64}
+// GLOBALS-NOT: fp8.rounded_weight
+module attributes {fp8.external_data_dir = "/models/m"} {
+  func.func @rounded() -> (tensor<128x64xbf16>, tensor<64x32xbf16>, tensor<32x64xbf16>) {
+    %w = fp8.external_weight "head" from "model.data" [0, 16384] : tensor<64x128xf16>
+    %x = arith.extf %w : tensor<64x128xf16> to tensor<64x128xf32>
+    %b = arith.truncf %x : tensor<64x128xf32> to tensor<64x128xbf16>
+    %e = tensor.empty() : tensor<128x64xbf16>
+    %t = linalg.transpose ins(%b : tensor<64x128xbf16>) outs(%e : tensor<128x64xbf16>) permutation = [1, 0]
+    %f = fp8.external_weight "f" from "model.data" [16384, 8192] : tensor<64x32xf32>
+    %fb = arith.truncf %f : tensor<64x32xf32> to tensor<64x32xbf16>
+    %g = fp8.external_weight "b" from "model.data" [24576, 4096] : tensor<64x32xbf16>
+    %e2 = tensor.empty() : tensor<32x64xbf16>
+    %gt = linalg.transpose ins(%g : tensor<64x32xbf16>) outs(%e2 : tensor<32x64xbf16>) permutation = [1, 0]
+    return %t, %fb, %gt : tensor<128x64xbf16>, tensor<64x32xbf16>, tensor<32x64xbf16>
+  }
+}
+
+// -----
+
+// Not rounded by the packer: another rounding mode, a rounding to f16, a
+// transposed value that is not a weight.
+
+// CHECK-LABEL: func.func @not_rounded
+// CHECK-NOT: fp8.rounded_weight
+// CHECK: arith.truncf %{{.*}} to_nearest_away
+// CHECK: arith.truncf %{{.*}} : tensor<64x32xf32> to tensor<64x32xf16>
+// CHECK: linalg.transpose
+module attributes {fp8.external_data_dir = "/models/m"} {
+  func.func @not_rounded(%a: tensor<64x32xbf16>) -> (tensor<64x32xbf16>, tensor<64x32xf16>, tensor<32x64xbf16>) {
+    %f = fp8.external_weight "f" from "model.data" [0, 8192] : tensor<64x32xf32>
+    %r = arith.truncf %f to_nearest_away : tensor<64x32xf32> to tensor<64x32xbf16>
+    %h = arith.truncf %f : tensor<64x32xf32> to tensor<64x32xf16>
+    %e = tensor.empty() : tensor<32x64xbf16>
+    %t = linalg.transpose ins(%a : tensor<64x32xbf16>) outs(%e : tensor<32x64xbf16>) permutation = [1, 0]
+    return %r, %h, %t : tensor<64x32xbf16>, tensor<64x32xf16>, tensor<32x64xbf16>
+  }
+}
