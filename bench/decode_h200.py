@@ -7,7 +7,8 @@ batch 1 and 8 that update an FP8 KV cache of CAPACITY slots in place
 --in-place) -- run there against transformers' eager BF16 model with its
 KV cache (the peer of ../shared/peers/decode_baseline.py), in one call.
 
-    decode_h200.py BUNDLE OUT [--steps 32] [--no-peer]
+    decode_h200.py BUNDLE OUT [--steps 32] [--phases peer,weights,prefill,decode]
+                   [--libs REGEX] [--no-graph]
 
 BUNDLE holds model.onnx and constants.npz (the graph and its small
 constants: scripts/fill_external_data.py regenerates the seeded weights
@@ -28,6 +29,16 @@ Here: the weights are written, each library's weights packed, then
             of PREFILL tokens, then STEPS decode steps at batch 1 and 8
             from a prefill of PREFILL.
 
+Each decode time is given two ways: `step_ms`, a synchronize after every
+step (what one step costs, host work included), and `pipelined_step_ms`,
+STEPS more steps with one synchronize at the end (the host queues the next
+step while the GPU runs this one: how ../shared/peers/decode_baseline.py
+times the peer). --phases runs some phases only (the weights phase writes
+and packs; a later call with --phases prefill,decode reuses the packed
+files); --libs REGEX the libraries whose name it matches; --no-graph runs
+without CUDA graphs (FP8RT_CUDA_PROFILE=1 times only runs that are not
+graph replays: profile with it).
+
 Needs the H200's memory (a library's weights stay on the device while
 the process lives: three libraries hold ~26 GB). Prints each result and
 writes OUT/decode_h200.json after each phase. Timings only: the
@@ -38,22 +49,27 @@ weights are random.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 
 import numpy as np
+import onnx
 import torch
 
 p = argparse.ArgumentParser()
 p.add_argument("bundle")
 p.add_argument("out")
 p.add_argument("--steps", type=int, default=32)
-p.add_argument("--no-peer", action="store_true")
+p.add_argument("--phases", default="peer,weights,prefill,decode")
+p.add_argument("--libs", default=".")
+p.add_argument("--no-graph", action="store_true")
 a = p.parse_args()
+phases = set(a.phases.split(","))
 B = os.path.abspath(a.bundle)
 sys.path.insert(0, B)
-os.environ["FP8RT_CUDA_GRAPH"] = "1"
+os.environ["FP8RT_CUDA_GRAPH"] = "0" if a.no_graph else "1"
 import fp8rt  # noqa: E402  (the bundle's copy)
 
 res = {"device": torch.cuda.get_device_name(), "steps": a.steps}
@@ -90,7 +106,8 @@ def save():
     json.dump(res, open(os.path.join(a.out, "decode_h200.json"), "w"), indent=1)
 
 
-libs = sorted(f[:-3] for f in os.listdir(os.path.join(B, "libs")) if f.endswith(".so"))
+libs = sorted(f[:-3] for f in os.listdir(os.path.join(B, "libs"))
+              if f.endswith(".so") and re.search(a.libs, f[:-3]))
 
 
 def torch_dtype(info):
@@ -99,12 +116,17 @@ def torch_dtype(info):
             np.dtype(np.uint8): torch.uint8}[np.dtype(info.numpy_dtype)]
 
 
+model = os.path.join(B, "model.onnx")
+layers = sum(i.name.startswith("past_key_values.") for i in
+             onnx.load(model, load_external_data=False).graph.input) // 2
+res["layers"] = layers
+
 # 1. The peer first, in the same call (its memory is returned before our
 # libraries load: a library's weights stay on the device for the process).
-if not a.no_peer:
+if "peer" in phases:
     import transformers as T
     cfg = T.LlamaConfig(vocab_size=128256, hidden_size=4096, intermediate_size=14336,
-                        num_hidden_layers=32, num_attention_heads=32,
+                        num_hidden_layers=layers, num_attention_heads=32,
                         num_key_value_heads=8, max_position_embeddings=8192,
                         rope_theta=500000.0)
     torch.manual_seed(0)
@@ -129,8 +151,15 @@ if not a.no_peer:
                 pkv, nxt = o.past_key_values, o.logits[:, -1:].argmax(-1)
                 torch.cuda.synchronize()
                 times.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            for _ in range(a.steps):  # one synchronize at the end
+                o = hf(input_ids=nxt, past_key_values=pkv, use_cache=True)
+                pkv, nxt = o.past_key_values, o.logits[:, -1:].argmax(-1)
+            torch.cuda.synchronize()
+            pipelined = 1e3 * (time.perf_counter() - t) / a.steps
         step_ms = 1e3 * float(np.median(times[2:]))
         res[f"peer_b{batch}"] = {"prefill_ms": pre, "step_ms": step_ms,
+                                 "pipelined_step_ms": pipelined,
                                  "tokens_per_s": batch * 1e3 / step_ms}
         log(f"peer_b{batch}", res[f"peer_b{batch}"])
         del pkv
@@ -140,19 +169,19 @@ if not a.no_peer:
     save()
 
 # 2. Weights: the seeded FP16 weights, then each library's packed file.
-model = os.path.join(B, "model.onnx")
-res["fill_s"] = sh([sys.executable, os.path.join(B, "fill_external_data.py"), model,
-                    "--constants", os.path.join(B, "constants.npz")])
-res["pack_s"] = {}
-for name in libs:
-    res["pack_s"][name] = sh([os.path.join(B, "fp8-pack"),
-                              os.path.join(B, "libs", name + ".fp8w.json"),
-                              "--data-dir", B])
-log("weights:", res["fill_s"], "s to write,", res["pack_s"], "s to pack")
-os.remove(model + ".data")  # disk: only the packed files are read now
+if "weights" in phases:
+    res["fill_s"] = sh([sys.executable, os.path.join(B, "fill_external_data.py"), model,
+                        "--constants", os.path.join(B, "constants.npz")])
+    res["pack_s"] = {}
+    for name in libs:
+        res["pack_s"][name] = sh([os.path.join(B, "fp8-pack"),
+                                  os.path.join(B, "libs", name + ".fp8w.json"),
+                                  "--data-dir", B])
+    log("weights:", res["fill_s"], "s to write,", res["pack_s"], "s to pack")
+    os.remove(model + ".data")  # disk: only the packed files are read now
 
 # 3. Prefill: nothing cached, PREFILL tokens.
-for name in (n for n in libs if n.startswith("prefill")):
+for name in (n for n in libs if n.startswith("prefill") and "prefill" in phases):
     t0 = time.time()
     m = fp8rt.Model(os.path.join(B, "libs", name + ".so"))
     load_s = time.time() - t0
@@ -180,7 +209,7 @@ for name in (n for n in libs if n.startswith("prefill")):
     torch.cuda.empty_cache()
 
 # 4. Decode steps over the FP8 cache, updated in place.
-for name in (n for n in libs if n.startswith("decode")):
+for name in (n for n in libs if n.startswith("decode") and "decode" in phases):
     m = fp8rt.Model(os.path.join(B, "libs", name + ".so"))
     tied = m.tied_inputs
     infos = m.inputs
@@ -191,7 +220,7 @@ for name in (n for n in libs if n.startswith("decode")):
              torch.randn(list(i.shape), device="cuda").to(torch_dtype(i))
              for i in infos[3:-1]]
     ids = torch.randint(0, 128256, (batch, 1), device="cuda")
-    start = capacity - a.steps - 1  # tokens already cached per sequence
+    start = capacity - 2 * a.steps - 1  # tokens already cached per sequence
     lengths = torch.full((batch,), start, dtype=torch.int64, device="cuda")
     slots = torch.arange(capacity, device="cuda")[None]
     mask = (slots <= lengths[:, None]).to(torch.int64)
@@ -200,21 +229,31 @@ for name in (n for n in libs if n.startswith("decode")):
     logits = torch.empty(list(m.outputs[0].shape), dtype=torch_dtype(m.outputs[0]),
                          device="cuda")
     outs = [logits] + [cache[t - 3] for t in tied[1:]]
-    times = []
-    for step in range(a.steps):
-        t = time.perf_counter()
+
+    def step():
         m.run(ids, mask, pos, *cache, slot, out=outs)
         # Greedy, on the device, into the same buffer (the captured graph
         # reads its inputs at fixed addresses).
         ids.copy_(logits[:, -1].argmax(-1, keepdim=True))
-        lengths += 1
+        lengths.add_(1)
         mask[:] = (slots <= lengths[:, None]).to(torch.int64)
         pos[:] = lengths[:, None]
         slot[:] = lengths
+
+    times = []
+    for _ in range(a.steps):
+        t = time.perf_counter()
+        step()
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    for _ in range(a.steps):  # one synchronize at the end
+        step()
+    torch.cuda.synchronize()
+    pipelined = 1e3 * (time.perf_counter() - t) / a.steps
     step_ms = 1e3 * float(np.median(times[2:]))
     res[name] = {"batch": batch, "capacity": capacity, "step_ms": step_ms,
+                 "pipelined_step_ms": pipelined,
                  "tokens_per_s": batch * 1e3 / step_ms,
                  "copies_last_step": m.last_run_copies(),
                  "finite": bool(torch.isfinite(logits.float()).all())}
