@@ -74,3 +74,36 @@ func.func @narrow(%x: tensor<128x128xf32>) -> tensor<f32> {
   %a = fp8.amax %x layout<tensor> : tensor<128x128xf32> -> tensor<f32>
   return %a : tensor<f32>
 }
+
+// Per-row amaxes of few long rows (a decode step's FFN activation, 1-64
+// tokens of 14336): each row as 32 pieces (views: no padding), a warp per
+// piece, then the 32 maxima a warp per row.
+// CHECK-LABEL: func.func @few_rows
+// CHECK:         %[[P:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [8, 32, 448] : tensor<8x14336xf32> into tensor<8x32x448xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[P]] : tensor<8x32x448xf32>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:      ins(%{{.*}} : tensor<8x32xf32>) outs(%{{.*}} : tensor<8xf32>)
+// ONE-LABEL: func.func @few_rows
+// ONE:         linalg.generic {{.*}} ins(%arg0 : tensor<8x14336xf32>) outs(%{{.*}} : tensor<8xf32>)
+func.func @few_rows(%x: tensor<8x14336xf32>) -> tensor<8x1xf32> {
+  %a = fp8.amax %x layout<row> : tensor<8x14336xf32> -> tensor<8x1xf32>
+  return %a : tensor<8x1xf32>
+}
+
+// Whole rows: more than 64 (a prefill: every warp busy already), shorter
+// than 8192 (a norm's quantization, chained in its kernel), or not a
+// multiple of 32.
+// CHECK-LABEL: func.func @whole_rows
+// CHECK-NOT:     tensor.expand_shape %arg
+// CHECK:         linalg.generic {{.*}} ins(%arg0 : tensor<65x14336xf32>) outs(%{{.*}} : tensor<65xf32>)
+// CHECK-NOT:     tensor.expand_shape %arg
+// CHECK:         linalg.generic {{.*}} ins(%arg1 : tensor<2x4096xf32>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK-NOT:     tensor.expand_shape %arg
+// CHECK:         linalg.generic {{.*}} ins(%arg2 : tensor<2x8200xf32>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK:         return
+func.func @whole_rows(%x: tensor<65x14336xf32>, %y: tensor<2x4096xf32>, %z: tensor<2x8200xf32>) -> (tensor<65x1xf32>, tensor<2x1xf32>, tensor<2x1xf32>) {
+  %a = fp8.amax %x layout<row> : tensor<65x14336xf32> -> tensor<65x1xf32>
+  %b = fp8.amax %y layout<row> : tensor<2x4096xf32> -> tensor<2x1xf32>
+  %c = fp8.amax %z layout<row> : tensor<2x8200xf32> -> tensor<2x1xf32>
+  return %a, %b, %c : tensor<65x1xf32>, tensor<2x1xf32>, tensor<2x1xf32>
+}
