@@ -177,7 +177,7 @@ if "weights" in phases:
     packs = [subprocess.Popen([os.path.join(B, "fp8-pack"),
                                os.path.join(B, "libs", name + ".fp8w.json"),
                                "--data-dir", B]) for name in libs]
-    if any(p.wait() != 0 for p in packs):
+    if [p.wait() for p in packs].count(0) != len(packs):  # (waits for all)
         sys.exit("fp8-pack failed")
     res["pack_s"] = round(time.time() - t, 1)
     log("weights:", res["fill_s"], "s to write,", res["pack_s"], "s to pack",

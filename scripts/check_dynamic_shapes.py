@@ -5,6 +5,7 @@ and against onnxruntime, on a decoder step with a KV cache.
 
     check_dynamic_shapes.py MODEL_DIR [--recipe R[,R...]] [--build BUILD]
                             [--work DIR] [--ort-prefix DIR] [--node NODE]
+                            [--kv-cache e4m3|e5m2]
                             [--target T [--compile-only | --prebuilt]]
 
 MODEL_DIR holds model.onnx with inputs input_ids, attention_mask,
@@ -30,6 +31,18 @@ per output, relative L2 error:
   R dyn/ort        the same vs onnxruntime: <= 0.1 (the FP8 bound of
                    test/Models/exported-llama_decode_dynamo.test), and
                    within 1.5x the default static FP8 build's own error
+
+With --kv-cache FMT every library (dynamic and static) is compiled with
+fp8-compile --kv-cache FMT: the cache inputs and outputs are FP8. The
+past values are drawn already representable in FMT (0.5 N(0, 1) rounded
+to it), so onnxruntime's FP32 model sees exactly the cached values; the
+libraries get their FP8 bits (test/reference/fp8ref.py) and their FP8
+outputs are decoded before the comparisons. The dyn/static bounds are the
+same (FP8 bits, decoded); dyn/ort, FP32 included, is within 1.5x the
+static build's own error (the cache's new rows are rounded to FMT, and
+attention reads them so), and a present output within half an ulp of FMT
+(2^-4 relative for E4M3, 2^-3 for E5M2). fp8-run's check (float .pb
+inputs) is skipped.
 
 Then: fp8-run on the dynamic library with one shape's .pb files (the CLI
 passes shapes through), a run outside the bounds (an error naming the input
@@ -63,6 +76,11 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 import fp8rt  # noqa: E402
 from onnx_tensor import read_tensor, write_tensor  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
+import fp8ref  # noqa: E402
+
+# --kv-cache: the FP8 format of the cache inputs and outputs (None: FP32).
+KV = None
 
 BATCH, SEQ, PAST = (1, 8), (1, 64), (0, 64)
 # The first step of a generation (nothing cached; two tokens: with one, the
@@ -84,6 +102,8 @@ def bounds_args(layers):
 
 
 def make_inputs(shape, heads, dim, layers):
+    """The inputs as onnxruntime takes them (FP32 past values; with KV,
+    values FMT represents exactly)."""
     b, s, p = shape
     rng = np.random.default_rng(1000 * b + 10 * s + p)
     mask = np.ones((b, p + s), np.int64)
@@ -94,9 +114,24 @@ def make_inputs(shape, heads, dim, layers):
            ("position_ids", np.tile(np.arange(p, p + s, dtype=np.int64), (b, 1)))]
     for i in range(layers):
         for kv in ("key", "value"):
-            ins.append((f"past_key_values.{i}.{kv}",
-                        (0.5 * rng.standard_normal((b, heads, p, dim))).astype(np.float32)))
+            past = (0.5 * rng.standard_normal((b, heads, p, dim))).astype(np.float32)
+            if KV:
+                past = fp8ref.fp8_to_f32(fp8ref.cast_to_fp8(past, KV), KV)
+            ins.append((f"past_key_values.{i}.{kv}", past))
     return ins
+
+
+def lib_inputs(ins):
+    """The libraries' arrays for make_inputs' inputs: with KV, the cache's
+    FP8 bits (exact: the values are FMT's)."""
+    return [fp8ref.cast_to_fp8(a, KV) if KV and name.startswith("past_key_values.")
+            else a for name, a in ins]
+
+
+def decoded(outputs, names):
+    """Outputs as FP32 (with KV, the cache outputs' FP8 bits decoded)."""
+    return [fp8ref.fp8_to_f32(a, KV) if KV and n.startswith("present.") else a
+            for a, n in zip(outputs, names)]
 
 
 def rel_l2(a, ref):
@@ -143,7 +178,11 @@ def main():
     ap.add_argument("--ort-prefix",
                     default=os.environ.get("FP8_ORT_PREFIX", os.path.join(ROOT, "build", "ort")))
     ap.add_argument("--node", default=shutil.which("node") or "node")
+    ap.add_argument("--kv-cache", default=None, choices=["e4m3", "e5m2"],
+                    help="compile every library with fp8-compile --kv-cache")
     args = ap.parse_args()
+    global KV
+    KV = args.kv_cache
     model = os.path.join(args.model_dir, "model.onnx")
     work = args.work or os.path.join(args.build, "check-dynamic-shapes")
     os.makedirs(work, exist_ok=True)
@@ -165,6 +204,8 @@ def main():
             return out
         cmd = [os.path.join(bindir, "fp8-compile"), model, "-o", out, "--recipe", recipe,
                "--target", args.target, "--quiet", *flags]
+        if KV:
+            cmd += ["--kv-cache", KV]
         for a in shape_args:
             cmd += ["--input-shape", a]
         if subprocess.run(cmd).returncode != 0:
@@ -201,7 +242,7 @@ def main():
             if ort.returncode != 0:
                 raise SystemExit("error: onnxruntime-node failed")
         static_spec = [f"{name}={'x'.join(map(str, a.shape))}" for name, a in ins]
-        arrays = [a for _, a in ins]
+        arrays = lib_inputs(ins)
         if args.compile_only:
             for r in recipes:
                 compile_lib(os.path.join(work, f"static-{tag}-{r}.so"), static_spec, r)
@@ -211,14 +252,16 @@ def main():
             continue
         refs = [read_tensor(os.path.join(data, f"output_{k}.pb"))[1]
                 for k in range(len(m.outputs))]
+        names = [o.name for o in m.outputs]
         print(f"batch {b}, seq {s}, past {p}:", flush=True)
         for r in recipes:
             label = "fp32" if r == "none" else r
             static = fp8rt.Model(compile_lib(os.path.join(work, f"static-{tag}-{r}.so"),
                                              static_spec, r))
-            got = dynamic[r].run(*arrays)
-            runs[(r, tag)] = got
-            want = static.run(*arrays)
+            raw = dynamic[r].run(*arrays)
+            runs[(r, tag)] = raw
+            got = decoded(raw, names)
+            want = decoded(static.run(*arrays), names)
             static.close()
             if r != "none":
                 # The importer fuses attention (fp8.attention) for static
@@ -229,10 +272,10 @@ def main():
                 unfused = fp8rt.Model(compile_lib(
                     os.path.join(work, f"static-{tag}-{r}-unfused.so"), static_spec, r,
                     ["--fuse-attention=false"]))
-                want, default = unfused.run(*arrays), want
+                want, default = decoded(unfused.run(*arrays), names), want
                 unfused.close()
             if r == "none" and first is None:
-                first = (arrays, got)
+                first = (arrays, raw)
             for info, g, w, ref in zip(m.outputs, got, want, refs):
                 if g.shape != ref.shape or w.shape != ref.shape:
                     print(f"  {label} {info.name}: shape {g.shape}, static {w.shape}, "
@@ -251,21 +294,29 @@ def main():
                     bound = 0.5 * rel_l2(w, ref)
                 check(f"{label} dyn/static {info.name} {'x'.join(map(str, g.shape))}",
                       rel_l2(g, w), bound)
+                # With KV the cache's new rows are rounded to it (attention
+                # reads them so): every output is within 1.5x the static
+                # build's own error, a cache output within half an ulp.
+                kv_bound = (2.0 ** -4 if KV == "e4m3" else 2.0 ** -3) \
+                    if KV and info.name.startswith("present.") else 0.1
                 if r == "none":
-                    check(f"{label} dyn/ort {info.name}", rel_l2(g, ref), 1e-5)
+                    check(f"{label} dyn/ort {info.name}", rel_l2(g, ref),
+                          min(kv_bound, 1.5 * rel_l2(w, ref) + 1e-6) if KV else 1e-5)
                 else:
                     d = default[[o.name for o in m.outputs].index(info.name)]
                     check(f"{label} dyn/ort {info.name}", rel_l2(g, ref),
-                          min(0.1, 1.5 * rel_l2(d, ref) + 1e-6))
+                          min(kv_bound, 1.5 * rel_l2(d, ref) + 1e-6))
     if args.compile_only:
         print(f"compiled {len(recipes) * (1 + 2 * len(SHAPES)) - len(SHAPES)} "
               f"libraries for {args.target} into {work}")
         return 0
 
     # fp8-run passes the shapes of its inputs through (and checks against
-    # onnxruntime's outputs in the same folder).
+    # onnxruntime's outputs in the same folder; its FP32 inputs are not an
+    # FP8 cache's).
     tag = "b3-s9-p20"
-    run = subprocess.run([os.path.join(bindir, "fp8-run"), os.path.join(work, "dynamic-none.so"),
+    run = subprocess.CompletedProcess([], 0, "(skipped: --kv-cache)\n", "") if KV else \
+        subprocess.run([os.path.join(bindir, "fp8-run"), os.path.join(work, "dynamic-none.so"),
                           "--data", os.path.join(work, tag), "--rtol", "1e-5"],
                          capture_output=True, text=True)
     print(f"fp8-run {tag}: exit {run.returncode}")
@@ -276,7 +327,7 @@ def main():
 
     # Outside the bounds: an error naming the input; the handle still works.
     try:
-        m.run(*[a for _, a in make_inputs((9, 1, 0), heads, dim, layers)])
+        m.run(*lib_inputs(make_inputs((9, 1, 0), heads, dim, layers)))
         print("out of bounds: ran  FAIL")
         failures.append("out of bounds")
     except fp8rt.Error as e:
@@ -312,7 +363,7 @@ def check_gpu_runs(work, recipes, runs, heads, dim, layers, failures):
             same = 0
             for shape in order:
                 b, s, p = shape
-                got = g.run(*[a for _, a in make_inputs(shape, heads, dim, layers)])
+                got = g.run(*lib_inputs(make_inputs(shape, heads, dim, layers)))
                 same += all(np.array_equal(x, y)
                             for x, y in zip(got, runs[(r, f"b{b}-s{s}-p{p}")]))
             g.close()
@@ -334,7 +385,7 @@ def check_gpu_runs(work, recipes, runs, heads, dim, layers, failures):
         for shape in SHAPES[1:3]:
             b, s, p = shape
             ins = [torch.from_numpy(a).cuda()
-                   for _, a in make_inputs(shape, heads, dim, layers)]
+                   for a in lib_inputs(make_inputs(shape, heads, dim, layers))]
             got = lib.run(*ins)
             torch.cuda.synchronize()
             same += all(isinstance(x, torch.Tensor) and x.is_cuda and

@@ -491,8 +491,10 @@ def FP8_RoundedWeightOp : FP8_Op<"rounded_weight", [Pure]> {
     %t = linalg.transpose ins(%b) outs(...) permutation = [1, 0]
     ```
 
-    with the same bits, which `fp8-pack-external-weights` folds into this
-    op so that the weights packer writes the BF16 (K-major) weight once
+    with the same bits (NaNs stay NaNs of their sign; their payload bits
+    may differ from a run-time `truncf`'s), which
+    `fp8-pack-external-weights` folds into this op so that the weights
+    packer writes the BF16 (K-major) weight once
     instead of every run converting it (a Llama-3-8B head: 1 GB a run).
     `fp8-materialize-external-weights` turns it into an uninitialized
     constant global whose manifest entry has kind `round`
@@ -509,7 +511,7 @@ def FP8_RoundedWeightOp : FP8_Op<"rounded_weight", [Pure]> {
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$length,
                        TypeAttrOf<FP8_HighPrecisionTensor>:$source_type,
                        OptionalAttr<DenseI64ArrayAttr>:$permutation);
-  let results = (outs TensorOf<[BF16]>:$result);
+  let results = (outs StaticShapeTensorOf<[BF16]>:$result);
   let assemblyFormat = [{
     $name `from` $location `[` $offset `,` $length `]` `:` $source_type
     (`permutation` `=` $permutation^)? attr-dict `->` type($result)

@@ -223,7 +223,11 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
     of all its loops (each element once: softmax's row max and sum), and
     `duplicate-cheap` fuses a producer with several consumers into each of
     them when its body is arithmetic only (arith ops and `linalg.index`: a
-    scale, a mask's select and add, a causal test of the indices); with it,
+    scale, a mask's select and add, a causal test of the indices) and the
+    consumer then reads at most 4 distinct tensors (rank-0 ones not
+    counted: a chain of such producers, a decoder's residual stream read
+    by each norm and the next add, would otherwise make the norm of layer l
+    re-read every earlier layer's output); with it,
     a producer that only moves elements (one input, a body of casts at
     most: a transpose, a layout copy) fuses into every element-wise
     consumer whatever its indexing -- a broadcast, RoPE's rotated
@@ -263,7 +267,8 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
            "Also fuse into reductions that read each producer element once">,
     Option<"duplicateCheap", "duplicate-cheap", "bool", "false",
            "Fuse producers with several consumers into each of them when "
-           "their body is arithmetic only (arith ops, linalg.index); fuse "
+           "their body is arithmetic only (arith ops, linalg.index) and the "
+           "consumer then reads at most 4 tensors; fuse "
            "producers that only move elements into any element-wise "
            "consumer">,
     Option<"throughReshapes", "through-reshapes", "bool", "false",

@@ -7,9 +7,9 @@
 // run.
 //
 // The source is read in bands of whole rows of its first dimension (about
-// chunkBytes each); each band's rows are shared by the threads, which
-// write disjoint elements of the output (held whole: a permutation may send
-// one band anywhere in it).
+// chunkBytes each); each band's rows are shared by the threads (a
+// contiguous run each), which write disjoint elements of the output (held
+// whole: a permutation may send one band anywhere in it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,16 +92,20 @@ std::string roundToBF16(const Source &source,
         }
       }
     };
+    // Contiguous rows per thread: a transposed band's neighbouring rows
+    // land in the same output lines, which one thread then writes.
     const unsigned workers =
         unsigned(std::min<int64_t>(std::max(1u, threads), n));
+    auto convertRows = [&](unsigned w) {
+      const int64_t from = r0 + n * w / workers;
+      const int64_t to = r0 + n * (w + 1) / workers;
+      for (int64_t r = from; r < to; ++r)
+        convertRow(r);
+    };
     std::vector<std::thread> started;
     for (unsigned w = 1; w < workers; ++w)
-      started.emplace_back([&, w] {
-        for (int64_t r = r0 + w; r < r0 + n; r += workers)
-          convertRow(r);
-      });
-    for (int64_t r = r0; r < r0 + n; r += workers)
-      convertRow(r);
+      started.emplace_back(convertRows, w);
+    convertRows(0);
     for (std::thread &t : started)
       t.join();
   }

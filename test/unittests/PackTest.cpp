@@ -799,8 +799,10 @@ TEST(Pack, RoundedWeightsAreBF16Permuted) {
       t.shape[i] = c.shape[c.perm[i]];
     const Manifest m = makeManifest({t});
     std::vector<uint8_t> first;
-    for (auto [chunk, threads] :
-         {std::pair<uint64_t, unsigned>{1 << 20, 1}, {100, 3}, {1, 2}}) {
+    for (auto [chunk, threads] : {std::pair<uint64_t, unsigned>{1 << 20, 1},
+                                  {1 << 20, 4},
+                                  {100, 3},
+                                  {1, 2}}) {
       PackOptions o;
       o.dataDir = dir.path;
       o.chunkBytes = chunk;

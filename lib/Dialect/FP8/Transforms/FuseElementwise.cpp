@@ -63,15 +63,36 @@ bool movesElementsOnly(Operation *producer) {
   });
 }
 
-/// The most inputs a consumer may read after a producer with other uses is
-/// recomputed in it. Each recomputation adds the producer's inputs to the
-/// consumer's, so a chain of such producers -- a decoder's residual stream,
-/// h(l+1) = h(l) + f(l), read by each layer's norm and by the next add --
-/// would otherwise grow one input per layer: the norm of layer l re-read
-/// every earlier layer's outputs (32 layers: kernels of up to 60 inputs,
-/// ~20 ms of a 2048-token prefill on an H100). With this bound the stream
-/// is written every few layers.
+/// The most tensors a consumer may read after a producer with other uses is
+/// recomputed in it (distinct values, rank-0 scalars not counted). Each
+/// recomputation adds the producer's inputs to the consumer's, so a chain
+/// of such producers -- a decoder's residual stream, h(l+1) = h(l) + f(l),
+/// read by each layer's norm and by the next add -- would otherwise grow
+/// one input per layer: the norm of layer l re-read every earlier layer's
+/// outputs (32 layers: kernels of up to 60 inputs, ~20 ms of a 2048-token
+/// prefill on an H100). With this bound the stream is written out instead
+/// (in a Llama-3-8B-shaped decoder: two add kernels a layer); fusions of
+/// single-use producers afterwards may still add inputs (no op of a long
+/// chain reads more than 6: fuse-residual-stream.mlir).
 constexpr unsigned kMaxDuplicatedInputs = 4;
+
+/// The distinct tensors (not rank-0) `consumer` reads once `producer` is
+/// fused into its `operand`.
+unsigned tensorsAfterFusion(linalg::GenericOp consumer,
+                            linalg::GenericOp producer, OpOperand *operand) {
+  llvm::SmallDenseSet<Value, 8> read;
+  auto add = [&](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (type && type.getRank() > 0)
+      read.insert(v);
+  };
+  for (OpOperand *in : consumer.getDpsInputOperands())
+    if (in != operand)
+      add(in->get());
+  for (Value v : producer.getDpsInputs())
+    add(v);
+  return read.size();
+}
 
 /// Fusing `operand`'s producer into its consumer evaluates the producer's
 /// body once per consumer iteration: done only when every consumer
@@ -79,7 +100,7 @@ constexpr unsigned kMaxDuplicatedInputs = 4;
 /// map: no broadcast; in a reduction consumer, only with `intoReductions`).
 /// A producer with other uses is fused (its body then runs once per
 /// consumer) only with `duplicateCheap`, an arithmetic-only body, and where
-/// the fused consumer reads at most kMaxDuplicatedInputs inputs.
+/// the fused consumer reads at most kMaxDuplicatedInputs tensors.
 bool fusesWithoutRecomputation(OpOperand *operand, bool intoReductions,
                                bool duplicateCheap) {
   Operation *producer = operand->get().getDefiningOp();
@@ -93,9 +114,8 @@ bool fusesWithoutRecomputation(OpOperand *operand, bool intoReductions,
     return true;
   if (!producer->hasOneUse() &&
       !(duplicateCheap && isCheapBody(producer) &&
-        cast<linalg::GenericOp>(producer).getNumDpsInputs() +
-                consumer.getNumDpsInputs() - 1 <=
-            kMaxDuplicatedInputs))
+        tensorsAfterFusion(consumer, cast<linalg::GenericOp>(producer),
+                           operand) <= kMaxDuplicatedInputs))
     return false;
   if (consumer.getNumReductionLoops() != 0 && !intoReductions)
     return false;

@@ -186,21 +186,37 @@ private:
     op.erase();
   }
 
-  /// A weight the packer rounds to BF16 (and permutes): a "round" entry.
+  /// A weight the packer rounds to BF16 (and permutes): a "round" entry,
+  /// shared by the ops of the same bytes and permutation; none for an
+  /// unused one.
   void materialize(RoundedWeightOp op) {
+    if (op.getResult().use_empty()) {
+      op.erase();
+      return;
+    }
+    // One global per (bytes, source type, permutation).
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    os << op.getLocation() << "@" << op.getOffset() << ":" << op.getLength()
+       << ":" << op.getSourceType() << ":";
+    for (int64_t p : op.getPermutation().value_or(ArrayRef<int64_t>{}))
+      os << p << ",";
     OpBuilder b(op);
-    SmallVector<NamedAttribute> entry =
-        sourceEntry(b, op.getNameAttr(), op.getLocationAttr(),
-                    op.getOffsetAttr(), op.getLengthAttr());
-    entry.append(
-        {b.getNamedAttr("kind", b.getStringAttr("round")),
-         b.getNamedAttr("source_type", op.getSourceTypeAttr()),
-         b.getNamedAttr("permutation",
-                        b.getDenseI64ArrayAttr(op.getPermutation().value_or(
-                            ArrayRef<int64_t>{})))});
-    memref::GlobalOp global =
-        createGlobal(op.getLoc(), symbolFor("__fp8_bf16_", op.getName(), ""),
-                     cast<RankedTensorType>(op.getResult().getType()), entry);
+    memref::GlobalOp &global = rounded[key];
+    if (!global) {
+      SmallVector<NamedAttribute> entry =
+          sourceEntry(b, op.getNameAttr(), op.getLocationAttr(),
+                      op.getOffsetAttr(), op.getLengthAttr());
+      entry.append(
+          {b.getNamedAttr("kind", b.getStringAttr("round")),
+           b.getNamedAttr("source_type", op.getSourceTypeAttr()),
+           b.getNamedAttr("permutation",
+                          b.getDenseI64ArrayAttr(op.getPermutation().value_or(
+                              ArrayRef<int64_t>{})))});
+      global =
+          createGlobal(op.getLoc(), symbolFor("__fp8_bf16_", op.getName(), ""),
+                       cast<RankedTensorType>(op.getResult().getType()), entry);
+    }
     replaceWithGlobal(b, op.getResult(), global);
     op.erase();
   }
@@ -262,7 +278,7 @@ private:
   memref::GlobalOp lastGlobal;
   SymbolTable symbols;
   SmallVector<NamedAttribute> table;
-  llvm::StringMap<memref::GlobalOp> copies;
+  llvm::StringMap<memref::GlobalOp> copies, rounded;
 };
 
 struct MaterializeExternalWeightsPass

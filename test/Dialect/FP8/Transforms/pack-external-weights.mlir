@@ -138,3 +138,30 @@ module attributes {fp8.external_data_dir = "/models/m"} {
     return %r, %h, %t : tensor<64x32xbf16>, tensor<64x32xf16>, tensor<32x64xbf16>
   }
 }
+
+// -----
+
+// The same bytes rounded and transposed twice (two products of one weight)
+// are one global.
+
+// GLOBALS-LABEL: fp8.external_weights = {__fp8_bf16_twice = {kind = "round"
+// GLOBALS-NOT: __fp8_bf16_twice_
+// GLOBALS: memref.global "private" constant @__fp8_bf16_twice : memref<32x64xbf16>
+// GLOBALS-NOT: memref.global
+// GLOBALS-LABEL: func.func @twice
+// GLOBALS-COUNT-2: memref.get_global @__fp8_bf16_twice :
+module attributes {fp8.external_data_dir = "/models/m"} {
+  func.func @twice() -> (tensor<32x64xbf16>, tensor<32x64xbf16>) {
+    %w = fp8.external_weight "twice" from "model.data" [0, 4096] : tensor<64x32xf16>
+    %x = arith.extf %w : tensor<64x32xf16> to tensor<64x32xf32>
+    %b = arith.truncf %x : tensor<64x32xf32> to tensor<64x32xbf16>
+    %e = tensor.empty() : tensor<32x64xbf16>
+    %t = linalg.transpose ins(%b : tensor<64x32xbf16>) outs(%e : tensor<32x64xbf16>) permutation = [1, 0]
+    %w2 = fp8.external_weight "twice" from "model.data" [0, 4096] : tensor<64x32xf16>
+    %x2 = arith.extf %w2 : tensor<64x32xf16> to tensor<64x32xf32>
+    %b2 = arith.truncf %x2 : tensor<64x32xf32> to tensor<64x32xbf16>
+    %e2 = tensor.empty() : tensor<32x64xbf16>
+    %t2 = linalg.transpose ins(%b2 : tensor<64x32xbf16>) outs(%e2 : tensor<32x64xbf16>) permutation = [1, 0]
+    return %t, %t2 : tensor<32x64xbf16>, tensor<32x64xbf16>
+  }
+}
