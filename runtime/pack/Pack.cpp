@@ -250,6 +250,8 @@ private:
   std::string writeCopy(const Tensor &t);
   std::string writeQuantized(const Tensor &t);
   std::string writeRounded(const Tensor &t);
+  std::string openSource(const Source &s, FileDescriptor &fd,
+                         std::string &path, detail::ReadSource &read);
   std::string writeFromBase(const Tensor &t);
   std::string write(const void *data, uint64_t bytes);
   std::string finish();
@@ -510,14 +512,9 @@ std::string Packer::writeQuantized(const Tensor &t) {
   if (!p.computed || (isData && p.outputs.data.empty())) {
     FileDescriptor fd;
     std::string path;
-    if (std::string e = dataDir.open(t.source, fd, path); !e.empty())
+    detail::ReadSource read;
+    if (std::string e = openSource(t.source, fd, path, read); !e.empty())
       return e;
-    const uint64_t base = t.source.offset;
-    const detail::ReadSource read = [&](uint64_t offset, uint64_t bytes,
-                                        uint8_t *to) {
-      stats.bytesRead += bytes;
-      return readAt(fd.get(), base + offset, bytes, to, path);
-    };
     // The data only where this entry or a later one needs it.
     const bool needData = isData || p.dataUses > 0;
     if (std::string e = detail::quantize(t.source, t.quant, chunkBytes, threads,
@@ -537,17 +534,27 @@ std::string Packer::writeQuantized(const Tensor &t) {
   return "";
 }
 
-std::string Packer::writeRounded(const Tensor &t) {
-  FileDescriptor fd;
-  std::string path;
-  if (std::string e = dataDir.open(t.source, fd, path); !e.empty())
+/// Opens the file of `s` (into `fd`; `path` names it in errors) and makes
+/// `read` read its bytes at offsets relative to the source, counting them.
+std::string Packer::openSource(const Source &s, FileDescriptor &fd,
+                               std::string &path, detail::ReadSource &read) {
+  if (std::string e = dataDir.open(s, fd, path); !e.empty())
     return e;
-  const uint64_t base = t.source.offset;
-  const detail::ReadSource read = [&](uint64_t offset, uint64_t bytes,
-                                      uint8_t *to) {
+  const uint64_t base = s.offset;
+  read = [this, &fd, &path, base](uint64_t offset, uint64_t bytes,
+                                  uint8_t *to) {
     stats.bytesRead += bytes;
     return readAt(fd.get(), base + offset, bytes, to, path);
   };
+  return "";
+}
+
+std::string Packer::writeRounded(const Tensor &t) {
+  FileDescriptor fd;
+  std::string path;
+  detail::ReadSource read;
+  if (std::string e = openSource(t.source, fd, path, read); !e.empty())
+    return e;
   std::vector<uint8_t> bytes;
   if (std::string e = detail::roundToBF16(t.source, t.permutation, chunkBytes,
                                           threads, read, bytes);
