@@ -250,8 +250,8 @@ private:
   std::string writeCopy(const Tensor &t);
   std::string writeQuantized(const Tensor &t);
   std::string writeRounded(const Tensor &t);
-  std::string openSource(const Source &s, FileDescriptor &fd,
-                         std::string &path, detail::ReadSource &read);
+  std::string openSource(const Source &s, FileDescriptor &fd, std::string &path,
+                         detail::ReadSource &read);
   std::string writeFromBase(const Tensor &t);
   std::string write(const void *data, uint64_t bytes);
   std::string finish();
