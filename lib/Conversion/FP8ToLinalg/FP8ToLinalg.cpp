@@ -449,17 +449,34 @@ private:
     for (int64_t i = 0; i + 1 < rank; ++i)
       groups.push_back({i});
     groups.push_back({rank - 1, rank});
-    Value view = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(split, elt), input, groups);
-    SmallVector<int64_t> block(rank + 1, 1), partialShape(split);
-    block.back() = chunk;
+    return amaxOfPieces(
+        b, op,
+        tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(split, elt),
+                                      input, groups));
+  }
+
+  /// `op`'s amax over `pieces` ([..., P, C], a view of its input): the
+  /// maxima of the pieces along the last dimension (a row reduction per
+  /// piece), then a new fp8.amax of `op`'s layout over them ([..., P]),
+  /// which this pattern lowers in turn.
+  static Value amaxOfPieces(OpBuilder &b, AmaxOp op, Value pieces) {
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(pieces.getType()).getShape();
+    const int64_t rank = shape.size();
+    SmallVector<int64_t> block(rank, 1), partialShape(shape);
+    block.back() = shape.back();
     partialShape.back() = 1;
     Type f32 = op.getType().getElementType();
     Value partial = blockAmax(
-        b, loc, view,
+        b, loc, pieces,
         ScaleLayoutAttr::get(b.getContext(), Granularity::Block, block),
         RankedTensorType::get(partialShape, f32));
-    // [..., pieces, 1] -> [..., pieces]: the maxima of each row, a row.
+    // [..., P, 1] -> [..., P].
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i + 2 < rank; ++i)
+      groups.push_back({i});
+    groups.push_back({rank - 2, rank - 1});
     partialShape.pop_back();
     partial = tensor::CollapseShapeOp::create(
         b, loc, RankedTensorType::get(partialShape, f32), partial, groups);
@@ -506,7 +523,6 @@ private:
     Location loc = op.getLoc();
     auto inType = op.getInput().getType();
     Type elt = inType.getElementType();
-    MLIRContext *ctx = b.getContext();
     const int64_t n = inType.getNumElements();
     const int64_t row = rowLength(inType);
     const int64_t parts = llvm::divideCeil(n, row);
@@ -518,19 +534,11 @@ private:
           ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
           ArrayRef<OpFoldResult>{b.getIndexAttr(row * parts - n)}, zero);
     }
-    Value rows = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({parts, row}, elt), flat,
-        ArrayRef<ReassociationIndices>{{0, 1}});
-    Type f32 = op.getType().getElementType();
-    Value partial = blockAmax(b, loc, rows,
-                              ScaleLayoutAttr::get(ctx, Granularity::Block,
-                                                   ArrayRef<int64_t>{1, row}),
-                              RankedTensorType::get({parts, 1}, f32));
     // The next level reads the maxima as one row (1-D: a row reduction).
-    partial = tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get({parts}, f32), partial,
-        ArrayRef<ReassociationIndices>{{0, 1}});
-    return AmaxOp::create(b, loc, op.getType(), partial, op.getLayoutAttr());
+    return amaxOfPieces(b, op,
+                        tensor::ExpandShapeOp::create(
+                            b, loc, RankedTensorType::get({parts, row}, elt),
+                            flat, ArrayRef<ReassociationIndices>{{0, 1}}));
   }
 
   bool split;
