@@ -120,14 +120,15 @@ struct PackPaddedWeight : OpRewritePattern<tensor::PadOp> {
   }
 };
 
-/// A rounded weight of `weight`'s bytes (`permutation` empty: none).
+/// A rounded weight of the bytes `file` (an fp8.external_weight or
+/// fp8.rounded_weight) names, of type `source` (`permutation` empty: none).
+template <typename FileOp>
 RoundedWeightOp createRounded(PatternRewriter &rewriter, Location loc,
-                              Type result, StringAttr name, StringAttr location,
-                              IntegerAttr offset, IntegerAttr length,
-                              Type source, ArrayRef<int64_t> permutation) {
+                              Type result, FileOp file, Type source,
+                              ArrayRef<int64_t> permutation) {
   return RoundedWeightOp::create(
-      rewriter, loc, result, name, location, offset, length,
-      TypeAttr::get(source),
+      rewriter, loc, result, file.getNameAttr(), file.getLocationAttr(),
+      file.getOffsetAttr(), file.getLengthAttr(), TypeAttr::get(source),
       permutation.empty() ? DenseI64ArrayAttr()
                           : rewriter.getDenseI64ArrayAttr(permutation));
 }
@@ -154,10 +155,8 @@ struct RoundExternalWeight : OpRewritePattern<arith::TruncFOp> {
     if (!isa<Float32Type, Float16Type, BFloat16Type>(
             weight.getType().getElementType()))
       return rewriter.notifyMatchFailure(op, "no FP32/FP16/BF16 source");
-    rewriter.replaceOp(
-        op, createRounded(rewriter, op.getLoc(), type, weight.getNameAttr(),
-                          weight.getLocationAttr(), weight.getOffsetAttr(),
-                          weight.getLengthAttr(), weight.getType(), {}));
+    rewriter.replaceOp(op, createRounded(rewriter, op.getLoc(), type, weight,
+                                         weight.getType(), {}));
     return success();
   }
 };
@@ -172,24 +171,20 @@ struct RoundTransposedWeight : OpRewritePattern<linalg::TransposeOp> {
       return rewriter.notifyMatchFailure(op, "not on tensors");
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
     Value in = op.getInput();
+    RoundedWeightOp permuted;
     if (auto rounded = in.getDefiningOp<RoundedWeightOp>()) {
       if (rounded.getPermutation())
         return rewriter.notifyMatchFailure(op, "already permuted");
-      rewriter.replaceOp(
-          op, createRounded(rewriter, op.getLoc(), type, rounded.getNameAttr(),
-                            rounded.getLocationAttr(), rounded.getOffsetAttr(),
-                            rounded.getLengthAttr(), rounded.getSourceType(),
-                            op.getPermutation()));
-      return success();
-    }
-    auto weight = in.getDefiningOp<ExternalWeightOp>();
-    if (!weight || !weight.getType().getElementType().isBF16())
+      permuted = createRounded(rewriter, op.getLoc(), type, rounded,
+                               rounded.getSourceType(), op.getPermutation());
+    } else if (auto weight = in.getDefiningOp<ExternalWeightOp>();
+               weight && weight.getType().getElementType().isBF16()) {
+      permuted = createRounded(rewriter, op.getLoc(), type, weight,
+                               weight.getType(), op.getPermutation());
+    } else {
       return rewriter.notifyMatchFailure(op, "not a rounded weight");
-    rewriter.replaceOp(
-        op, createRounded(rewriter, op.getLoc(), type, weight.getNameAttr(),
-                          weight.getLocationAttr(), weight.getOffsetAttr(),
-                          weight.getLengthAttr(), weight.getType(),
-                          op.getPermutation()));
+    }
+    rewriter.replaceOp(op, permuted.getResult());
     return success();
   }
 };
