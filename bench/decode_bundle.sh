@@ -15,6 +15,9 @@
 # over CAPACITY slots of an E4M3 KV cache updated in place:
 # --kv-cache e4m3 --kv-cache-in-place), each RECIPE (default rowwise) for
 # sm_90a with its weights manifest (--pack-weights=false: packed there).
+# FP8_BUNDLE_FLAGS: more fp8-compile flags for every library (e.g.
+# --attention-decode-kernel=false, the build bench/compare_decode_libs.py
+# checks the decode kernel against).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FP8_BUILD_DIR:-$root/build}
@@ -45,7 +48,7 @@ compile() { # NAME SHAPES FLAGS...
   local name=$1 shape=$2; shift 2
   /usr/bin/time -f "$name: %e s, %M KB" "$build/bin/fp8-compile" "$src/model.onnx" \
     -o "$out/libs/$name.so" --target=sm_90a --recipe="$recipe" --pack-weights=false \
-    --kv-cache e4m3 --input-shape "$shape" --quiet "$@"
+    --kv-cache e4m3 --input-shape "$shape" --quiet ${FP8_BUNDLE_FLAGS:-} "$@"
 }
 compile "prefill-s$prefill" "$(shapes 1 "$prefill" 0)" &
 prefill_job=$!

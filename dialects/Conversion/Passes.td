@@ -128,7 +128,12 @@ def FP8OutlineAttention : Pass<"fp8-outline-attention", "::mlir::ModuleOp"> {
     k_scale, v_scale, workspace, out)`: the workspace, a `tensor.empty` the
     caller passes (bufferization allocates it in the caller's device
     memory), is the kernel's K-major copy of v, `[B, Hkv, Dv, Skv rounded up
-    to 32]`; the body does not read it.
+    to 32]`; the body does not read it. A decode step that the split-key
+    kernel serves (one query per (batch, head), bf16/f16 operands, head dim
+    64 or 128, static shapes) takes `(q, k, v, [mask], workspace, out)`,
+    the workspace an f32 `[B, Hq, splits, Dv + 2]` of the splits' partial
+    outputs, maxima and sums (`decode-kernel=false`: none, the
+    FlashAttention kernel).
 
     ```mlir
     %o = fp8.attention %q, %k, %v scale(0.125) causal
@@ -141,6 +146,11 @@ def FP8OutlineAttention : Pass<"fp8-outline-attention", "::mlir::ModuleOp"> {
                                      scale = 1.250000e-01 : f32}}
     ```
   }];
+  let options = [
+    Option<"decodeKernel", "decode-kernel", "bool", /*default=*/"true",
+           "Decode steps (one query per head) get the split-key kernel's "
+           "workspace; false: the FlashAttention kernel serves them too">,
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::bufferization::BufferizationDialect"];

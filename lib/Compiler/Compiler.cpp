@@ -382,6 +382,7 @@ private:
       options.gemmFastAccumulation = o.fastAccumulation;
       options.gemmEpilogues = o.gemmEpilogues;
       options.attentionPingPong = o.attentionPingPong;
+      options.attentionDecodeKernel = o.attentionDecodeKernel;
       options.mergeSiblingProducts = o.mergeProducts.value_or(true);
       // Dynamic dimensions (prepareModelFunction): memref descriptors.
       options.modelABIDescriptors = (*module)->hasAttr(kModelArgShapesAttr);

@@ -206,8 +206,11 @@ void fp8::buildFP8GPULoweringPipeline(
     pm.addNestedPass<func::FuncOp>(createFP8MergeSiblingProducts());
   pm.addPass(createFP8MaterializeExternalWeights());
   pm.addPass(createFP8OutlineScaledMatmuls());
-  if (options.fusedAttention)
-    pm.addPass(createFP8OutlineAttention());
+  if (options.fusedAttention) {
+    FP8OutlineAttentionOptions outline;
+    outline.decodeKernel = options.attentionDecodeKernel;
+    pm.addPass(createFP8OutlineAttention(outline));
+  }
   ConvertFP8ToLinalgOptions toLinalg;
   toLinalg.splitTensorAmax = true; // per-tensor amax as a reduction tree
   pm.addPass(createConvertFP8ToLinalg(toLinalg));

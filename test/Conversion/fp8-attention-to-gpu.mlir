@@ -262,3 +262,45 @@ func.func private @__fp8_attention_fp8_no_ws(%q: memref<1x2x64x128xf8E4M3FN>, %k
   return
 }
 
+
+// -----
+
+// A decode step (one query per head, the split workspace): the split-key
+// kernel -- a split's K and V rows read once for the query heads that
+// share them, 16 bytes a lane, scores reduced over the row's 16 lanes,
+// the states merged in shared memory, the split's output, max and sum
+// written -- then one CTA per (batch, head) combines the 32 splits (their
+// maxima and sums staged in shared memory).
+// CHECK-LABEL: func.func private @__fp8_attention_decode
+// CHECK:         gpu.launch_func  @__fp8_attention_decode_kernel::@__fp8_attention_decode_kernel blocks in (%c32, %c2, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}})  dynamic_shared_memory_size %c16640_i32
+// CHECK:         gpu.launch_func  @__fp8_attention_decode_kernel::@__fp8_attention_decode_kernel_combine blocks in (%c8,
+// CHECK-LABEL: gpu.func @__fp8_attention_decode_kernel(
+// CHECK:           llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK:           scf.for
+// CHECK-COUNT-4:     gpu.shuffle  xor
+// CHECK:             llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK:           gpu.barrier
+// CHECK-LABEL: gpu.func @__fp8_attention_decode_kernel_combine(
+// CHECK:           gpu.barrier
+// CHECK:           scf.for
+// CHECK:           arith.divf
+func.func private @__fp8_attention_decode(%q: memref<1x8x1x128xbf16>, %k: memref<1x2x1000x128xbf16>, %v: memref<1x2x1000x128xbf16>, %m: memref<1x1x1x1000xf32>, %ws: memref<1x8x32x130xf32>, %out: memref<1x8x1x128xbf16>)
+    attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true}} {
+  // expected-remark @-2 {{fp8 attention: split-key decode attention kernel: 8 heads (2 kv heads), 1 x 1000 keys, head dim 128, additive mask; 32 splits of 32 keys x 2 kv heads x 1 sequences, 4 warps per CTA, then a kernel that combines the splits}}
+  return
+}
+
+// -----
+
+// A workspace of the wrong shape (or without one query per head) keeps the
+// reference body.
+func.func private @__fp8_attention_decode_bad(%q: memref<1x8x1x128xbf16>, %k: memref<1x2x1000x128xbf16>, %v: memref<1x2x1000x128xbf16>, %ws: memref<1x8x16x130xf32>, %out: memref<1x8x1x128xbf16>)
+    attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = false}} {
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: a workspace without FP8 operands is the decode kernel's: a contiguous f32 [B, Hq, splits, Dv + 2] = [1, 8, 32, 130] memref for one query per (batch, head) and bf16/f16 operands}}
+  return
+}
+func.func private @__fp8_attention_decode_rows(%q: memref<1x8x2x128xbf16>, %k: memref<1x2x1000x128xbf16>, %v: memref<1x2x1000x128xbf16>, %ws: memref<1x8x32x130xf32>, %out: memref<1x8x2x128xbf16>)
+    attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = false}} {
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: a workspace without FP8 operands is the decode kernel's: a contiguous f32 [B, Hq, splits, Dv + 2] = [1, 8, 0, 130] memref for one query per (batch, head) and bf16/f16 operands}}
+  return
+}

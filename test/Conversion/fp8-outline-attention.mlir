@@ -1,4 +1,5 @@
 // RUN: fp8-opt %s -split-input-file --fp8-outline-attention | FileCheck %s
+// RUN: fp8-opt %s -split-input-file --fp8-outline-attention=decode-kernel=false | FileCheck %s --check-prefix=NODECODE
 
 // Each fp8.attention becomes a call of a private function whose body is
 // the op and whose fp8.attention dictionary describes it; ops with the
@@ -66,4 +67,35 @@ func.func @kept(%q: tensor<1x4x64x32xbf16>, %k: tensor<1x2x64x32xbf16>, %v: tens
   %e = tensor.empty() : tensor<1x64x32x4xbf16>
   %t = linalg.transpose ins(%a : tensor<1x4x64x32xbf16>) outs(%e : tensor<1x64x32x4xbf16>) permutation = [0, 2, 3, 1]
   return %t : tensor<1x64x32x4xbf16>
+}
+
+// -----
+
+// A decode step the split-key kernel serves (one query per head, 16-bit
+// operands, head dim 64 or 128): the function also takes the splits'
+// workspace, [B, Hq, splits, Dv + 2] f32 (attention::decodeAttentionSplits:
+// 1 x 2 kv heads and 1000 keys -> 32 splits of 32 keys; 8 x 8 kv heads and
+// 2080 keys -> 9 splits of 256). Several queries, or FP8 operands, do not
+// get one.
+// decode-kernel=false (fp8-compile --attention-decode-kernel=false): no
+// workspace, the FlashAttention kernel's signature.
+// NODECODE-LABEL: func.func @decode
+// NODECODE-NOT:     tensor.empty
+// NODECODE:         call @__fp8_attention_0(%arg0, %arg1, %arg1, %arg2) :
+// CHECK-LABEL: func.func @decode
+// CHECK:         %[[WS:.*]] = tensor.empty() : tensor<1x8x32x130xf32>
+// CHECK:         call @__fp8_attention_0(%arg0, %arg1, %arg1, %arg2, %[[WS]])
+// CHECK:         %[[WS8:.*]] = tensor.empty() : tensor<8x32x9x130xf32>
+// CHECK:         call @__fp8_attention_1(%arg3, %arg4, %arg4, %[[WS8]])
+// CHECK:         call @__fp8_attention_2(%arg5, %arg1, %arg1, %arg6)
+// CHECK:       func.func private @__fp8_attention_0({{.*}}: tensor<1x8x1x128xbf16>, {{.*}}: tensor<1x2x1000x128xbf16>, {{.*}}: tensor<1x2x1000x128xbf16>, {{.*}}: tensor<1x1x1x1000xf32>, {{.*}}: tensor<1x8x32x130xf32>) -> tensor<1x8x1x128xbf16>
+// CHECK:       func.func private @__fp8_attention_2({{.*}}: tensor<1x8x2x128xbf16>, {{.*}}, {{.*}}, {{.*}}: tensor<1x1x2x1000xf32>) -> tensor<1x8x2x128xbf16>
+func.func @decode(%q: tensor<1x8x1x128xbf16>, %k: tensor<1x2x1000x128xbf16>, %m: tensor<1x1x1x1000xf32>,
+                  %q8: tensor<8x32x1x128xbf16>, %k8: tensor<8x8x2080x128xbf16>,
+                  %q2: tensor<1x8x2x128xbf16>, %m2: tensor<1x1x2x1000xf32>)
+    -> (tensor<1x8x1x128xbf16>, tensor<8x32x1x128xbf16>, tensor<1x8x2x128xbf16>) {
+  %a = fp8.attention %q, %k, %k mask %m scale(0.125) : (tensor<1x8x1x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x1x1x1000xf32>) -> tensor<1x8x1x128xbf16>
+  %b = fp8.attention %q8, %k8, %k8 scale(0.125) : (tensor<8x32x1x128xbf16>, tensor<8x8x2080x128xbf16>, tensor<8x8x2080x128xbf16>) -> tensor<8x32x1x128xbf16>
+  %c = fp8.attention %q2, %k, %k mask %m2 scale(0.125) : (tensor<1x8x2x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x1x2x1000xf32>) -> tensor<1x8x2x128xbf16>
+  return %a, %b, %c : tensor<1x8x1x128xbf16>, tensor<8x32x1x128xbf16>, tensor<1x8x2x128xbf16>
 }

@@ -138,4 +138,54 @@ module {
     call @__fp8_attention_fp8_seq_major_partial_mask(%q, %k, %v, %mask, %qs, %ks, %vs, %ws, %out) : (memref<2x2x130x128xf8E4M3FN>, memref<2x1x333x128xf8E4M3FN>, memref<2x1x333x128xf8E4M3FN>, memref<2x1x130x333xf32>, memref<f32>, memref<f32>, memref<f32>, memref<2x1x128x352xf8E4M3FN>, memref<2x130x2x128xf32>) -> ()
     return
   }
+  // Decode steps (one query per head, bf16/f16, a workspace [B, Hq,
+  // splits, D + 2] f32: decodeAttentionSplits): the split-key kernels.
+  func.func private @__fp8_attention_decode_gqa_b1(%q: memref<1x32x1x128xbf16>, %k: memref<1x8x2080x128xbf16>, %v: memref<1x8x2080x128xbf16>, %mask: memref<1x1x1x2080xf32>, %ws: memref<1x32x65x130xf32>, %out: memref<1x1x32x128xbf16>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true, sequence_major = true}} {
+    return
+  }
+  func.func @run_decode_gqa_b1(%q: memref<1x32x1x128xbf16>, %k: memref<1x8x2080x128xbf16>, %v: memref<1x8x2080x128xbf16>, %mask: memref<1x1x1x2080xf32>, %ws: memref<1x32x65x130xf32>, %out: memref<1x1x32x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_decode_gqa_b1(%q, %k, %v, %mask, %ws, %out) : (memref<1x32x1x128xbf16>, memref<1x8x2080x128xbf16>, memref<1x8x2080x128xbf16>, memref<1x1x1x2080xf32>, memref<1x32x65x130xf32>, memref<1x1x32x128xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_decode_mask_f32(%q: memref<3x4x1x64xbf16>, %k: memref<3x2x333x64xbf16>, %v: memref<3x2x333x64xbf16>, %mask: memref<3x1x1x333xf32>, %ws: memref<3x4x6x66xf32>, %out: memref<3x4x1x64xf32>)
+      attributes {fp8.attention = {scale = 0.1250000000 : f32, causal = false, has_mask = true}} {
+    return
+  }
+  func.func @run_decode_mask_f32(%q: memref<3x4x1x64xbf16>, %k: memref<3x2x333x64xbf16>, %v: memref<3x2x333x64xbf16>, %mask: memref<3x1x1x333xf32>, %ws: memref<3x4x6x66xf32>, %out: memref<3x4x1x64xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_decode_mask_f32(%q, %k, %v, %mask, %ws, %out) : (memref<3x4x1x64xbf16>, memref<3x2x333x64xbf16>, memref<3x2x333x64xbf16>, memref<3x1x1x333xf32>, memref<3x4x6x66xf32>, memref<3x4x1x64xf32>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_decode_mixed_f16(%q: memref<1x2x1x128xf16>, %k: memref<1x1x257x128xf16>, %v: memref<1x1x257x128xf16>, %mask: memref<1x1x1x257xf32>, %ws: memref<1x2x9x130xf32>, %out: memref<1x2x1x128xbf16>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true}} {
+    return
+  }
+  func.func @run_decode_mixed_f16(%q: memref<1x2x1x128xf16>, %k: memref<1x1x257x128xf16>, %v: memref<1x1x257x128xf16>, %mask: memref<1x1x1x257xf32>, %ws: memref<1x2x9x130xf32>, %out: memref<1x2x1x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_decode_mixed_f16(%q, %k, %v, %mask, %ws, %out) : (memref<1x2x1x128xf16>, memref<1x1x257x128xf16>, memref<1x1x257x128xf16>, memref<1x1x1x257xf32>, memref<1x2x9x130xf32>, memref<1x2x1x128xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_decode_one_split(%q: memref<2x8x1x128xbf16>, %k: memref<2x8x30x128xbf16>, %v: memref<2x8x30x128xbf16>, %ws: memref<2x8x1x130xf32>, %out: memref<2x8x1x128xf32>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = false}} {
+    return
+  }
+  func.func @run_decode_one_split(%q: memref<2x8x1x128xbf16>, %k: memref<2x8x30x128xbf16>, %v: memref<2x8x30x128xbf16>, %ws: memref<2x8x1x130xf32>, %out: memref<2x8x1x128xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_decode_one_split(%q, %k, %v, %ws, %out) : (memref<2x8x1x128xbf16>, memref<2x8x30x128xbf16>, memref<2x8x30x128xbf16>, memref<2x8x1x130xf32>, memref<2x8x1x128xf32>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_perf_decode_b8(%q: memref<8x32x1x128xbf16>, %k: memref<8x8x2080x128xbf16>, %v: memref<8x8x2080x128xbf16>, %mask: memref<8x1x1x2080xf32>, %ws: memref<8x32x9x130xf32>, %out: memref<8x1x32x128xbf16>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true, sequence_major = true}} {
+    return
+  }
+  func.func @run_perf_decode_b8(%q: memref<8x32x1x128xbf16>, %k: memref<8x8x2080x128xbf16>, %v: memref<8x8x2080x128xbf16>, %mask: memref<8x1x1x2080xf32>, %ws: memref<8x32x9x130xf32>, %out: memref<8x1x32x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_perf_decode_b8(%q, %k, %v, %mask, %ws, %out) : (memref<8x32x1x128xbf16>, memref<8x8x2080x128xbf16>, memref<8x8x2080x128xbf16>, memref<8x1x1x2080xf32>, memref<8x32x9x130xf32>, memref<8x1x32x128xbf16>) -> ()
+    return
+  }
+  func.func private @__fp8_attention_decode_tail_inf(%q: memref<2x4x1x128xbf16>, %k: memref<2x1x520x128xbf16>, %v: memref<2x1x520x128xbf16>, %mask: memref<2x1x1x520xf32>, %ws: memref<2x4x17x130xf32>, %out: memref<2x4x1x128xf32>)
+      attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true}} {
+    return
+  }
+  func.func @run_decode_tail_inf(%q: memref<2x4x1x128xbf16>, %k: memref<2x1x520x128xbf16>, %v: memref<2x1x520x128xbf16>, %mask: memref<2x1x1x520xf32>, %ws: memref<2x4x17x130xf32>, %out: memref<2x4x1x128xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_decode_tail_inf(%q, %k, %v, %mask, %ws, %out) : (memref<2x4x1x128xbf16>, memref<2x1x520x128xbf16>, memref<2x1x520x128xbf16>, memref<2x1x1x520xf32>, memref<2x4x17x130xf32>, memref<2x4x1x128xf32>) -> ()
+    return
+  }
 }

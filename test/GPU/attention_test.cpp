@@ -199,6 +199,10 @@ enum class MaskKind {
   Mixed,
   /// [B, 1, Sq, Skv]: batch b's last 8 b keys padded with the f32 lowest.
   Padding,
+  /// [B, 1, Sq, Skv]: batch 0's second half of the keys -inf (whole splits
+  /// of a decode step without a key), every key of the other batches -inf
+  /// (output 0).
+  Tail,
 };
 
 struct Case {
@@ -214,6 +218,9 @@ struct Case {
   bool blockScales = false;
   /// out is [B, Sq, Hq, D] (sequence_major), not [B, Hq, Sq, D].
   bool seqMajor = false;
+  /// A decode step's split-key kernel: the splits of its f32 workspace [B,
+  /// Hq, splits, D + 2] (attention::decodeAttentionSplits), 0 for none.
+  int64_t decodeSplits = 0;
 };
 
 using Scalar = MemRef<0>;
@@ -242,6 +249,9 @@ void fillMask(const Case &c, Buf &m) {
             v = -inf;
           if (i == 5)
             v = lowest;
+        } else if (c.mask == MaskKind::Tail) {
+          if (bb > 0 || j >= c.skv / 2)
+            v = -inf;
         } else if (j >= c.skv - 8 * bb) {
           v = lowest;
         }
@@ -254,11 +264,16 @@ void check(const Case &c, RunFn run) {
   Buf k{c.elem, {c.batch, c.kvHeads, c.skv, c.d}};
   Buf v{c.elem, {c.batch, c.kvHeads, c.skv, c.d}};
   Buf out{c.out, {c.batch, c.heads, c.sq, c.d}};
-  Buf mask{Ty::F32,
-           {c.mask == MaskKind::Padding ? c.batch : 1, 1, c.sq, c.skv}};
+  Buf mask{
+      Ty::F32,
+      {c.mask == MaskKind::Padding || c.mask == MaskKind::Tail ? c.batch : 1, 1,
+       c.sq, c.skv}};
   const bool hasMask = c.mask != MaskKind::None;
   const bool fp8 = c.elem == Ty::E4M3;
-  Buf ws{c.elem, {c.batch, c.kvHeads, c.d, (c.skv + 31) / 32 * 32}};
+  Buf ws = c.decodeSplits
+               ? Buf{Ty::F32, {c.batch, c.heads, c.decodeSplits, c.d + 2}}
+               : Buf{c.elem, {c.batch, c.kvHeads, c.d, (c.skv + 31) / 32 * 32}};
+  const bool hasWs = fp8 || c.decodeSplits;
   // Scale blocks per (batch, head) of q and of k / v.
   const int64_t nb[3] = {c.blockScales ? (c.sq + 127) / 128 : 1,
                          c.blockScales ? (c.skv + 127) / 128 : 1,
@@ -277,7 +292,7 @@ void check(const Case &c, RunFn run) {
   for (Buf &b : scaleBufs)
     scalesOk = scalesOk && (!fp8 || alloc(b));
   if (!alloc(q) || !alloc(k) || !alloc(v) || !alloc(out) ||
-      (hasMask && !alloc(mask)) || (fp8 && (!alloc(ws) || !scalesOk))) {
+      (hasMask && !alloc(mask)) || (hasWs && !alloc(ws)) || !scalesOk) {
     report(false, c.name, std::string("mgpuMemAlloc: ") +
                               fp8rt_cuda_last_error());
     return;
@@ -317,8 +332,9 @@ void check(const Case &c, RunFn run) {
   if (fp8) {
     for (int t = 0; t < 3; ++t)
       std::memcpy(scaleBufs[t].ptr, scale[t].data(), 4 * scale[t].size());
-    std::memset(ws.ptr, 0x5A, ws.bytes()); // the kernel must write it all
   }
+  if (hasWs)
+    std::memset(ws.ptr, 0x5A, ws.bytes()); // the kernel must write it all
   if (hasMask)
     fillMask(c, mask);
   std::memset(out.ptr, 0xFF, out.bytes()); // NaN: unwritten outputs fail
@@ -332,7 +348,7 @@ void check(const Case &c, RunFn run) {
   }
   auto call = [&] {
     run(&dq, &dk, &dv, hasMask ? &dm : nullptr, fp8 ? &ds : nullptr,
-        fp8 ? &dws : nullptr, &dout);
+        hasWs ? &dws : nullptr, &dout);
   };
   fp8rt_cuda_clear_error();
   call();
@@ -358,9 +374,19 @@ void check(const Case &c, RunFn run) {
                         : c.skv;
     double flops = 4.0 * c.batch * c.heads * pairs * c.d;
     char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  " time %.3f ms (%.1f TFLOP/s, CUDA events, median of %d)",
-                  med, flops / (med * 1e-3) / 1e12, c.timedRuns);
+    if (c.decodeSplits) {
+      // A decode step reads K and V once: bytes over time, against the
+      // H200's 4.2 TB/s copy rate.
+      double bytes = 2.0 * c.batch * c.kvHeads * c.skv * c.d * bytesOf(c.elem);
+      std::snprintf(buf, sizeof buf,
+                    " time %.4f ms (%.0f GB/s of K and V, CUDA events, median "
+                    "of %d)",
+                    med, bytes / (med * 1e-3) / 1e9, c.timedRuns);
+    } else {
+      std::snprintf(buf, sizeof buf,
+                    " time %.3f ms (%.1f TFLOP/s, CUDA events, median of %d)",
+                    med, flops / (med * 1e-3) / 1e12, c.timedRuns);
+    }
     timing = buf;
   }
 
@@ -393,7 +419,8 @@ void check(const Case &c, RunFn run) {
       float x = static_cast<float>(dot * scale[0][blockOf(0, qi)] *
                                    scale[1][blockOf(1, ki)] * attnScale);
       if (hasMask) {
-        int64_t mb = c.mask == MaskKind::Padding ? bb : 0;
+        int64_t mb =
+            c.mask == MaskKind::Padding || c.mask == MaskKind::Tail ? bb : 0;
         x += mask.get((mb * c.sq + i) * c.skv + j);
       }
       if (c.causal && j > i + c.skv - c.sq)
@@ -441,11 +468,11 @@ void check(const Case &c, RunFn run) {
   report(ok, c.name, buf + timing);
   for (Buf *x : {&q, &k, &v, &out})
     mgpuMemFree(x->ptr, nullptr);
-  if (fp8) {
+  if (hasWs)
     mgpuMemFree(ws.ptr, nullptr);
+  if (fp8)
     for (Buf &b : scaleBufs)
       mgpuMemFree(b.ptr, nullptr);
-  }
   if (hasMask)
     mgpuMemFree(mask.ptr, nullptr);
 }
@@ -482,6 +509,21 @@ void check(const Case &c, RunFn run) {
                          Desc *ws, Desc *o) {                                  \
     _mlir_ciface_run_##NAME(q, k, v, m, s->SC, s->SC + 1, s->SC + 2, ws, o);   \
   }
+// Decode steps: q, k, v, [mask], the split workspace, out.
+#define DECL5W(NAME)                                                           \
+  extern "C" void _mlir_ciface_run_##NAME(Desc *, Desc *, Desc *, Desc *,      \
+                                          Desc *);                             \
+  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *, Scales *,          \
+                         Desc *ws, Desc *o) {                                  \
+    _mlir_ciface_run_##NAME(q, k, v, ws, o);                                   \
+  }
+#define DECL6W(NAME)                                                           \
+  extern "C" void _mlir_ciface_run_##NAME(Desc *, Desc *, Desc *, Desc *,      \
+                                          Desc *, Desc *);                     \
+  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *m, Scales *,         \
+                         Desc *ws, Desc *o) {                                  \
+    _mlir_ciface_run_##NAME(q, k, v, m, ws, o);                                \
+  }
 DECL4(causal_gqa)
 DECL4(partial_d64_f32)
 DECL5(mask_f16)
@@ -498,6 +540,12 @@ DECL8(perf_fp8_causal_8k, Desc, blocks)
 DECL8(perf_fp8_full_4k, Desc, blocks)
 DECL4(seq_major_causal_gqa)
 DECL9(fp8_seq_major_partial_mask, Scalar, tensor)
+DECL6W(decode_gqa_b1)
+DECL6W(decode_mask_f32)
+DECL6W(decode_mixed_f16)
+DECL5W(decode_one_split)
+DECL6W(perf_decode_b8)
+DECL6W(decode_tail_inf)
 
 int main(int argc, char **argv) {
   bool noRun = argc > 1 && std::string(argv[1]) == "--no-run";
@@ -558,6 +606,26 @@ int main(int argc, char **argv) {
       {{"fp8_seq_major_partial_mask", 2, 2, 1, 130, 333, 128, false,
         MaskKind::Padding, Ty::E4M3, Ty::F32, 0, 0, false, true},
        run_fp8_seq_major_partial_mask},
+      // Decode steps (Sq = 1): the split-key kernels, the splits as
+      // decodeAttentionSplits chooses them (attention.mlir's workspaces).
+      {{"decode_gqa_b1", 1, 32, 8, 1, 2080, 128, false, MaskKind::Padding,
+        Ty::BF16, Ty::BF16, 0, 30, false, true, 65},
+       run_decode_gqa_b1},
+      {{"decode_mask_f32", 3, 4, 2, 1, 333, 64, false, MaskKind::Padding,
+        Ty::BF16, Ty::F32, 0, 0, false, false, 6},
+       run_decode_mask_f32},
+      {{"decode_mixed_f16", 1, 2, 1, 1, 257, 128, false, MaskKind::Mixed,
+        Ty::F16, Ty::BF16, 0, 0, false, false, 9},
+       run_decode_mixed_f16},
+      {{"decode_one_split", 2, 8, 8, 1, 30, 128, false, MaskKind::None,
+        Ty::BF16, Ty::F32, 0, 0, false, false, 1},
+       run_decode_one_split},
+      {{"decode_tail_inf", 2, 4, 1, 1, 520, 128, false, MaskKind::Tail,
+        Ty::BF16, Ty::F32, 0, 0, false, false, 17},
+       run_decode_tail_inf},
+      {{"perf_decode_b8", 8, 32, 8, 1, 2080, 128, false, MaskKind::Padding,
+        Ty::BF16, Ty::BF16, 0, 30, false, true, 9},
+       run_perf_decode_b8},
   };
   for (const Entry &e : all) {
     if (!only.empty() &&

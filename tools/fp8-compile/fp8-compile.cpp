@@ -85,6 +85,14 @@ static cl::opt<cl::boolOrDefault> mergeProducts(
              "out of the (merged) up GEMM: --merge-products=false keeps it "
              "there"),
     cl::cat(category));
+static cl::opt<bool> attentionDecodeKernel(
+    "attention-decode-kernel",
+    cl::desc("GPU: a decode step's attention (one query per head, 16-bit "
+             "operands) as the split-key kernel -- the keys split over "
+             "CTAs that each read their K and V rows once for the query "
+             "heads sharing them, then a kernel that combines the splits "
+             "(docs/GPU.md); =false: the FlashAttention kernel"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> attentionPingPong(
     "attention-ping-pong",
     cl::desc("GPU: the fused FP8 attention kernel's two consumer warpgroups "
@@ -389,6 +397,7 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.fastAccumulation = fastAccumulation;
   o.gemmEpilogues = gemmEpilogues;
   o.attentionPingPong = attentionPingPong;
+  o.attentionDecodeKernel = attentionDecodeKernel;
   if (mergeProducts != cl::BOU_UNSET)
     o.mergeProducts = mergeProducts == cl::BOU_TRUE;
   o.cpu = cpu;

@@ -108,6 +108,9 @@ struct CompileOptions {
   std::optional<bool> mergeProducts;
   /// GPU: FlashAttention-3's ping-pong in the fused FP8 attention kernel.
   bool attentionPingPong = true;
+  /// GPU: decode steps' attention as the split-key kernel (else the
+  /// FlashAttention kernel with one query per tile).
+  bool attentionDecodeKernel = true;
   /// Host CPU for code generation: native, generic or an LLVM CPU name.
   std::string cpu = "native";
   /// The CUDA toolkit (ptxas, driver stub); empty: $CUDA_ROOT, then the

@@ -111,6 +111,13 @@ struct GPULoweringPipelineOptions
                      "attention-to-gpu{ping-pong}: FlashAttention-3's "
                      "ping-pong)"),
       llvm::cl::init(true)};
+  Option<bool> attentionDecodeKernel{
+      *this, "attention-decode-kernel",
+      llvm::cl::desc("Decode steps' attention (one query per head) as the "
+                     "split-key kernel and the kernel that combines its "
+                     "splits (fp8-outline-attention{decode-kernel}); false: "
+                     "the FlashAttention kernel"),
+      llvm::cl::init(true)};
   Option<bool> gemmTmaPipeline{
       *this, "gemm-tma-pipeline",
       llvm::cl::desc("GEMM tiles loaded by TMA through a multi-stage "

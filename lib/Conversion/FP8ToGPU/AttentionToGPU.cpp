@@ -1,10 +1,13 @@
-//===- AttentionToGPU.cpp - Fused attention kernels ------------------------===//
+//===- AttentionToGPU.cpp - Fused attention kernels
+//------------------------===//
 //
 // Part of fp8-opt. Replaces the body of every bufferized
 // `@__fp8_attention_<i>` function (q, k, v, [mask], out; made by
 // fp8-outline-attention) with a `gpu.launch_func` of a fused
 // FlashAttention-style kernel (Attention/: AttentionPlan says what it
-// computes and how, AttentionKernel builds it).
+// computes and how, AttentionKernel builds it), or for a decode step (one
+// query per head, a workspace) of the split-key kernels
+// (DecodeAttentionKernel).
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +60,10 @@ struct ConvertFP8AttentionToGPUPass
                             << why;
         continue;
       }
-      attention::buildAttentionKernel(func, *plan, symbols);
+      if (plan->problem.decodeSplits)
+        attention::buildDecodeAttentionKernel(func, plan->problem, symbols);
+      else
+        attention::buildAttentionKernel(func, *plan, symbols);
       if (remarks)
         func.emitRemark() << "fp8 attention: "
                           << attention::describeAttentionPlan(*plan);

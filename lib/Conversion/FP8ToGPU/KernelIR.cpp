@@ -88,6 +88,15 @@ Value KernelIR::load(Value mem, Value linear) {
   return memref::LoadOp::create(b, loc, mem, ValueRange{linear});
 }
 
+Value fp8::flattenMemRef(KernelIR &k, Value memref) {
+  auto t = cast<MemRefType>(memref.getType());
+  ReassociationIndices all =
+      llvm::to_vector(llvm::seq<int64_t>(0, t.getRank()));
+  auto flatType = MemRefType::get({t.getNumElements()}, t.getElementType());
+  return memref::CollapseShapeOp::create(k.b, k.loc, flatType, memref,
+                                         ArrayRef<ReassociationIndices>{all});
+}
+
 Value fp8::llvmPointer(KernelIR &k, Value memref, unsigned addressSpace,
                        bool fromGeneric) {
   OpBuilder &b = k.b;

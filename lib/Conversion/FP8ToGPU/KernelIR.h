@@ -51,6 +51,10 @@ struct KernelIR {
   Value load(Value mem, Value linear);
 };
 
+/// A static, contiguous memref collapsed to rank 1 (the kernels' view of
+/// their operands).
+Value flattenMemRef(KernelIR &k, Value memref);
+
 /// An LLVM pointer in `addressSpace` to the aligned data of `memref`.
 /// `fromGeneric`: the memref's address is a generic one (global memory).
 Value llvmPointer(KernelIR &k, Value memref, unsigned addressSpace,

@@ -6,7 +6,10 @@
 // and `scale_block` for FP8 scales per block of positions) tells
 // convert-fp8-attention-to-gpu what the fused kernel must compute. After
 // bufferization the function takes (q, k, v, [mask], out) memrefs; with FP8
-// operands (q, k, v, [mask], q_scale, k_scale, v_scale, workspace, out).
+// operands (q, k, v, [mask], q_scale, k_scale, v_scale, workspace, out);
+// for a decode step that the split-key kernel serves (one query per head,
+// 16-bit operands: attention::decodeAttentionSplits) (q, k, v, [mask],
+// workspace, out), the workspace holding the splits' partial results.
 // An attention whose only use is the transpose to [B, Sq, Hq, Dv] (what
 // the exporters write before the output projection) becomes
 // `sequence_major` first: the kernel writes that layout, and the transpose
@@ -17,6 +20,7 @@
 #include "fp8/Conversion/Passes.h"
 #include "fp8/Dialect/FP8/IR/FP8.h"
 
+#include "Attention/AttentionPlan.h"
 #include "Outlining.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -54,6 +58,7 @@ AttentionOp foldOutputTranspose(AttentionOp op) {
 
 struct OutlineAttentionPass
     : fp8::impl::FP8OutlineAttentionBase<OutlineAttentionPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<AttentionOp> ops;
@@ -76,6 +81,20 @@ struct OutlineAttentionPass
             b, op.getLoc(),
             ArrayRef<int64_t>{vs[0], vs[1], vs[3], (vs[2] + 31) / 32 * 32},
             v.getElementType()));
+      }
+      // A decode step: the splits' outputs, maxima and sums ([B, Hq,
+      // splits, Dv + 2] f32).
+      auto q = op.getQuery().getType(), key = op.getKey().getType();
+      if (decodeKernel && !op.isFP8() && q.hasStaticShape() &&
+          key.hasStaticShape() && v.hasStaticShape()) {
+        ArrayRef<int64_t> qs = q.getShape(), ks = key.getShape();
+        if (int64_t splits = attention::decodeAttentionSplits(
+                qs[0], ks[1], qs[2], ks[2], qs[3], v.getShape()[3],
+                q.getElementType()))
+          extra.push_back(tensor::EmptyOp::create(
+              b, op.getLoc(),
+              ArrayRef<int64_t>{qs[0], qs[1], splits, v.getShape()[3] + 2},
+              b.getF32Type()));
       }
       SmallVector<NamedAttribute> info = {
           b.getNamedAttr("scale", op.getScaleAttr()),

@@ -249,15 +249,6 @@ gpu::GPUFuncOp KernelGen::createKernelFunc(func::FuncOp func, TypeRange params,
   return kernel;
 }
 
-/// A memref argument collapsed to rank 1.
-Value flatten(KernelIR &k, Value arg) {
-  auto t = cast<MemRefType>(arg.getType());
-  ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, t.getRank()));
-  auto flatType = MemRefType::get({t.getNumElements()}, t.getElementType());
-  return memref::CollapseShapeOp::create(k.b, k.loc, flatType, arg,
-                                         ArrayRef<ReassociationIndices>{all});
-}
-
 void KernelGen::buildValueTranspose(gpu::GPUModuleOp module, Value v,
                                     Value ws) {
   constexpr int64_t kThreads = 256;
@@ -331,7 +322,7 @@ void KernelGen::buildHostAndKernel(func::FuncOp func, SymbolTable &symbols) {
   for (BlockArgument arg : entry.getArguments())
     flat.push_back(cast<MemRefType>(arg.getType()).getRank() == 0
                        ? Value(arg)
-                       : flatten(k, arg));
+                       : flattenMemRef(k, arg));
   const int64_t eb = p.elementBytes();
   const unsigned wsArg = 3 + p.hasMask + 3;
   // Tensor maps over the bytes: [planes, rows, row bytes], boxes of

@@ -21,6 +21,13 @@ namespace mlir::fp8::attention {
 void buildAttentionKernel(func::FuncOp func, const AttentionPlan &plan,
                           SymbolTable &symbols);
 
+/// The same for a decode step (problem.decodeSplits > 0): the split-key
+/// kernel and, with more than one split, the kernel that combines the
+/// splits (DecodeAttentionKernel.cpp).
+void buildDecodeAttentionKernel(func::FuncOp func,
+                                const AttentionProblem &problem,
+                                SymbolTable &symbols);
+
 } // namespace mlir::fp8::attention
 
 #endif // FP8_LIB_CONVERSION_FP8TOGPU_ATTENTION_ATTENTIONKERNEL_H

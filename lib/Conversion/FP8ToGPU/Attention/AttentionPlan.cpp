@@ -12,6 +12,9 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -34,6 +37,24 @@ MemRefType rank4(Type t) {
 
 } // namespace
 
+int64_t attention::decodeSplitKeys(int64_t skv, int64_t splits, int64_t d) {
+  return llvm::alignTo(llvm::divideCeil(skv, splits), decodeKeysPerStep(d));
+}
+
+int64_t attention::decodeAttentionSplits(int64_t batch, int64_t kvHeads,
+                                         int64_t sq, int64_t skv, int64_t d,
+                                         int64_t dv, Type elementType) {
+  if (sq != 1 || skv <= 0 || batch <= 0 || kvHeads <= 0 || dv != d ||
+      (d != 64 && d != 128) || !(elementType.isBF16() || elementType.isF16()))
+    return 0;
+  const int64_t step = decodeKeysPerStep(d);
+  const int64_t wanted =
+      std::clamp<int64_t>(llvm::divideCeil(kDecodeTargetCtas, batch * kvHeads),
+                          1, llvm::divideCeil(skv, step));
+  // Whole steps per split: the last split may be shorter, none is empty.
+  return llvm::divideCeil(skv, decodeSplitKeys(skv, wanted, d));
+}
+
 FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
                                                         std::string &why) {
   auto info = func->getAttrOfType<DictionaryAttr>(kAttentionAttrName);
@@ -55,9 +76,12 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
   if (!args.empty())
     if (auto q = dyn_cast<MemRefType>(args[0]))
       p.fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(q.getElementType());
-  // q, k, v, [mask], [3 scales, workspace], out.
+  // q, k, v, [mask], [3 scales, workspace], out; a decode step's 16-bit
+  // operands: q, k, v, [mask], workspace, out.
   const unsigned expected = 4 + p.hasMask + (p.fp8 ? 4 : 0);
-  if (args.size() != expected || func.getNumResults() != 0) {
+  const bool decodeWorkspace = !p.fp8 && args.size() == expected + 1;
+  if ((args.size() != expected && !decodeWorkspace) ||
+      func.getNumResults() != 0) {
     why = llvm::formatv("expected {0} memref arguments and no result",
                         expected);
     return failure();
@@ -176,6 +200,22 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
     why = "empty sequence";
     return failure();
   }
+  if (decodeWorkspace) {
+    const int64_t splits = decodeAttentionSplits(
+        p.batch, p.kvHeads, p.sq, p.skv, p.d, p.dv, p.elementType);
+    auto ws = rank4(args[3 + p.hasMask]);
+    if (!splits || !ws || !ws.getElementType().isF32() ||
+        ws.getShape() !=
+            ArrayRef<int64_t>{p.batch, p.heads, splits, p.dv + 2}) {
+      why = llvm::formatv("a workspace without FP8 operands is the decode "
+                          "kernel's: a contiguous f32 [B, Hq, splits, Dv + "
+                          "2] = [{0}, {1}, {2}, {3}] memref for one query "
+                          "per (batch, head) and bf16/f16 operands",
+                          p.batch, p.heads, splits, p.dv + 2);
+      return failure();
+    }
+    p.decodeSplits = splits;
+  }
   if (p.hasMask) {
     p.maskType = mask.getElementType();
     if (!isa<FloatType>(p.maskType) || p.maskType.getIntOrFloatBitWidth() < 16) {
@@ -242,6 +282,15 @@ attention::planAttention(func::FuncOp func, const AttentionOptions &options,
 std::string attention::describeAttentionPlan(const AttentionPlan &plan) {
   const AttentionProblem &p = plan.problem;
   const AttentionConfig &c = plan.config;
+  if (p.decodeSplits)
+    return llvm::formatv(
+        "split-key decode attention kernel: {0} heads ({1} kv heads), 1 x "
+        "{2} keys, head dim {3}{4}; {5} splits of {6} keys x {1} kv heads x "
+        "{7} sequences, {8} warps per CTA{9}",
+        p.heads, p.kvHeads, p.skv, p.d, p.hasMask ? ", additive mask" : "",
+        p.decodeSplits, decodeSplitKeys(p.skv, p.decodeSplits, p.d), p.batch,
+        kDecodeWarps,
+        p.decodeSplits > 1 ? ", then a kernel that combines the splits" : "");
   return llvm::formatv(
       "fused attention kernel{12}: {0} heads ({1} kv heads), {2} x {3} keys, "
       "head dim {4}{5}{6}{14}; {7} x {8} tiles, {9} stages, {10} consumer "

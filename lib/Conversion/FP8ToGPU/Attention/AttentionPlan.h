@@ -52,6 +52,11 @@ struct AttentionProblem {
   /// broadcast): element strides per dim (0 where broadcast).
   bool hasMask = false;
   int64_t maskStrides[4] = {0, 0, 0, 0};
+  /// A decode step (Sq = 1, 16-bit operands) for the split-key kernel
+  /// (decodeAttentionSplits): its splits of the keys; the f32 workspace [B,
+  /// Hq, splits, Dv + 2] of the splits' partial outputs, maxima and sums
+  /// follows the mask. 0: the FlashAttention kernel.
+  int64_t decodeSplits = 0;
 
   int64_t groups() const { return heads / kvHeads; }
   int64_t elementBytes() const;
@@ -75,6 +80,33 @@ constexpr int64_t fp8ValueKey(int64_t c) {
   const int64_t half = c / 16, t = c % 16 / 4, e = c % 4;
   return 16 * half + 8 * (e / 2) + 2 * t + e % 2;
 }
+
+/// The split-key decode kernel (DecodeAttentionKernel.cpp): warps per CTA,
+/// keys each lane group loads per step ahead of using them, and the CTAs it
+/// aims for (four per SM of an H100/H200).
+constexpr int64_t kDecodeWarps = 4;
+constexpr int64_t kDecodeUnroll = 4;
+constexpr int64_t kDecodeTargetCtas = 4 * 132;
+
+/// Keys one CTA of the decode kernel takes per step: a key row is read by
+/// D / 8 lanes (16 bytes of 16-bit elements each), so a warp holds 256 / D
+/// key groups.
+constexpr int64_t decodeKeysPerStep(int64_t d) {
+  return kDecodeWarps * (256 / d) * kDecodeUnroll;
+}
+
+/// Keys per split of the decode kernel for `splits` splits.
+int64_t decodeSplitKeys(int64_t skv, int64_t splits, int64_t d);
+
+/// The splits of the keys the decode kernel takes for one query per (batch,
+/// head) -- B * Hkv * splits CTAs near kDecodeTargetCtas, each a whole
+/// number of steps -- or 0 where it does not serve the attention (Sq != 1,
+/// FP8 or 32-bit operands, head dims other than 64 and 128 or unequal).
+/// fp8-outline-attention sizes the workspace with it;
+/// convert-fp8-attention-to-gpu checks the workspace against it.
+int64_t decodeAttentionSplits(int64_t batch, int64_t kvHeads, int64_t sq,
+                              int64_t skv, int64_t d, int64_t dv,
+                              Type elementType);
 
 /// How the kernel computes it.
 struct AttentionConfig {
