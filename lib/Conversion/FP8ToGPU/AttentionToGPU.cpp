@@ -60,10 +60,7 @@ struct ConvertFP8AttentionToGPUPass
                             << why;
         continue;
       }
-      if (plan->problem.decodeSplits)
-        attention::buildDecodeAttentionKernel(func, plan->problem, symbols);
-      else
-        attention::buildAttentionKernel(func, *plan, symbols);
+      attention::buildAttentionKernel(func, *plan, symbols);
       if (remarks)
         func.emitRemark() << "fp8 attention: "
                           << attention::describeAttentionPlan(*plan);

@@ -1067,5 +1067,8 @@ void attention::buildAttentionKernel(func::FuncOp func,
     entry.back().erase();
   OpBuilder b = OpBuilder::atBlockEnd(&entry);
   KernelIR k(b, func.getLoc());
-  KernelGen(k, plan).buildHostAndKernel(func, symbols);
+  if (plan.problem.decodeSplits)
+    buildDecodeAttentionKernels(k, func, plan.problem, symbols);
+  else
+    KernelGen(k, plan).buildHostAndKernel(func, symbols);
 }

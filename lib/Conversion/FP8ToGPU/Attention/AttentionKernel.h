@@ -11,22 +11,27 @@
 
 namespace mlir {
 class SymbolTable;
+namespace fp8 {
+struct KernelIR;
+} // namespace fp8
 } // namespace mlir
 
 namespace mlir::fp8::attention {
 
 /// Replaces the body of `func` (q, k, v, [mask], out) with a
 /// gpu.launch_func of the fused kernel `plan` describes, a gpu.func in a new
-/// gpu.module inserted after `func` into `symbols`.
+/// gpu.module inserted after `func` into `symbols` (a decode step's: the
+/// split-key kernels).
 void buildAttentionKernel(func::FuncOp func, const AttentionPlan &plan,
                           SymbolTable &symbols);
 
-/// The same for a decode step (problem.decodeSplits > 0): the split-key
-/// kernel and, with more than one split, the kernel that combines the
-/// splits (DecodeAttentionKernel.cpp).
-void buildDecodeAttentionKernel(func::FuncOp func,
-                                const AttentionProblem &problem,
-                                SymbolTable &symbols);
+/// For a decode step (problem.decodeSplits > 0; buildAttentionKernel
+/// dispatches): the split-key kernel and, with more than one split, the
+/// kernel that combines the splits (DecodeAttentionKernel.cpp), launched
+/// from the emptied body of `func` at `k`'s builder.
+void buildDecodeAttentionKernels(KernelIR &k, func::FuncOp func,
+                                 const AttentionProblem &problem,
+                                 SymbolTable &symbols);
 
 } // namespace mlir::fp8::attention
 

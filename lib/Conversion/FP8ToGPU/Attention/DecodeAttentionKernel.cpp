@@ -99,6 +99,16 @@ private:
   Value finalValue(Value o, Value l);
 
   // Memory.
+  /// The kernel's dynamic shared memory (!llvm.ptr<3>).
+  Value sharedPtr() {
+    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    Value smem = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), space));
+    return llvmPointer(k, smem, 3, /*fromGeneric=*/false);
+  }
   Value globalPtr(Value memref) {
     return llvmPointer(k, memref, 1, /*fromGeneric=*/true);
   }
@@ -333,13 +343,7 @@ void DecodeGen::buildSplitKernel(gpu::GPUFuncOp kernel) {
 
   // Each key group's states to shared memory: state (warp * groups + group),
   // head g at floats ((state * G) + g) * (Dv + 2): o, then m and l.
-  auto wgSpace =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  Value smem = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(), wgSpace));
-  Value sp = llvmPointer(k, smem, 3, /*fromGeneric=*/false);
+  Value sp = sharedPtr();
   Value state = k.add(k.mulC(warp, groups), group);
   for (int64_t g = 0; g < groupsPerHead; ++g) {
     const int64_t base = g * (perLane + 2);
@@ -407,13 +411,7 @@ void DecodeGen::buildCombineKernel(gpu::GPUFuncOp kernel) {
   auto rowOf = [&](Value s) { return k.add(base, k.mulC(s, stride)); };
   // The splits' maxima and sums to shared memory (m at s, l at splits + s),
   // each loaded once, all at once.
-  auto wgSpace =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  Value smem = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(), wgSpace));
-  Value sp = llvmPointer(k, smem, 3, /*fromGeneric=*/false);
+  Value sp = sharedPtr();
   for (int64_t first = 0; first < splits; first += p.dv) {
     Value s = k.addC(c, first);
     auto inRange = scf::IfOp::create(b, loc, k.ultC(s, splits),
@@ -465,15 +463,8 @@ void DecodeGen::buildCombineKernel(gpu::GPUFuncOp kernel) {
 
 } // namespace
 
-void attention::buildDecodeAttentionKernel(func::FuncOp func,
-                                           const AttentionProblem &problem,
-                                           SymbolTable &symbols) {
-  Block &entry = func.getBody().front();
-  func.getBody().getBlocks().erase(std::next(func.getBody().begin()),
-                                   func.getBody().end());
-  while (!entry.empty())
-    entry.back().erase();
-  OpBuilder b = OpBuilder::atBlockEnd(&entry);
-  KernelIR k(b, func.getLoc());
+void attention::buildDecodeAttentionKernels(KernelIR &k, func::FuncOp func,
+                                            const AttentionProblem &problem,
+                                            SymbolTable &symbols) {
   DecodeGen(k, problem).build(func, symbols);
 }
