@@ -11,6 +11,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -86,6 +87,28 @@ Value KernelIR::load(Value mem, Value linear) {
   if (cast<MemRefType>(mem.getType()).getRank() == 0)
     return memref::LoadOp::create(b, loc, mem, ValueRange{});
   return memref::LoadOp::create(b, loc, mem, ValueRange{linear});
+}
+
+gpu::GPUModuleOp fp8::createKernelModule(func::FuncOp func, StringRef name,
+                                         SymbolTable &symbols) {
+  MLIRContext *ctx = func.getContext();
+  func->getParentOfType<ModuleOp>()->setAttr(
+      gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
+  OpBuilder mb(ctx);
+  auto module = gpu::GPUModuleOp::create(mb, func.getLoc(), name);
+  symbols.insert(module, std::next(Block::iterator(func)));
+  return module;
+}
+
+gpu::GPUFuncOp fp8::createKernelFunc(gpu::GPUModuleOp module, StringRef name,
+                                     TypeRange params, int64_t threads) {
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  auto kernel = gpu::GPUFuncOp::create(mb, module.getLoc(), name,
+                                       mb.getFunctionType(params, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      mb.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  return kernel;
 }
 
 Value fp8::flattenMemRef(KernelIR &k, Value memref) {

@@ -13,6 +13,8 @@
 #ifndef FP8_LIB_CONVERSION_FP8TOGPU_KERNELIR_H
 #define FP8_LIB_CONVERSION_FP8TOGPU_KERNELIR_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::fp8 {
@@ -50,6 +52,17 @@ struct KernelIR {
   /// Loads element `linear` of a rank-0 or rank-1 memref.
   Value load(Value mem, Value linear);
 };
+
+/// The gpu.module `name` of a generated kernel, inserted after `func` (the
+/// host function that launches it) into `symbols`; the module becomes a
+/// GPU container module.
+gpu::GPUModuleOp createKernelModule(func::FuncOp func, StringRef name,
+                                    SymbolTable &symbols);
+
+/// A kernel gpu.func `name` of `params` at the end of `module`, of
+/// `threads` threads per block (known block size).
+gpu::GPUFuncOp createKernelFunc(gpu::GPUModuleOp module, StringRef name,
+                                TypeRange params, int64_t threads);
 
 /// A static, contiguous memref collapsed to rank 1 (the kernels' view of
 /// their operands).

@@ -225,21 +225,11 @@ private:
 //===----------------------------------------------------------------------===//
 
 gpu::GPUFuncOp KernelGen::createKernelFunc(func::FuncOp func, TypeRange params,
-                                         SymbolTable &symbols) {
-  MLIRContext *ctx = func.getContext();
-  auto module = func->getParentOfType<ModuleOp>();
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  UnitAttr::get(ctx));
+                                           SymbolTable &symbols) {
   const std::string name = (func.getSymName() + "_kernel").str();
-  OpBuilder mb(ctx);
-  auto gpuModule = gpu::GPUModuleOp::create(mb, loc, name);
-  symbols.insert(gpuModule, std::next(Block::iterator(func)));
-  mb.setInsertionPointToStart(gpuModule.getBody());
-  auto kernel =
-      gpu::GPUFuncOp::create(mb, loc, name, mb.getFunctionType(params, {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(mb.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(c.threads()), 1, 1}));
+  gpu::GPUFuncOp kernel = fp8::createKernelFunc(
+      createKernelModule(func, name, symbols), name, params, c.threads());
+  OpBuilder mb(func.getContext());
   kernel.setKnownGridSizeAttr(mb.getDenseI32ArrayAttr(
       {static_cast<int32_t>(gridX()), static_cast<int32_t>(p.heads),
        static_cast<int32_t>(p.batch)}));
@@ -255,14 +245,9 @@ void KernelGen::buildValueTranspose(gpu::GPUModuleOp module, Value v,
   const int64_t keys = p.skvPadded();
   const int64_t total = p.batch * p.kvHeads * p.dv * keys;
   const int64_t blocks = llvm::divideCeil(total, kThreads);
-  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-  const std::string name = (module.getName() + "_vt").str();
-  auto kernel = gpu::GPUFuncOp::create(
-      mb, loc, name, mb.getFunctionType(TypeRange{v.getType(), ws.getType()},
-                                        {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(
-      mb.getDenseI32ArrayAttr({static_cast<int32_t>(kThreads), 1, 1}));
+  auto kernel =
+      fp8::createKernelFunc(module, (module.getName() + "_vt").str(),
+                            TypeRange{v.getType(), ws.getType()}, kThreads);
   gpu::LaunchFuncOp::create(b, loc, kernel,
                             gpu::KernelDim3{k.cIdx(blocks), k.cIdx(1), k.cIdx(1)},
                             gpu::KernelDim3{k.cIdx(kThreads), k.cIdx(1),

@@ -70,8 +70,6 @@ public:
   void build(func::FuncOp func, SymbolTable &symbols);
 
 private:
-  gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, StringRef name,
-                              TypeRange params, int64_t threads);
   void buildSplitKernel(gpu::GPUFuncOp kernel);
   void buildCombineKernel(gpu::GPUFuncOp kernel);
 
@@ -166,33 +164,17 @@ private:
   int64_t perLane, lanes, groups, chunk, states, stride;
 };
 
-gpu::GPUFuncOp DecodeGen::createKernel(gpu::GPUModuleOp module, StringRef name,
-                                       TypeRange params, int64_t threads) {
-  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-  auto kernel =
-      gpu::GPUFuncOp::create(mb, loc, name, mb.getFunctionType(params, {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
-  kernel.setKnownBlockSizeAttr(
-      mb.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-  return kernel;
-}
-
 void DecodeGen::build(func::FuncOp func, SymbolTable &symbols) {
-  MLIRContext *ctx = func.getContext();
-  auto module = func->getParentOfType<ModuleOp>();
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  UnitAttr::get(ctx));
   const std::string name = (func.getSymName() + "_kernel").str();
-  OpBuilder mb(ctx);
-  auto gpuModule = gpu::GPUModuleOp::create(mb, loc, name);
-  symbols.insert(gpuModule, std::next(Block::iterator(func)));
+  gpu::GPUModuleOp gpuModule = createKernelModule(func, name, symbols);
 
   // q, k, v, [mask], workspace, out.
   SmallVector<Value> flat;
   for (BlockArgument arg : func.getBody().front().getArguments())
     flat.push_back(flattenMemRef(k, arg));
   TypeRange types = ValueRange(flat).getTypes();
-  gpu::GPUFuncOp split = createKernel(gpuModule, name, types, kDecodeThreads);
+  gpu::GPUFuncOp split =
+      createKernelFunc(gpuModule, name, types, kDecodeThreads);
   const int64_t smemBytes = 4 * states * (p.heads / p.kvHeads) * stride;
   gpu::LaunchFuncOp::create(
       b, loc, split,
@@ -203,8 +185,8 @@ void DecodeGen::build(func::FuncOp func, SymbolTable &symbols) {
   gpu::GPUFuncOp combine;
   if (p.decodeSplits > 1) {
     const unsigned ws = 3 + p.hasMask;
-    combine = createKernel(gpuModule, name + "_combine",
-                           TypeRange{types[ws], types.back()}, p.dv);
+    combine = createKernelFunc(gpuModule, name + "_combine",
+                               TypeRange{types[ws], types.back()}, p.dv);
     gpu::LaunchFuncOp::create(
         b, loc, combine,
         gpu::KernelDim3{k.cIdx(p.batch * p.heads), k.cIdx(1), k.cIdx(1)},

@@ -140,24 +140,14 @@ std::array<int64_t, 3> gridSize(const GemmPlan &plan) {
 gpu::GPUFuncOp createKernelFunc(func::FuncOp func, const GemmPlan &plan,
                                 TypeRange paramTypes, SymbolTable &symbols) {
   MLIRContext *ctx = func.getContext();
-  Location loc = func.getLoc();
-  auto module = func->getParentOfType<ModuleOp>();
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  UnitAttr::get(ctx));
   std::string name = (func.getSymName() + "_kernel").str();
   if (plan.maxRows)
     name += "_m" + std::to_string(plan.maxRows);
-  OpBuilder b(ctx);
-  auto gpuModule = gpu::GPUModuleOp::create(b, loc, name);
-  symbols.insert(gpuModule, std::next(Block::iterator(func)));
-  b.setInsertionPointToStart(gpuModule.getBody());
-  auto kernel = gpu::GPUFuncOp::create(b, loc, name,
-                                       b.getFunctionType(paramTypes, {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   const GemmConfig &c = plan.config;
+  gpu::GPUFuncOp kernel = fp8::createKernelFunc(
+      createKernelModule(func, name, symbols), name, paramTypes, c.threads());
+  OpBuilder b(ctx);
   std::array<int64_t, 3> grid = gridSize(plan);
-  kernel.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(c.threads()), 1, 1}));
   // A grid that follows M at run time has no known size.
   if (!plan.problem.dynamicM || c.persistentCtas)
     kernel.setKnownGridSizeAttr(b.getDenseI32ArrayAttr(
