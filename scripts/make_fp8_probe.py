@@ -9,7 +9,7 @@ usage: make_fp8_probe.py OUT_DIR
   OUT_DIR/model.onnx            (protoc --encode of a ModelProto text)
   OUT_DIR/test_data_set_0/input_*.pb
 
-Shapes do not divide the 128/32 blocks (but the long rows of "e"); the inputs hold zeros, FP8
+Shapes do not divide the 128/32 blocks (but the long rows of "e" and "f"); the inputs hold zeros, FP8
 subnormals, values beyond 448 and 57344, +-inf, NaN, and rows of wildly
 different scales, so that amax, scale and saturation edge cases all occur.
 Compile with --keep-first-last=false (every product is first or last).
@@ -29,9 +29,13 @@ PRODUCTS = [
     ("b", 64, 256, 128, "MatMul"),
     ("c", 5, 96, 40, "Gemm"),
     ("d", 130, 160, 96, "MatMul"),
-    # Few long rows: the GPU cuts a per-row amax of 1-64 rows of 8192 or
-    # more into 32 pieces (a decode step's FFN activation).
+    # Few long rows (a decode step's FFN activation): the GPU gives each
+    # row 16 warps of one block (wide rows), whose totals meet in shared
+    # memory.
     ("e", 3, 14336, 16, "MatMul"),
+    # A decode step's norm output: 1 row of 4096, wide too; M = 1 pads the
+    # M-major scales to 4 (undefined padding, written in the row's kernel).
+    ("f", 1, 4096, 24, "MatMul"),
 ]
 
 

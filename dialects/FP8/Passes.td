@@ -107,7 +107,8 @@ def FP8CopyStoredState : Pass<"fp8-copy-stored-state"> {
 
 def FP8UntieSharedFills : Pass<"fp8-untie-shared-fills"> {
   let summary = "Give every destination of a shared linalg.fill its own "
-                "fill, and every returned value its own destination";
+                "fill, every returned value its own destination, and "
+                "unread padding no fill";
   let description = [{
     CSE merges the identical `tensor.empty` + `linalg.fill` pairs that
     reductions start from (the zeros of RMSNorm's sums, the `-inf` or zeros
@@ -150,8 +151,19 @@ def FP8UntieSharedFills : Pass<"fp8-untie-shared-fills"> {
     for later passes (a norm's kernel could not take its weight multiply).
     The producer of each returned value gets its own clone of the
     `tensor.empty` it writes into.
+
+    And a `tensor.pad` marked `fp8.unread_padding` (`fp8-block-layout`'s
+    16-byte aligned M-major activation scales: at a decode step's M = 1..3
+    a pad of [1, M] to [1, 4] whose padding the GEMM never uses) becomes a
+    `bufferization.alloc_tensor` (padding undefined) and a
+    `tensor.insert_slice` of the source, and when the source's producer, a
+    linalg op, writes into a `tensor.empty` used only there, it writes into
+    the `tensor.extract_slice` of the allocation instead: bufferization
+    computes it in place. Before, a fill kernel and a copy kernel per
+    product. (After the last CSE: allocations do not merge.)
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect",
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::func::FuncDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
@@ -172,8 +184,10 @@ def FP8BlockLayout : Pass<"fp8-block-layout"> {
     M-major and 16-byte aligned, the order Hopper TMA loads them in
     (DeepGEMM's layout): `[batch..., Mb, Kb]` becomes
     `[batch..., Kb, align(Mb, 16 / scale bytes)]` through a
-    `linalg.transpose` and a `tensor.pad`, and the product is marked
-    `m_major(P)`. The GEMM kernel (`convert-fp8-gemm-to-gpu`) then reads
+    `linalg.transpose` and a `tensor.pad` marked `fp8.unread_padding` (the
+    kernel never stores the rows those entries scale:
+    `fp8-untie-shared-fills` leaves them undefined), and the product is
+    marked `m_major(P)`. The GEMM kernel (`convert-fp8-gemm-to-gpu`) then reads
     one K-block's row scales from consecutive addresses; the CPU lowering
     turns them back (bit-identical results either way). `fp8-compile` uses
     it for GPU targets.

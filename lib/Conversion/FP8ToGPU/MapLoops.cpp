@@ -363,7 +363,8 @@ private:
                               "to the GPU");
     IRRewriter rewriter(loop.getContext());
     fp8::promoteLoopAccumulators(rewriter, loop);
-    if (vectorWidth > 1) {
+    // A wide row's lanes are its block's threads (already vectorized).
+    if (vectorWidth > 1 && !loop->hasAttr(fp8::kBlockThreadsAttr)) {
       FailureOr<scf::ParallelOp> coarse =
           fp8::coarsenInnermostLoop(rewriter, loop, vectorWidth);
       if (succeeded(coarse))
@@ -402,7 +403,10 @@ private:
         s.isStatic = false;
     }
     s.threadsPerBlock = blockSize;
-    if (s.isStatic && s.staticTotal < blockSize)
+    if (auto rowThreads =
+            loop->getAttrOfType<IntegerAttr>(fp8::kBlockThreadsAttr))
+      s.threadsPerBlock = rowThreads.getInt(); // a wide row: a block a row
+    else if (s.isStatic && s.staticTotal < blockSize)
       s.threadsPerBlock = std::max<int64_t>(32, (s.staticTotal + 31) / 32 * 32);
     return s;
   }
@@ -426,7 +430,7 @@ private:
     gpu::LaunchOp launch = createLaunch(b, loc, blocks, threads);
     b.setInsertionPointToStart(&launch.getBody().front());
     emitNest(b, loop, s, launch.getBlockIds().x, launch.getThreadIds().x);
-    return sinkConstants(launch);
+    return finishLaunch(launch);
   }
 
   /// Independent nests in a row -- none reads or writes what an earlier one
@@ -493,6 +497,26 @@ private:
       OpBuilder nb = OpBuilder::atBlockBegin(&owner.getThenRegion().front());
       Value local = arith::SubIOp::create(nb, loc, block, lo);
       emitNest(nb, loop, mergedShapes[i], local, launch.getThreadIds().x);
+    }
+    return finishLaunch(launch);
+  }
+
+  /// A launch's workgroup buffers (the allocas in the workgroup address
+  /// space a wide row's reduction places in its nest: one per block, which
+  /// is the row's) become its workgroup attributions; then sinkConstants.
+  static LogicalResult finishLaunch(gpu::LaunchOp launch) {
+    SmallVector<memref::AllocaOp> shared;
+    launch.getBody().walk([&](memref::AllocaOp a) {
+      if (gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(a.getType()))
+        shared.push_back(a);
+    });
+    for (memref::AllocaOp a : shared) {
+      if (!a.getDynamicSizes().empty() || !a.getSymbolOperands().empty())
+        return a.emitOpError("workgroup buffer of dynamic size in a kernel");
+      BlockArgument buffer =
+          launch.addWorkgroupAttribution(a.getType(), a.getLoc());
+      a.getResult().replaceAllUsesWith(buffer);
+      a.erase();
     }
     return sinkConstants(launch);
   }

@@ -434,11 +434,23 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
       continue;
     }
     elementValues.push_back({Value(), std::nullopt});
+    // A per-row value written through a subview of a fresh buffer (the
+    // M-major scales' copy into their 16-byte aligned buffer at a decode
+    // step's M < 4): a stage, but not a value later stages may read (no
+    // linear offset of the buffer to match their reads against).
+    if (viewRoot(res->get()) != resRoot) {
+      if (!fresh)
+        break;
+      writtenRoots.insert(resRoot);
+      stages.push_back(std::move(stage));
+      cursor = g;
+      continue;
+    }
     // A per-row value later stages may read: written through reshaping
     // views only, so that its linear offset is the buffer's.
     std::optional<AffineExpr> resOffset =
         linearOffset(res->get().getType(), resMap, view->dims, redRanges);
-    if (!resOffset || viewRoot(res->get()) != resRoot)
+    if (!resOffset)
       break;
     const bool inPlace = resRoot == outRoot &&
                          viewRoot(res->get()) == outRoot &&

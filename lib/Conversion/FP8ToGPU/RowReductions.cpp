@@ -130,6 +130,47 @@ Value warpAllReduce(OpBuilder &b, Location l, const Combiner &c, Value v,
       .getShuffleResult();
 }
 
+/// The total of a row's `rowLanes` lanes in every lane of the row: the
+/// warp's butterfly (warpAllReduce), and for a wide row (rowLanes > 32: W
+/// warps of one block) each warp's total through workgroup memory -- lane 0
+/// of warp w stores it at w, a barrier, then every lane folds the W totals
+/// in warp order, so that all lanes hold the same value bit for bit. `lane`
+/// is the row's lane index (the block's thread index for a wide row).
+Value rowAllReduce(OpBuilder &b, Location l, const Combiner &c, Value v,
+                   int64_t rowLanes, Value lane, bool fromLaneZero = true) {
+  if (rowLanes <= fp8::kReductionLanes)
+    return warpAllReduce(b, l, c, v, rowLanes, fromLaneZero);
+  const int64_t warps = rowLanes / fp8::kReductionLanes;
+  Value partial = warpAllReduce(b, l, c, v, fp8::kReductionLanes,
+                                /*fromLaneZero=*/false);
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto type =
+      MemRefType::get({warps}, v.getType(), MemRefLayoutAttrInterface{}, space);
+  Value totals = memref::AllocaOp::create(b, l, type);
+  Value laneCount = arith::ConstantIndexOp::create(b, l, fp8::kReductionLanes);
+  Value warp = arith::DivUIOp::create(b, l, lane, laneCount);
+  Value leader =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                            arith::RemUIOp::create(b, l, lane, laneCount),
+                            arith::ConstantIndexOp::create(b, l, 0));
+  auto store = scf::IfOp::create(b, l, leader, /*withElseRegion=*/false);
+  {
+    OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
+    memref::StoreOp::create(sb, l, partial, totals, ValueRange{warp});
+  }
+  gpu::BarrierOp::create(b, l);
+  Value total = memref::LoadOp::create(
+      b, l, totals, ValueRange{arith::ConstantIndexOp::create(b, l, 0)});
+  for (int64_t w = 1; w < warps; ++w)
+    total = combine(
+        b, c,
+        memref::LoadOp::create(
+            b, l, totals, ValueRange{arith::ConstantIndexOp::create(b, l, w)}),
+        total);
+  return total;
+}
+
 /// The indices `map` gives for the loop values `dims`.
 SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
                             ValueRange dims) {
@@ -470,6 +511,16 @@ std::pair<int64_t, int64_t> chooseRowLanes(linalg::GenericOp op,
                                            int64_t rowLength, int64_t rows,
                                            int64_t vectorWidth) {
   const int64_t full = laneVectorWidth(op, rowLength, vectorWidth);
+  // Few long rows: W warps a row (kMaxRowWarps), each lane still at least
+  // one vector of `full`, rows x W within the budget.
+  int64_t warps = 1;
+  while (rowLength / full >= fp8::kWideRowMinVectors &&
+         warps * 2 <= fp8::kMaxRowWarps &&
+         rows * warps * 2 <= fp8::kWideRowWarpBudget &&
+         rowLength / full >= fp8::kReductionLanes * warps * 2)
+    warps *= 2;
+  if (warps > 1)
+    return {fp8::kReductionLanes * warps, full};
   for (int64_t v = llvm::bit_floor<uint64_t>(std::max<int64_t>(vectorWidth, 1));
        v > full; v /= 2) {
     if (rowLength % v != 0)
@@ -589,7 +640,7 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
     ubs.push_back(sizes[i]);
   ubs.push_back(idx(rowLanes));
 
-  scf::ParallelOp::create(
+  auto nest = scf::ParallelOp::create(
       rewriter, loc, lbs, ubs, steps,
       [&](OpBuilder &b, Location l, ValueRange ivs) {
         Value lane = ivs.back();
@@ -612,8 +663,8 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         // The row's partials: a butterfly leaves the total in every lane.
         // With stages, every lane takes lane 0's total (warpAllReduce), so
         // that lanes agree bit for bit with what lane 0 stores.
-        Value total = warpAllReduce(b, l, *comb, kLoop.getResult(0), rowLanes,
-                                    /*fromLaneZero=*/!stages.empty());
+        Value total = rowAllReduce(b, l, *comb, kLoop.getResult(0), rowLanes,
+                                   lane, /*fromLaneZero=*/!stages.empty());
         // Lane 0 folds the total into the output's initial value: the
         // fill's (when the fill is folded), else the output's. With the
         // fill, every lane knows the row's value and computes the per-row
@@ -675,7 +726,7 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                                  widthOf(i), updated, stageValues, chained);
             for (auto [c, j] : llvm::enumerate(chainedIdx)) {
               const Combiner &cc = chained[c].combiner;
-              Value t = warpAllReduce(b, l, cc, partials[c], rowLanes);
+              Value t = rowAllReduce(b, l, cc, partials[c], rowLanes, lane);
               stageValues[j] = combine(
                   b, cc, t,
                   linalg::FillOp(stages[j].fill).getDpsInputOperand(0)->get());
@@ -710,6 +761,8 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
               emitElementStage(b, l, stage, rowIvs, lane, rowLength, rowLanes,
                                widthOf(i), updated, stageValues);
       });
+  if (rowLanes > kReductionLanes)
+    nest->setAttr(kBlockThreadsAttr, rewriter.getI64IntegerAttr(rowLanes));
   rewriter.eraseOp(op);
   return success();
 }

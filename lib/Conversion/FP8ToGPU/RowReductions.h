@@ -16,6 +16,23 @@ namespace mlir::fp8 {
 /// aligned groups, for short rows: lowerRowReductionToWarps).
 constexpr int64_t kReductionLanes = 32;
 
+/// Wide rows: where few rows are long (a decode step's RMSNorm and
+/// quantization rows: 1-64 rows of 4096 or more), a warp per row leaves
+/// the GPU nearly idle and walks the row as a chain of dependent loads (a
+/// 4096-element norm -> quantize kernel: ~21 us on an H100). A row of at
+/// least kWideRowMinVectors vectors (8 steps of a warp) gets up to
+/// kMaxRowWarps warps of one block instead (each lane still at least one
+/// vector), while rows x warps stays within kWideRowWarpBudget; the warps'
+/// totals meet in workgroup memory (lowerRowReductionToWarps).
+constexpr int64_t kWideRowMinVectors = 256;
+constexpr int64_t kMaxRowWarps = 16;
+constexpr int64_t kWideRowWarpBudget = 1024;
+
+/// On an scf.parallel whose innermost dimension is a wide row's lanes: the
+/// threads per block fp8-gpu-map-loops must launch it with (one row per
+/// block: its barriers and workgroup memory are the row's).
+constexpr llvm::StringLiteral kBlockThreadsAttr = "fp8.block_threads";
+
 /// Where a stage's input comes from (RowStage::sources).
 constexpr int kFromElement = -3; ///< RowStage::joins' value, same element
 constexpr int kFromOperand = -2; ///< the operand (loaded, for a buffer)
@@ -68,7 +85,13 @@ bool hasWarpCombiner(linalg::GenericOp op);
 /// from the combiner's identity, the L partials meet through log2(L)
 /// gpu.shuffle xor steps, and lane 0 combines the total into the output.
 /// fp8-gpu-map-loops linearizes the lane innermost, so the lanes of a row
-/// are L threads of one warp and their loads are coalesced. The op is erased on
+/// are L threads of one warp and their loads are coalesced. A wide row
+/// (kMaxRowWarps) has L = 32 W lanes, W warps of one block
+/// (kBlockThreadsAttr): after each warp's butterfly, lane 0 of every warp
+/// writes its total to a workgroup buffer (a memref.alloca in the
+/// workgroup address space, which fp8-gpu-map-loops makes the launch's
+/// workgroup attribution), a gpu.barrier, and every lane folds the W totals
+/// in warp order (the same value in every lane). The op is erased on
 /// success; on failure (not such a reduction) nothing changed. With `init`, a
 /// fill of the whole output (initializingFill), lane 0 stores combine(total,
 /// the fill's value) instead of folding into the loaded output; the caller

@@ -404,57 +404,12 @@ struct LowerAmax : OpConversionPattern<AmaxOp> {
         return success();
       }
     }
-    if (split && isFewLongRows(op)) {
-      rewriter.replaceOp(op, splitRowAmax(rewriter, op, adaptor.getInput()));
-      return success();
-    }
     rewriter.replaceOp(op, blockAmax(rewriter, op.getLoc(), adaptor.getInput(),
                                      op.getLayout(), op.getType()));
     return success();
   }
 
 private:
-  /// Per-row amaxes of few long rows (a decode step's FFN activation:
-  /// 1-64 tokens of 14336): the GPU's warp per row would walk a whole row
-  /// alone (~0.1 ms at one row of 14336 on an H100, a latency chain), so
-  /// each row is cut into kPieces pieces, reduced a warp per piece, then
-  /// the pieces' maxima a warp per row, which also computes the scale
-  /// (bit-identical: maximumf is order-independent and propagates NaN).
-  /// The pieces are views of the row (no padding: the row's producer is
-  /// recomputed in the first level, as in the one-kernel form). Rows of
-  /// 4096 (the norms' quantizations, whose amax their norm kernel chains)
-  /// stay whole.
-  static constexpr int64_t kFewRows = 64, kLongRow = 8192, kPieces = 32;
-
-  static bool isFewLongRows(AmaxOp op) {
-    auto type = op.getInput().getType();
-    if (op.getLayout().getGranularity() != Granularity::Row ||
-        !type.hasStaticShape() || type.getRank() < 2)
-      return false;
-    const int64_t k = type.getShape().back();
-    return k >= kLongRow && k % kPieces == 0 &&
-           type.getNumElements() / k <= kFewRows;
-  }
-
-  Value splitRowAmax(OpBuilder &b, AmaxOp op, Value input) const {
-    Location loc = op.getLoc();
-    auto inType = op.getInput().getType();
-    Type elt = inType.getElementType();
-    const int64_t rank = inType.getRank();
-    const int64_t chunk = inType.getShape().back() / kPieces;
-    // [..., K] -> [..., kPieces, K / kPieces]: a row reduction per piece.
-    SmallVector<int64_t> split(inType.getShape().drop_back());
-    split.append({kPieces, chunk});
-    SmallVector<ReassociationIndices> groups;
-    for (int64_t i = 0; i + 1 < rank; ++i)
-      groups.push_back({i});
-    groups.push_back({rank - 1, rank});
-    return amaxOfPieces(
-        b, op,
-        tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(split, elt),
-                                      input, groups));
-  }
-
   /// `op`'s amax over `pieces` ([..., P, C], a view of its input): the
   /// maxima of the pieces along the last dimension (a row reduction per
   /// piece), then a new fp8.amax of `op`'s layout over them ([..., P]),

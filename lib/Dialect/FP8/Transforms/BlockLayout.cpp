@@ -54,7 +54,8 @@ Value padTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> target) {
 
 /// Stores the lhs scales of a product M-major, 16-byte aligned along M
 /// (TMA's stride rule): linalg.transpose of the two trailing dims, then a
-/// pad (with scale 1, never read) to the aligned size; marks the op m_major.
+/// pad (with scale 1, never read: marked kUnreadPaddingAttr) to the aligned
+/// size; marks the op m_major.
 struct StoreLhsScalesMMajor : OpRewritePattern<ScaledMatmulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -83,8 +84,12 @@ struct StoreLhsScalesMMajor : OpRewritePattern<ScaledMatmulOp> {
       for (auto [d, s] : llvm::zip_equal(swapped, stored))
         high.push_back(b.getIndexAttr(s - d));
       Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, 1.0));
-      t = tensor::PadOp::create(b, loc, scaleType.clone(stored), t, low, high,
-                                one);
+      auto padOp = tensor::PadOp::create(b, loc, scaleType.clone(stored), t,
+                                         low, high, one);
+      // The kernel never stores the rows these entries scale:
+      // fp8-untie-shared-fills leaves them undefined (no fill kernel).
+      padOp->setAttr(kUnreadPaddingAttr, b.getUnitAttr());
+      t = padOp;
     }
     b.modifyOpInPlace(op, [&] {
       op.getLhsScaleMutable().assign(t);

@@ -3,12 +3,14 @@
 // Part of fp8-opt. See Passes.td: a fill that several ops write into
 // bufferizes as one fill plus a copy per extra destination; an empty
 // tensor that a returned value and other values are written into, as one
-// buffer that becomes the caller's output.
+// buffer that becomes the caller's output; a pad whose padding nothing
+// reads, as a fill and a copy.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fp8/Dialect/FP8/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -120,11 +122,65 @@ struct UntieResultInit : OpRewritePattern<func::ReturnOp> {
   }
 };
 
+/// A tensor.pad marked kUnreadPaddingAttr (static): a fresh
+/// `bufferization.alloc_tensor` (the padding left undefined: no fill) with
+/// the source inserted; when the source is the one result of a linalg op
+/// writing into a `tensor.empty` without reading it (the scales' transpose),
+/// the op writes into the allocation's slice instead, so bufferization
+/// computes it in place (no copy). After the last CSE, which would merge the
+/// allocations.
+struct UnreadPaddingInPlace : OpRewritePattern<tensor::PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::PadOp pad,
+                                PatternRewriter &rewriter) const override {
+    if (!pad->hasAttr(fp8::kUnreadPaddingAttr) ||
+        !pad.getResultType().hasStaticShape() ||
+        !pad.getSourceType().hasStaticShape() || !pad.getLow().empty() ||
+        llvm::any_of(pad.getStaticLow(), [](int64_t l) { return l != 0; }))
+      return failure();
+    Location loc = pad.getLoc();
+    const int64_t rank = pad.getSourceType().getRank();
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+        strides(rank, rewriter.getIndexAttr(1)), sizes;
+    for (int64_t d : pad.getSourceType().getShape())
+      sizes.push_back(rewriter.getIndexAttr(d));
+    Value source = pad.getSource();
+    // The producer may write into the slice when it only writes its
+    // destination (a tensor.empty, which CSE may share with other ops).
+    auto producer = source.getDefiningOp<linalg::LinalgOp>();
+    OpOperand *init = nullptr;
+    if (producer && source.hasOneUse() && producer->getNumResults() == 1 &&
+        producer.getNumDpsInits() == 1) {
+      init = producer.getDpsInitOperand(0);
+      if (!init->get().getDefiningOp<tensor::EmptyOp>() ||
+          producer.payloadUsesValueFromOperand(init))
+        init = nullptr;
+    }
+    rewriter.setInsertionPoint(init ? producer.getOperation()
+                                    : pad.getOperation());
+    Value alloc = bufferization::AllocTensorOp::create(
+        rewriter, loc, pad.getResultType(), ValueRange{});
+    if (init) {
+      Value slice = tensor::ExtractSliceOp::create(
+          rewriter, loc, pad.getSourceType(), alloc, offsets, sizes, strides);
+      Operation *empty = init->get().getDefiningOp();
+      rewriter.modifyOpInPlace(producer, [&] { init->set(slice); });
+      if (empty->use_empty())
+        rewriter.eraseOp(empty);
+    }
+    rewriter.setInsertionPoint(pad);
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(pad, source, alloc,
+                                                       offsets, sizes, strides);
+    return success();
+  }
+};
+
 struct FP8UntieSharedFillsPass
     : fp8::impl::FP8UntieSharedFillsBase<FP8UntieSharedFillsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<UntieSharedFill, UntieResultInit>(&getContext());
+    patterns.add<UntieSharedFill, UntieResultInit, UnreadPaddingInPlace>(
+        &getContext());
     // No folding or CSE here: it would merge the clones again.
     GreedyRewriteConfig config;
     config.enableFolding(false);

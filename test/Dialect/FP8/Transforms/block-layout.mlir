@@ -48,14 +48,16 @@ func.func @nothing(%a: tensor<7x100xf8E4M3FN>, %s: tensor<f32>, %w: tensor<100x3
 // -----
 
 // scale-storage=tma: lhs scales M-major, 16-byte aligned along M (f32: 4
-// rows, E8M0: 16 rows); padding with scale 1; weights and per-tensor scales
-// untouched.
+// rows, E8M0: 16 rows); padding with scale 1, marked unread
+// (fp8-untie-shared-fills leaves it undefined); weights and per-tensor
+// scales untouched.
 // TMA-LABEL: func @tma_block
 // TMA: %[[E:.+]] = tensor.empty() : tensor<2x198xf32>
 // TMA: %[[T:.+]] = linalg.transpose ins(%{{.+}} : tensor<198x2xf32>) outs(%[[E]] : tensor<2x198xf32>) permutation = [1, 0]
 // TMA: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // TMA: %[[P:.+]] = tensor.pad %[[T]] low[0, 0] high[0, 2]
 // TMA: tensor.yield %[[ONE]]
+// TMA: } {fp8.unread_padding}
 // TMA: fp8.scaled_matmul %{{.+}}, %[[P]] layout<block 1x128> m_major(4), %{{.+}}, %{{.+}} layout<block 128x128> transpose_rhs : (tensor<198x256xf8E4M3FN>, tensor<2x200xf32>, tensor<128x256xf8E4M3FN>, tensor<1x2xf32>)
 // CHECK-LABEL: func @tma_block
 // CHECK-NOT: m_major

@@ -134,3 +134,50 @@ func.func @returned(%x: tensor<4x8xf32>) -> (tensor<32xf32>, tensor<4x8xf32>) {
   %r = tensor.collapse_shape %b [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
   return %r, %a : tensor<32xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A pad whose padding nothing reads (fp8-block-layout's M-major scales at
+// M = 1, padded to 4): an allocation with undefined padding, the
+// transpose writing into its slice instead of the empty CSE shares with
+// another op (which keeps it); bufferized, no fill (the copy of the slice
+// onto itself that remains folds away in the pipelines' canonicalization).
+// A pad without the mark keeps its fill (linalg.map).
+// CHECK-LABEL: func.func @unread_padding
+// CHECK:         %[[A:.*]] = bufferization.alloc_tensor() : tensor<1x4xf32>
+// CHECK:         %[[S:.*]] = tensor.extract_slice %[[A]][0, 0] [1, 1] [1, 1]
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%arg0 : tensor<1x1xf32>) outs(%[[S]] : tensor<1x1xf32>)
+// CHECK:         %[[P:.*]] = tensor.insert_slice %[[T]] into %[[A]][0, 0] [1, 1] [1, 1]
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<1x1xf32>
+// CHECK:         linalg.generic {{.*}} outs(%[[E]] : tensor<1x1xf32>)
+// CHECK:         tensor.pad
+// CHECK-NOT:       fp8.unread_padding
+// CHECK:         return %[[P]]
+// BUF-LABEL: func.func @unread_padding
+// BUF:         %[[A:.*]] = memref.alloc() {{.*}} : memref<1x4xf32>
+// BUF:         %[[S:.*]] = memref.subview %[[A]][0, 0] [1, 1] [1, 1]
+// BUF-NOT:     linalg.map
+// BUF:         linalg.transpose ins(%{{.*}} : memref<1x1xf32>) outs(%[[S]] : memref<1x1xf32, strided<[4, 1]>>)
+// BUF:         linalg.map
+// BUF:         return %[[A]]
+func.func @unread_padding(%s: tensor<1x1xf32>) -> (tensor<1x4xf32>, tensor<1x1xf32>, tensor<1x4xf32>) {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<1x1xf32>
+  %t = linalg.transpose ins(%s : tensor<1x1xf32>) outs(%e : tensor<1x1xf32>) permutation = [1, 0]
+  %p = tensor.pad %t low[0, 0] high[0, 3] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %one : f32
+  } {fp8.unread_padding} : tensor<1x1xf32> to tensor<1x4xf32>
+  %u = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<1x1xf32>) outs(%e : tensor<1x1xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.mulf %i, %i : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1xf32>
+  %q = tensor.pad %u low[0, 0] high[0, 3] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %one : f32
+  } : tensor<1x1xf32> to tensor<1x4xf32>
+  return %p, %u, %q : tensor<1x4xf32>, tensor<1x1xf32>, tensor<1x4xf32>
+}

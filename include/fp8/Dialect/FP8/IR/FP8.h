@@ -40,6 +40,11 @@ inline constexpr llvm::StringLiteral kExternalWeightsAttr =
 /// ABI records the pair (signature version 4) and passes one buffer for
 /// both; fp8-drop-tied-results removes the result after bufferization.
 inline constexpr llvm::StringLiteral kTiedInputAttr = "fp8.tied_input";
+
+/// On a tensor.pad: nothing reads the padding (fp8-block-layout's aligned
+/// M-major activation scales), so fp8-untie-shared-fills may leave it
+/// undefined instead of filling it.
+inline constexpr llvm::StringLiteral kUnreadPaddingAttr = "fp8.unread_padding";
 } // namespace mlir::fp8
 
 #include "fp8/Dialect/FP8/IR/FP8Dialect.h.inc"
