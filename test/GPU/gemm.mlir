@@ -115,6 +115,15 @@ module {
     call @__fp8_gemm_decode_row_bias(%a, %sa, %b, %sb, %bias, %out) : (memref<16x1024xf8E4M3FN>, memref<16x1xf32>, memref<4104x1024xf8E4M3FN>, memref<4104x1xf32>, memref<4104xf16>, memref<16x4104xf16>) -> ()
     return
   }
+  // A decode product with per-tensor scales over 9 K tiles.
+  func.func private @__fp8_gemm_decode_tensor_k1152(%a: memref<1x1152xf8E4M3FN>, %sa: memref<f32>, %b: memref<4096x1152xf8E4M3FN>, %sb: memref<f32>, %out: memref<1x4096xf32>)
+      attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
+    return
+  }
+  func.func @run_decode_tensor_k1152(%a: memref<1x1152xf8E4M3FN>, %sa: memref<f32>, %b: memref<4096x1152xf8E4M3FN>, %sb: memref<f32>, %out: memref<1x4096xf32>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_decode_tensor_k1152(%a, %sa, %b, %sb, %out) : (memref<1x1152xf8E4M3FN>, memref<f32>, memref<4096x1152xf8E4M3FN>, memref<f32>, memref<1x4096xf32>) -> ()
+    return
+  }
   // M-major lhs scales (fp8-block-layout scale-storage=tma): [batch..., Kb, align(Mb, P)].
   func.func private @__fp8_gemm_block_mmajor(%a: memref<198x384xf8E4M3FN>, %sa: memref<3x200xf32>, %b: memref<256x384xf8E4M3FN>, %sb: memref<2x3xf32>, %out: memref<198x256xbf16>)
       attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, lhs_scale_m_major = 4 : i64, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {

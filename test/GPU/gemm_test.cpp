@@ -595,6 +595,7 @@ DECL5(long_k, 2, 0, 2, 0, 2)
 DECL5(perf_block_4k, 2, 2, 2, 2, 2)
 DECL5(decode_block, 2, 2, 2, 2, 2)
 DECL6(decode_row_bias, 2, 2, 2, 2, 1, 2)
+DECL5(decode_tensor_k1152, 2, 0, 2, 0, 2)
 DECL5(block_mmajor, 2, 2, 2, 2, 2)
 DECL5(mx_mmajor, 2, 2, 2, 2, 2)
 DECL5(batched_mmajor, 3, 3, 2, 2, 3)
@@ -682,6 +683,11 @@ int main(int argc, char **argv) {
       {{"decode_m16_row_bias_relu_4104x1024_f16", 1, 16, 4104, 1024, false,
         Ty::E4M3, Ty::E4M3, Ty::F32, Ty::F16, row, row, 1, Ty::F16, Epi::Relu},
        run_decode_row_bias},
+      // Per-tensor scales over 9 K tiles at M = 1 (128 tiles 32 wide).
+      {{"decode_m1_tensor_k1152_f32", 1, 1, 4096, 1152, false, Ty::E4M3,
+        Ty::E4M3, Ty::F32, Ty::F32, tensorL(), tensorL(), 0, Ty::F32,
+        Epi::None},
+       run_decode_tensor_k1152},
       // M-major lhs scales (fp8-block-layout scale-storage=tma).
       {{"block_mmajor_m198_bf16", 1, 198, 256, 384, false, Ty::E4M3, Ty::E4M3,
         Ty::F32, Ty::BF16, blockL(1, 128), blockL(128, 128), 0, Ty::F32,
