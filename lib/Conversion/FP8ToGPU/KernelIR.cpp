@@ -54,6 +54,12 @@ Value KernelIR::ult(Value x, Value y) {
 Value KernelIR::fmul(Value x, Value y) {
   return arith::MulFOp::create(b, loc, x, y);
 }
+Value KernelIR::exp2Approx(Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
+             ValueRange{x})
+      .getResult(0);
+}
 Value KernelIR::toI64(Value index) {
   return arith::IndexCastOp::create(b, loc, i64, index);
 }

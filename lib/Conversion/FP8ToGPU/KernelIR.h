@@ -40,6 +40,8 @@ struct KernelIR {
   Value ult(Value x, Value y);
   Value ultC(Value x, int64_t c) { return ult(x, cIdx(c)); }
   Value fmul(Value x, Value y);
+  /// 2^x with PTX's ex2.approx.ftz.f32 (softmax in the attention kernels).
+  Value exp2Approx(Value x);
   Value toI64(Value index);
   Value toI32(Value index);
   Value eqC(Value x, int64_t c);

@@ -162,12 +162,7 @@ private:
   Value rescaleAdd(Value o, Value alpha[2], Value j, Value tile);
   void buildStores(Value o, Value l[2], Value rows[2], Value colLane);
 
-  Value exp2(Value x) {
-    return LLVM::CallIntrinsicOp::create(
-               b, loc, k.f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
-               ValueRange{x})
-        .getResult(0);
-  }
+  Value exp2(Value x) { return k.exp2Approx(x); }
   Value quadReduce(Value x, bool max) {
     for (int64_t offset : {1, 2}) {
       Value other = gpu::ShuffleOp::create(b, loc, x, k.cI32(offset),

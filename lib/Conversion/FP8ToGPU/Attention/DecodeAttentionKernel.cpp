@@ -142,12 +142,7 @@ private:
     return arith::MaximumFOp::create(b, loc, x, y);
   }
   Value negInf() { return k.cF32(-std::numeric_limits<float>::infinity()); }
-  Value exp2(Value x) {
-    return LLVM::CallIntrinsicOp::create(
-               b, loc, k.f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
-               ValueRange{x})
-        .getResult(0);
-  }
+  Value exp2(Value x) { return k.exp2Approx(x); }
   Value shuffleXor(Value x, int64_t offset) {
     return gpu::ShuffleOp::create(b, loc, x, k.cI32(offset),
                                   k.cI32(kWarpThreads), gpu::ShuffleMode::XOR)
