@@ -17,9 +17,15 @@ import sys
 SHAPES = [(8192, 4096, 6144), (8192, 4096, 4096), (8192, 4096, 28672),
           (8192, 14336, 4096), (4096, 4096, 4096), (8192, 8192, 8192)]
 # Decode: a few tokens through the QKV and down projections (weight-read
-# bound: reported in GB/s against the 4.2 TB/s copy rate).
-DECODE_SHAPES = [(m, k, n) for m in (1, 16, 64)
-                 for k, n in ((4096, 6144), (14336, 4096))]
+# bound: reported in GB/s against the 4.2 TB/s copy rate), at batch 1 and 8
+# also through the O and merged gate+up projections and the 128256-word
+# head (its BF16 product: the recipes keep the last layer out of FP8).
+DECODE_SHAPES = ([(m, k, n) for m in (1, 16, 64)
+                  for k, n in ((4096, 6144), (14336, 4096))] +
+                 [(m, k, n) for m in (1, 8)
+                  for k, n in ((4096, 4096), (4096, 28672), (4096, 128256))] +
+                 [(8, 4096, 6144), (8, 14336, 4096)])
+DECODE_BF16 = {(m, 4096, 128256) for m in (1, 8)}
 TIMED_RUNS = 30   # median of this many timings (each of 10 back-to-back calls)
 SAMPLES = 2048    # outputs checked against the CPU reference
 
@@ -34,16 +40,16 @@ def products():
                "tensorL(), tensorL()")
         # BF16 operands (the products a recipe keeps out of FP8,
         # --high-precision=bf16), unit per-tensor scales; cuBLAS BF16.
-        if not decode:
+        if not decode or (m, k, n) in DECODE_BF16:
             yield (f"bf16_{shape}", m, k, n, "memref<f32>", "memref<f32>",
                    "#fp8.layout<tensor>", "#fp8.layout<tensor>", 0, 0,
                    "tensorL(), tensorL()")
         # Per-row activation scales x per-output-channel weight scales
         # (the rowwise recipe; cuBLAS "rowwise"), bf16 output.
-        if not decode:
-            yield (f"rowwise_{shape}", m, k, n, f"memref<{m}x1xf32>",
-                   f"memref<{n}x1xf32>", "#fp8.layout<row>",
-                   "#fp8.layout<row>", 2, 2, "row, row")
+        # (Decode: the rowwise recipe's products of the decode benchmark.)
+        yield (f"rowwise_{shape}", m, k, n, f"memref<{m}x1xf32>",
+               f"memref<{n}x1xf32>", "#fp8.layout<row>",
+               "#fp8.layout<row>", 2, 2, "row, row")
         # 1x128 activation / 128x128 weight blocks (DeepGEMM's, cuBLAS's
         # block-scaled), canonical scale order, bf16 output.
         kb = (k + 127) // 128

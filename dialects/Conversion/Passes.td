@@ -234,10 +234,15 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "(false: each thread loads its elements from global memory in "
            "the epilogue)">,
     Option<"decodeWarpSpecialized", "decode-ws", "bool", "true",
-           "Products of at most 64 rows whose 128-wide tiles leave SMs idle "
-           "(decode steps) run the warp-specialized kernel with one consumer "
-           "warpgroup, tiles that cover the SMs once and up to 16 stages "
-           "(false: the single-warpgroup kernel with narrowed tiles)">,
+           "Products of at most 64 rows (decode steps) run the persistent "
+           "warp-specialized kernel with one consumer warpgroup, tiles as "
+           "wide as spread N evenly over the SMs and up to 16 stages "
+           "(false: the single-warpgroup kernel, tiles narrowed where "
+           "128-wide ones leave SMs idle)">,
+    Option<"clipLhsRows", "clip-lhs-rows", "bool", "true",
+           "Decode products with a static M below 64 load only their M rows "
+           "of A per tile (one 1 KB swizzle atom up to 8 rows) instead of "
+           "64-row boxes the TMA unit zero-fills past M">,
     Option<"clusterM", "cluster-m", "unsigned", "1",
            "Persistent CTAs in clusters of this many (1 or 2) along M that "
            "share each B tile through TMA multicast (experimental: correct "
@@ -346,6 +351,40 @@ def FP8GPUMergeKernelModules : Pass<"fp8-gpu-merge-kernel-modules",
     updates the `gpu.launch_func` ops.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def FP8GPUGridDependency : Pass<"fp8-gpu-grid-dependency",
+                                "::mlir::ModuleOp"> {
+  let summary = "Let each kernel launch while its stream predecessor "
+                "finishes (programmatic dependent launch, sm_90+)";
+  let description = [{
+    Hopper can start a kernel's CTAs before the kernel ahead of it in the
+    stream has finished (programmatic dependent launch): the launch carries
+    `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`, the kernel runs
+    `griddepcontrol.wait` before it touches memory the predecessor may
+    write or read (the wait returns once the predecessor has completed and
+    its writes are visible), and the predecessor runs
+    `griddepcontrol.launch_dependents` to let its successor be scheduled.
+    A decode step is ~350 short kernels: each successor's launch, CTA
+    set-up and prologue then overlap its predecessor's tail.
+
+    This pass makes every kernel of every `gpu.module` safe for such
+    launches: a kernel (`gpu.func` with `gpu.kernel`) that has no
+    `nvvm.griddepcontrol` op yet gets `wait` and then `launch_dependents`
+    at its entry, executed by every thread before anything else. A kernel
+    generator that places the wait later (after loads of constant weights,
+    say) emits its own ops, which this pass leaves alone. Each module also
+    gets `@__fp8_grid_dependency` (an i32 global = 1): the CUDA runtime
+    launches a module's kernels with the attribute only when the module
+    has that symbol (`FP8RT_PDL=0` turns it off), so libraries built
+    without this pass keep ordinary launches.
+
+    Run it after `fp8-gpu-merge-kernel-modules` (one global per module)
+    and only for sm_90 and later targets (the pipelines do both).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
 }
 
 def ConvertFP8AttentionToGPU : Pass<"convert-fp8-attention-to-gpu",

@@ -74,6 +74,15 @@ void fp8::buildFP8QuantizePipeline(OpPassManager &pm,
 /// ml_program.global_store of an in-place tensor without its copy; and
 /// fp8-untie-shared-fills: a fill CSE shared between reductions would
 /// bufferize as one fill plus a copy per reduction.
+/// The number of an `sm_NN[a]` chip name (0 when it is not one).
+static int chipNumber(llvm::StringRef chip) {
+  int number = 0;
+  if (!chip.consume_front("sm_"))
+    return 0;
+  chip.consume_back("a");
+  return chip.getAsInteger(10, number) ? 0 : number;
+}
+
 static void addBufferization(OpPassManager &pm, bool outParams,
                              bool publicOutParams) {
   pm.addPass(fp8::createFP8UntieSharedFills());
@@ -262,6 +271,9 @@ void fp8::buildFP8GPULoweringPipeline(
   // Kernels take bare pointers: memrefs of dynamic shape enter as their
   // base pointer and sizes.
   pm.addPass(createFP8GPUDynamicKernelOperands());
+  // Programmatic dependent launch: griddepcontrol needs sm_90.
+  if (options.gridDependency && chipNumber(options.chip) >= 90)
+    pm.addPass(createFP8GPUGridDependency());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

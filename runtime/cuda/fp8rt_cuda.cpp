@@ -182,6 +182,10 @@ struct FunctionInfo {
   std::string module;
   CUmodule handle = nullptr;
   int dynamicSmemSet = 48 * 1024; // what cuFuncSetAttribute allowed so far
+  // The module's kernels wait for their stream predecessor themselves
+  // (griddepcontrol.wait, fp8-gpu-grid-dependency's __fp8_grid_dependency
+  // marker): they may launch with programmatic stream serialization.
+  bool gridDependency = false;
 };
 enum class AllocKind { Sync, Async, Managed };
 using TensorMapKey =
@@ -566,6 +570,22 @@ void printProfile() {
                  rows[i].second.launches, rows[i].first.c_str());
 }
 
+// Programmatic dependent launch for the kernels that allow it
+// (FunctionInfo::gridDependency); FP8RT_PDL=0 turns it off.
+bool pdlEnabled() {
+  static const bool on = [] {
+    const char *v = std::getenv("FP8RT_PDL");
+    return !v || std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+bool allowsGridDependency(CUfunction f) {
+  std::lock_guard<std::mutex> lock(G().mutex);
+  auto it = G().functions.find(f);
+  return it != G().functions.end() && it->second.gridDependency;
+}
+
 bool profiling() {
   static const bool on = [] {
     bool enabled = envFlag("FP8RT_CUDA_PROFILE");
@@ -870,6 +890,19 @@ FP8RT_CUDA_EXPORT fp8rt_cu_function mgpuModuleGetFunction(
     fail(r, "looking up kernel '%s' in module %s", kernel, moduleName.c_str());
     return nullptr;
   }
+  // The marker's lookup fails (CUDA_ERROR_NOT_FOUND, nothing to report)
+  // for modules built without fp8-gpu-grid-dependency.
+  bool gridDependency = false;
+  {
+    std::lock_guard<std::mutex> lock(G().mutex);
+    gridDependency = G().functions.count(f) == 0;
+  }
+  if (gridDependency) {
+    CUdeviceptr marker = 0;
+    size_t markerBytes = 0;
+    gridDependency = cuModuleGetGlobal(&marker, &markerBytes, module,
+                                       "__fp8_grid_dependency") == CUDA_SUCCESS;
+  }
   std::lock_guard<std::mutex> lock(G().mutex);
   auto it = G().functions.find(f);
   if (it == G().functions.end()) {
@@ -877,6 +910,7 @@ FP8RT_CUDA_EXPORT fp8rt_cu_function mgpuModuleGetFunction(
     info.name = name;
     info.module = moduleName;
     info.handle = module;
+    info.gridDependency = gridDependency;
     G().functions.emplace(f, std::move(info));
   }
   return f;
@@ -926,8 +960,29 @@ mgpuLaunchKernel(fp8rt_cu_function function, intptr_t gridX, intptr_t gridY,
       timing.start = nullptr;
     }
   }
-  CUresult r = cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
-                              blockZ, smem, stream, params, extra);
+  CUresult r;
+  if (pdlEnabled() && allowsGridDependency(function)) {
+    CUlaunchAttribute attribute;
+    std::memset(&attribute, 0, sizeof attribute);
+    attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config;
+    std::memset(&config, 0, sizeof config);
+    config.gridDimX = static_cast<unsigned>(gridX);
+    config.gridDimY = static_cast<unsigned>(gridY);
+    config.gridDimZ = static_cast<unsigned>(gridZ);
+    config.blockDimX = static_cast<unsigned>(blockX);
+    config.blockDimY = static_cast<unsigned>(blockY);
+    config.blockDimZ = static_cast<unsigned>(blockZ);
+    config.sharedMemBytes = static_cast<unsigned>(smem);
+    config.hStream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    r = cuLaunchKernelEx(&config, function, params, extra);
+  } else {
+    r = cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                       smem, stream, params, extra);
+  }
   if (timing.end) {
     cuEventRecord(timing.end, stream);
     // The kernel's own name: kernelName() adds the module for messages.
@@ -990,12 +1045,18 @@ FP8RT_CUDA_EXPORT void mgpuLaunchClusterKernel(
       return;
     }
   }
-  CUlaunchAttribute attribute;
-  std::memset(&attribute, 0, sizeof attribute);
-  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attribute.value.clusterDim.x = static_cast<unsigned>(clusterX);
-  attribute.value.clusterDim.y = static_cast<unsigned>(clusterY);
-  attribute.value.clusterDim.z = static_cast<unsigned>(clusterZ);
+  CUlaunchAttribute attributes[2];
+  std::memset(attributes, 0, sizeof attributes);
+  attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attributes[0].value.clusterDim.x = static_cast<unsigned>(clusterX);
+  attributes[0].value.clusterDim.y = static_cast<unsigned>(clusterY);
+  attributes[0].value.clusterDim.z = static_cast<unsigned>(clusterZ);
+  unsigned numAttributes = 1;
+  if (pdlEnabled() && allowsGridDependency(function)) {
+    attributes[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attributes[1].value.programmaticStreamSerializationAllowed = 1;
+    numAttributes = 2;
+  }
   CUlaunchConfig config;
   std::memset(&config, 0, sizeof config);
   config.gridDimX = static_cast<unsigned>(gridX);
@@ -1006,8 +1067,8 @@ FP8RT_CUDA_EXPORT void mgpuLaunchClusterKernel(
   config.blockDimZ = static_cast<unsigned>(blockZ);
   config.sharedMemBytes = static_cast<unsigned>(smem);
   config.hStream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  config.attrs = attributes;
+  config.numAttrs = numAttributes;
   tls.lastKernel = kernel;
   CUresult r = cuLaunchKernelEx(&config, function, params, extra);
   if (r != CUDA_SUCCESS) {

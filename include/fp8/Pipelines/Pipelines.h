@@ -118,6 +118,14 @@ struct GPULoweringPipelineOptions
                      "splits (fp8-outline-attention{decode-kernel}); false: "
                      "the FlashAttention kernel"),
       llvm::cl::init(true)};
+  Option<bool> gridDependency{
+      *this, "grid-dependency",
+      llvm::cl::desc("sm_90 and later: every kernel waits for its stream "
+                     "predecessor with griddepcontrol.wait and lets its "
+                     "successor launch early (fp8-gpu-grid-dependency; the "
+                     "runtime then launches with programmatic dependent "
+                     "launch, FP8RT_PDL=0 turns that off)"),
+      llvm::cl::init(true)};
   Option<bool> gemmTmaPipeline{
       *this, "gemm-tma-pipeline",
       llvm::cl::desc("GEMM tiles loaded by TMA through a multi-stage "

@@ -105,6 +105,7 @@ struct ConvertFP8GemmToGPUPass
     options.tmaStore = tmaStore;
     options.stageEpilogueInput = stageEpilogueInput;
     options.decodeWarpSpecialized = decodeWarpSpecialized;
+    options.clipLhsRows = clipLhsRows;
     FailureOr<SmallVector<gemm::GemmPlan, 2>> plans =
         gemm::planGemms(func, options, why);
     if (succeeded(plans) && chip == "sm_89") {

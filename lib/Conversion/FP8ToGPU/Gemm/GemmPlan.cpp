@@ -18,6 +18,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -673,31 +674,59 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
   c.stages = warpSpecializedStages(p, options, c, kMaxStages);
 }
 
-/// Whether a product of few rows (decode steps: M <= 64 tokens) leaves SMs
-/// idle with tiles `c.bn` wide, i.e. is bound by streaming B through too
-/// few CTAs.
-bool isNarrowDecode(const GemmProblem &p, const GemmOptions &options,
+/// Whether a product of few rows (decode steps: M <= 64 tokens, one row
+/// band) takes the decode plan of the warp-specialized kernel.
+bool isDecode(const GemmProblem &p) { return p.m <= kWgmmaM; }
+
+/// The widest tile a promoting (or fast-accumulating) consumer of one row
+/// band holds without spilling (verifyGemmConfig's limits).
+int64_t widestDecodeTile(const GemmProblem &p, const GemmConfig &c) {
+  if (c.fastAccumulation)
+    return 256;
+  return p.lhsScale.dependsOnK() || p.rhsScale.dependsOnK() ? 128 : 192;
+}
+
+/// The tile width of a decode product: B is read once and its bytes bound
+/// the time, which is that of the SM that streams the most columns --
+/// rounds x (BN + a tile's fixed cost, its epilogue and shorter boxes,
+/// taken as 8 columns), with rounds = ceil(tiles / SMs). The cheapest over
+/// the widths a consumer holds (multiples of 8 from 16; the wider on ties).
+/// N = 4096 -> 32 (128 tiles, one round), 6144 -> 48, 28672 -> 112 (256
+/// tiles, 2 rounds of 128 CTAs), 128256 -> 128 (1002 tiles, 8 rounds).
+int64_t decodeTileN(const GemmProblem &p, const GemmOptions &options,
                     const GemmConfig &c) {
+  constexpr int64_t kTileCost = 8;
   const int64_t rowTiles = p.batch * llvm::divideCeil(p.m, kWgmmaM);
-  return p.m <= kWgmmaM &&
-         rowTiles * llvm::divideCeilSigned(p.n, c.bn) < options.smCount;
+  const int64_t widest = std::max<int64_t>(
+      16, std::min<int64_t>(widestDecodeTile(p, c), llvm::alignTo(p.n, 8)));
+  int64_t best = 16, bestCost = std::numeric_limits<int64_t>::max();
+  for (int64_t bn = 16; bn <= widest; bn += 8) {
+    const int64_t tiles = rowTiles * llvm::divideCeil(p.n, bn);
+    const int64_t cost =
+        llvm::divideCeil(tiles, options.smCount) * (bn + kTileCost);
+    if (cost <= bestCost) {
+      best = bn;
+      bestCost = cost;
+    }
+  }
+  return best;
 }
 
 /// The warp-specialized kernel for such a product: one consumer warpgroup
-/// (64 rows), one tile per CTA with tiles just narrow enough that they
-/// fit on the SMs once (N / 132 rounded up to 8: 4096 -> 32 wide, 128
-/// CTAs), and as many stages as fit (up to kMaxDecodeStages). The producer
-/// runs ahead of the consumer, so a K tile costs the consumer its wgmmas
-/// and a barrier wait instead of a CTA barrier and a refill.
+/// (64 rows), persistent CTAs over tiles decodeTileN wide, and as many
+/// stages as fit (up to kMaxDecodeStages). The producer runs ahead of the
+/// consumer (across the tiles of its walk, too), so a K tile costs the
+/// consumer its wgmmas and a barrier wait instead of a CTA barrier and a
+/// refill. With a static M (below 64) the tiles load only its rows of A
+/// (GemmConfig::aRows).
 void makeDecodeWarpSpecialized(const GemmProblem &p,
                                const GemmOptions &options, GemmConfig &c) {
   setWarpSpecialized(p, options, 1, c);
-  const int64_t rowTiles = p.batch * llvm::divideCeil(p.m, kWgmmaM);
-  const int64_t perRow = std::max<int64_t>(1, options.smCount / rowTiles);
-  c.bn = std::min<int64_t>(
-      c.bn, std::max<int64_t>(
-                16, llvm::alignTo(llvm::divideCeil(p.n, perRow), 8)));
+  c.bn = decodeTileN(p, options, c);
+  if (options.clipLhsRows && !p.dynamicM && p.m < kWgmmaM)
+    c.aRows = std::max<int64_t>(p.m, 1);
   chooseEpilogue(p, options, c);
+  const int64_t rowTiles = p.batch * llvm::divideCeil(p.m, kWgmmaM);
   if (options.persistent)
     c.persistentCtas = std::min<int64_t>(
         options.smCount, rowTiles * llvm::divideCeil(p.n, c.bn));
@@ -760,7 +789,7 @@ GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
     return c;
   }
   if (options.warpSpecialized && options.decodeWarpSpecialized &&
-      !options.tileN && isNarrowDecode(p, options, c)) {
+      !options.tileN && isDecode(p)) {
     makeDecodeWarpSpecialized(p, options, c);
     return c;
   }
@@ -827,6 +856,10 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
     return fail("a promoting consumer holds (bands + 1) x BN / 2 accumulator "
                 "registers: tiles up to 192 wide, 128 with scales that vary "
                 "along K or two row bands");
+  if (c.aRows && (c.aRows > c.bm || c.loader != LoaderKind::TMA ||
+                  c.rowBands() != 1 || p.dynamicM || p.m > c.aRows))
+    return fail("loading fewer rows of A than the tile's is for TMA loads "
+                "of one row band with a static M of at most those rows");
   if (c.bk != 128 || c.bk % p.promo != 0)
     return fail("BK must be 128 bytes and hold whole promotion units");
   if (c.stagedScales.enabled() &&
@@ -970,6 +1003,9 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
        << "x" << p.batch;
   if (c.loader == LoaderKind::TMA)
     os << ", TMA into " << c.stages << " 128B-swizzled stages";
+  if (c.aRows)
+    os << " loading " << c.aRows << (c.aRows == 1 ? " row" : " rows")
+       << " of A";
   if (c.stagedScales.enabled())
     os << " with " << c.stagedScales.count() << " staged scales each";
   if (c.epilogue == EpilogueKind::SharedTMA)

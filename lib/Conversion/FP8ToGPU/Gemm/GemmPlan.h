@@ -237,8 +237,20 @@ struct GemmConfig {
   int64_t warpgroups() const {
     return consumerWarpgroups + (kind == KernelKind::WarpSpecialized ? 1 : 0);
   }
+  /// TMA: rows of A each tile loads (1..BM; 0: BM). Decode products (a
+  /// static M below 64, one row band) load their M rows instead of a
+  /// 64-row box whose rows past M the TMA unit fills with zeros (measured
+  /// slower than loading real rows: docs/GPU.md); the tile's other rows
+  /// hold whatever the shared memory held, and their products are never
+  /// stored. Up to 8 rows, the tile is one 1024-byte swizzle atom that
+  /// every 8-row group of the wgmma reads (descriptor SBO 0), so a stage
+  /// costs 1 KB of A instead of 8.
+  int64_t aRows = 0;
+
   /// 64-row bands of the CTA tile (BM / 64).
   int64_t rowBands() const { return consumerWarpgroups * mWaves; }
+  /// Rows of A loaded per tile.
+  int64_t loadedARows() const { return aRows ? aRows : bm; }
   int64_t threads() const { return warpgroups() * kWarpgroupThreads; }
 };
 
@@ -285,12 +297,15 @@ struct GemmOptions {
   /// that vary along K (block scales) in shared memory with each K tile
   /// (GemmConfig::stagedScales); false: its consumers load them.
   bool stageScales = true;
-  /// Products of at most 64 rows whose 128-wide tiles leave SMs idle
-  /// (decode steps) run the warp-specialized kernel with one consumer
-  /// warpgroup, narrow tiles that cover the SMs once, and up to
-  /// kMaxDecodeStages stages; false: the single-warpgroup kernel with
-  /// narrowed tiles.
+  /// Products of at most 64 rows (decode steps) run the persistent
+  /// warp-specialized kernel with one consumer warpgroup, tiles as wide as
+  /// spread N evenly over the SMs' rounds, and up to kMaxDecodeStages
+  /// stages; false: the single-warpgroup kernel (tiles narrowed where
+  /// 128-wide ones leave SMs idle).
   bool decodeWarpSpecialized = true;
+  /// Decode products with a static M below 64 load only alignTo(M, 8) rows
+  /// of A per tile (GemmConfig::aRows); false: 64-row boxes.
+  bool clipLhsRows = true;
 };
 
 /// Most pipeline stages a kernel uses (mbarrier phases are tracked per K

@@ -38,12 +38,14 @@ int64_t TileLayout::leadingByteOffset() const {
 }
 
 int64_t TileLayout::strideByteOffset() const {
-  return swizzle == Swizzle::None ? 128 : 8 * kBytes;
+  if (swizzle == Swizzle::None)
+    return 128;
+  return repeatsAtom() ? 0 : 8 * kBytes;
 }
 
 SmemLayout SmemLayout::get(const GemmConfig &config) {
   SmemLayout l;
-  l.a = {config.bm, config.bk, config.swizzle};
+  l.a = {config.bm, config.bk, config.swizzle, config.loadedARows()};
   l.b = {config.bn, config.bk, config.swizzle};
   l.stages = config.stages;
   // A 128B-swizzled tile must start on a 1024-byte atom.

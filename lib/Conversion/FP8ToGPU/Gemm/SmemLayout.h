@@ -24,7 +24,11 @@
 // 8-row atoms of 1024 bytes; the tile base must be 1024-aligned (the swizzle
 // is a function of address bits 4-9). The k32 step s starts at s * 32 bytes
 // (the hardware applies the XOR to the computed address), LBO is unused
-// (1 by convention) and SBO = 1024; descriptor mode 1 (bits 62-63).
+// (1 by convention) and SBO = 1024; descriptor mode 1 (bits 62-63). A
+// tile of which TMA loads at most one atom (up to 8 rows of A:
+// GemmConfig::aRows) takes 1024 bytes and SBO = 0: every 8-row group of the
+// wgmma reads that atom, the rows past the first 8 compute copies of its
+// products (never stored).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,8 +44,20 @@ struct TileLayout {
   /// Rows (BM or BN) and K bytes (BK).
   int64_t rows = 0, kBytes = 0;
   Swizzle swizzle = Swizzle::None;
+  /// Rows a TMA load writes (GemmConfig::aRows; `rows` when 0).
+  int64_t loadedRows = 0;
 
-  int64_t bytes() const { return rows * kBytes; }
+  int64_t loadRows() const { return loadedRows ? loadedRows : rows; }
+  /// Bytes a load writes (a TMA transaction count).
+  int64_t loadBytes() const { return loadRows() * kBytes; }
+  /// A 128B-swizzled tile of which at most one 8-row atom is loaded: every
+  /// 8-row group of the wgmma reads that atom (SBO 0), the tile takes 1024
+  /// bytes.
+  bool repeatsAtom() const {
+    return swizzle == Swizzle::B128 && loadRows() <= 8 && rows > 8;
+  }
+  /// Bytes the tile takes in shared memory.
+  int64_t bytes() const { return (repeatsAtom() ? 8 : rows) * kBytes; }
   /// Byte offset of (row r, byte k) inside the tile.
   Value offset(KernelBuilder &kb, Value r, Value k) const;
   /// Byte offset, inside the tile, of the start of k32 step `step`.

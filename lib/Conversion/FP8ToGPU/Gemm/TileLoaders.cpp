@@ -224,7 +224,7 @@ void TmaLoader::prepareHost(KernelBuilder &kb, KernelValues &kv) {
   // batch into the next reads rows whose products are never stored (rows
   // >= M of A, columns >= N of B); K beyond the end is zero-filled.
   kv.tensorMapA =
-      encodeTensorMap(kb, kv.lhs, p.batch * p.m, layout.a.rows, kv.rowsM);
+      encodeTensorMap(kb, kv.lhs, p.batch * p.m, layout.a.loadRows(), kv.rowsM);
   kv.tensorMapB =
       encodeTensorMap(kb, kv.rhs, (p.rhsBatched ? p.batch : 1) * p.n,
                       layout.b.rows / plan.config.clusterM);
@@ -315,7 +315,7 @@ void TmaLoader::issue(KernelBuilder &kb, const KernelValues &kv, Value stage,
   Location loc = kb.loc;
   const GemmProblem &p = kb.p;
   Value bar = fullBarrier(kb, stage);
-  mbarrierArriveExpectTx(kb, bar, layout.a.bytes() + layout.b.bytes());
+  mbarrierArriveExpectTx(kb, bar, layout.a.loadBytes() + layout.b.loadBytes());
   Value stageOffset = kb.mulC(stage, layout.stageStride);
   Value rowA = p.batch > 1 ? kb.add(kb.mulC(kv.bz, p.m), kv.m0) : kv.m0;
   Value rowB = p.rhsBatched ? kb.add(kb.mulC(kv.bz, p.n), kv.n0) : kv.n0;
