@@ -239,6 +239,13 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "wide as spread N evenly over the SMs and up to 16 stages "
            "(false: the single-warpgroup kernel, tiles narrowed where "
            "128-wide ones leave SMs idle)">,
+    Option<"gridDependency", "grid-dependency", "bool", "false",
+           "Kernels control their own grid dependency (programmatic "
+           "dependent launch, sm_90; fp8-gpu-grid-dependency): the "
+           "warp-specialized kernel of a product whose B is a constant "
+           "global (every call's) and M static loads its first stages' B "
+           "tiles before griddepcontrol.wait (the pipelines set this with "
+           "their grid-dependency option)">,
     Option<"clipLhsRows", "clip-lhs-rows", "bool", "true",
            "Decode products with a static M below 64 load only their M rows "
            "of A per tile (one 1 KB swizzle atom up to 8 rows) instead of "

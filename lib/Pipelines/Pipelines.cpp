@@ -252,6 +252,8 @@ void fp8::buildFP8GPULoweringPipeline(
     gemm.tmaPipeline = options.gemmTmaPipeline;
     gemm.warpSpecialized = options.gemmWarpSpecialized;
     gemm.fastAccumulation = options.gemmFastAccumulation;
+    gemm.gridDependency =
+        options.gridDependency && chipNumber(options.chip) >= 90;
     // The kernels come as gpu.funcs in their own gpu.modules (with the
     // attributes and parameters outlining would drop) and launch_funcs.
     pm.addPass(createConvertFP8GemmToGPU(gemm));

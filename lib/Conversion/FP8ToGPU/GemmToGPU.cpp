@@ -106,6 +106,7 @@ struct ConvertFP8GemmToGPUPass
     options.stageEpilogueInput = stageEpilogueInput;
     options.decodeWarpSpecialized = decodeWarpSpecialized;
     options.clipLhsRows = clipLhsRows;
+    options.gridDependency = gridDependency;
     FailureOr<SmallVector<gemm::GemmPlan, 2>> plans =
         gemm::planGemms(func, options, why);
     if (succeeded(plans) && chip == "sm_89") {

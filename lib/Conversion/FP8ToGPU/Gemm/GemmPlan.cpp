@@ -10,10 +10,12 @@
 #include "fp8/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -394,6 +396,30 @@ void foldBatch(GemmProblem &p, int64_t batch) {
 
 } // namespace
 
+/// Whether every call of `func` passes a constant global (memref.get_global
+/// of a `constant` memref.global) as its B operand (argument 2).
+static bool isConstantRhs(func::FuncOp func) {
+  auto module = func->getParentOfType<ModuleOp>();
+  if (!module)
+    return false;
+  std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
+  if (!uses || uses->empty())
+    return false;
+  for (const SymbolTable::SymbolUse &use : *uses) {
+    auto call = dyn_cast<func::CallOp>(use.getUser());
+    if (!call || call.getNumOperands() < 3)
+      return false;
+    auto get = call.getOperand(2).getDefiningOp<memref::GetGlobalOp>();
+    if (!get)
+      return false;
+    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        call, get.getNameAttr());
+    if (!global || !global.getConstant())
+      return false;
+  }
+  return true;
+}
+
 FailureOr<GemmProblem> gemm::analyzeGemm(func::FuncOp func, std::string &why) {
   GemmAttrs attrs;
   SmallVector<MemRefType> args;
@@ -459,6 +485,7 @@ FailureOr<GemmProblem> gemm::analyzeGemm(func::FuncOp func, std::string &why) {
       failed(analyzeBias(args[4], args.back(), p, why)))
     return failure();
   foldBatch(p, batch);
+  p.rhsConstant = isConstantRhs(func);
   return p;
 }
 
@@ -570,6 +597,15 @@ int64_t warpSpecializedStages(const GemmProblem &p, const GemmOptions &options,
   return maxStages(p, c, most);
 }
 
+/// GemmConfig::prefetchB: a constant B, M static (every persistent CTA
+/// has a tile, whose loads it must not leave in flight when it exits), no
+/// cluster, kernels that control their grid dependency.
+bool servesPrefetchB(const GemmProblem &p, const GemmOptions &options,
+                     const GemmConfig &c) {
+  return options.gridDependency && p.rhsConstant && !p.dynamicM &&
+         c.kind == KernelKind::WarpSpecialized && c.clusterM == 1;
+}
+
 /// Rounds of `smCount` CTAs that `tiles` output tiles take.
 int64_t rounds(int64_t tiles, const GemmOptions &options) {
   return llvm::divideCeil(tiles, options.smCount);
@@ -672,6 +708,7 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
         c.clusterM;
   }
   c.stages = warpSpecializedStages(p, options, c, kMaxStages);
+  c.prefetchB = servesPrefetchB(p, options, c);
 }
 
 /// Whether a product of few rows (decode steps: M <= 64 tokens, one row
@@ -731,6 +768,7 @@ void makeDecodeWarpSpecialized(const GemmProblem &p,
     c.persistentCtas = std::min<int64_t>(
         options.smCount, rowTiles * llvm::divideCeil(p.n, c.bn));
   c.stages = warpSpecializedStages(p, options, c, kMaxDecodeStages);
+  c.prefetchB = servesPrefetchB(p, options, c);
 }
 
 /// Products of few rows (decode steps: M <= 64 tokens) read B once and
@@ -860,6 +898,11 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
                   c.rowBands() != 1 || p.dynamicM || p.m > c.aRows))
     return fail("loading fewer rows of A than the tile's is for TMA loads "
                 "of one row band with a static M of at most those rows");
+  if (c.prefetchB && (!p.rhsConstant || p.dynamicM || c.clusterM != 1 ||
+                      c.kind != KernelKind::WarpSpecialized))
+    return fail("B is prefetched before the grid dependency wait only when "
+                "it is constant, M static, by the warp-specialized kernel "
+                "without clusters");
   if (c.bk != 128 || c.bk % p.promo != 0)
     return fail("BK must be 128 bytes and hold whole promotion units");
   if (c.stagedScales.enabled() &&
@@ -1006,6 +1049,8 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
   if (c.aRows)
     os << " loading " << c.aRows << (c.aRows == 1 ? " row" : " rows")
        << " of A";
+  if (c.prefetchB)
+    os << ", B prefetched before the grid dependency wait";
   if (c.stagedScales.enabled())
     os << " with " << c.stagedScales.count() << " staged scales each";
   if (c.epilogue == EpilogueKind::SharedTMA)

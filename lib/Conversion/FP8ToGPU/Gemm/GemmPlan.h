@@ -79,6 +79,10 @@ struct GemmProblem {
   bool dynamicM = false;
   int64_t elementBytes = 1;
   bool rhsBatched = false;
+  /// Every call passes a constant global as B (the weights): no kernel of
+  /// a run writes it, so its tiles may load before the kernel waits for
+  /// its stream predecessor (GemmConfig::prefetchB).
+  bool rhsConstant = false;
   SideScale lhsScale, rhsScale;
   enum class Bias { None, Row, Full } bias = Bias::None;
   Epilogue epilogue = Epilogue::None;
@@ -246,6 +250,13 @@ struct GemmConfig {
   /// every 8-row group of the wgmma reads (descriptor SBO 0), so a stage
   /// costs 1 KB of A instead of 8.
   int64_t aRows = 0;
+  /// Warp-specialized kernel with a constant B and a static M, launched
+  /// with programmatic dependent launch: the producer loads the B tiles of
+  /// its first tile's first `stages` K steps, then waits for the stream
+  /// predecessor (griddepcontrol.wait) before A's; the consumers wait
+  /// before they read scales or write. The weights stream while the
+  /// predecessor finishes.
+  bool prefetchB = false;
 
   /// 64-row bands of the CTA tile (BM / 64).
   int64_t rowBands() const { return consumerWarpgroups * mWaves; }
@@ -306,6 +317,10 @@ struct GemmOptions {
   /// Decode products with a static M below 64 load only alignTo(M, 8) rows
   /// of A per tile (GemmConfig::aRows); false: 64-row boxes.
   bool clipLhsRows = true;
+  /// Kernels control their grid dependency (programmatic dependent launch,
+  /// sm_90): warp-specialized kernels with a constant B prefetch it before
+  /// waiting (GemmConfig::prefetchB).
+  bool gridDependency = false;
 };
 
 /// Most pipeline stages a kernel uses (mbarrier phases are tracked per K

@@ -309,6 +309,28 @@ void TmaLoader::release(KernelBuilder &kb, const KernelValues &, Value) {
   gpu::BarrierOp::create(kb.b, kb.loc);
 }
 
+void TmaLoader::prefetchB(KernelBuilder &kb, const KernelValues &kv,
+                          Value stage, Value k0) {
+  assert(!rank && "prefetchB serves kernels without clusters");
+  const GemmProblem &p = kb.p;
+  Value bar = fullBarrier(kb, stage);
+  NVVM::MBarrierExpectTxOp::create(kb.b, kb.loc, bar,
+                                   kb.cI32(layout.b.loadBytes()));
+  Value rowB = p.rhsBatched ? kb.add(kb.mulC(kv.bz, p.n), kv.n0) : kv.n0;
+  copyTile(kb, kv.tensorMapB, rowB, k0,
+           kb.addC(kb.mulC(stage, layout.stageStride), layout.bOffset), bar);
+}
+
+void TmaLoader::issueA(KernelBuilder &kb, const KernelValues &kv, Value stage,
+                       Value k0) {
+  const GemmProblem &p = kb.p;
+  Value bar = fullBarrier(kb, stage);
+  mbarrierArriveExpectTx(kb, bar, layout.a.loadBytes());
+  Value rowA = p.batch > 1 ? kb.add(kb.mulC(kv.bz, p.m), kv.m0) : kv.m0;
+  copyTile(kb, kv.tensorMapA, rowA, k0, kb.mulC(stage, layout.stageStride),
+           bar);
+}
+
 void TmaLoader::issue(KernelBuilder &kb, const KernelValues &kv, Value stage,
                       Value k0) {
   OpBuilder &b = kb.b;

@@ -93,6 +93,14 @@ public:
   /// Arms `stage`'s full mbarrier with the tiles' bytes and issues the
   /// copies of the K tile at `k0` (the caller is a single thread).
   void issue(KernelBuilder &kb, const KernelValues &kv, Value stage, Value k0);
+  /// GemmConfig::prefetchB, before the grid dependency wait: raises
+  /// `stage`'s full mbarrier's transaction count by B's bytes (no arrival)
+  /// and issues the copy of B's K tile at `k0`.
+  void prefetchB(KernelBuilder &kb, const KernelValues &kv, Value stage,
+                 Value k0);
+  /// After prefetchB: arms `stage`'s full mbarrier with A's bytes (its
+  /// arrival) and issues A's copy.
+  void issueA(KernelBuilder &kb, const KernelValues &kv, Value stage, Value k0);
   /// Waits until the phase of parity `parity` (i32) of `stage`'s full
   /// (empty) mbarrier completed.
   void waitFull(KernelBuilder &kb, Value stage, Value parity);

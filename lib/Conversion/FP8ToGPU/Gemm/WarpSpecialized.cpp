@@ -108,6 +108,18 @@ public:
     body(tile, t);
   }
 
+  /// The values of the CTA's first tile (tile `cta` of the walk; `kv`
+  /// without persistent CTAs). Every CTA has one when M is static.
+  KernelValues firstTile(KernelBuilder &kb, const KernelValues &kv) {
+    if (!cta)
+      return kv;
+    KernelValues tile = kv;
+    Value nb, mb, bz;
+    decode(kb, cta, nb, mb, bz);
+    setTile(kb, plan.config, tile, nb, mb, bz);
+    return tile;
+  }
+
 private:
   void decode(KernelBuilder &kb, Value id, Value &nb, Value &mb, Value &bz) {
     OpBuilder &b = kb.b;
@@ -163,6 +175,16 @@ private:
   Value cta, rank;
 };
 
+/// GemmConfig::prefetchB: the calling thread waits until the stream
+/// predecessor completed (its writes visible), then lets the successor
+/// launch; the kernel's every thread runs this before it touches memory
+/// other than B (fp8-gpu-grid-dependency then leaves the kernel alone).
+void waitForGridDependency(KernelBuilder &kb) {
+  NVVM::GriddepcontrolOp::create(kb.b, kb.loc, NVVM::GridDepActionKind::wait);
+  NVVM::GriddepcontrolOp::create(kb.b, kb.loc,
+                                 NVVM::GridDepActionKind::launch_dependents);
+}
+
 /// The stage and phase parity after `stage` (index) and `parity` (i32):
 /// the next stage, the parity flipped when the stages wrap.
 std::pair<Value, Value> nextStage(KernelBuilder &kb, Value stage, Value parity,
@@ -188,33 +210,67 @@ void buildProducer(KernelBuilder &kb, const GemmPlan &plan,
   const GemmConfig &c = plan.config;
   NVVM::SetMaxRegisterOp::create(b, loc, c.producerRegisters,
                                  NVVM::SetMaxRegisterAction::decrease);
-  auto elected = scf::IfOp::create(
-      b, loc, kb.eqC(kv.tid, c.consumerWarpgroups * kWarpgroupThreads),
-      /*withElseRegion=*/false);
+  Value isIssuer = kb.eqC(kv.tid, c.consumerWarpgroups * kWarpgroupThreads);
+  // The weights' first stages load while the stream predecessor finishes;
+  // then every producer thread waits for it before anything else.
+  const int64_t prefetched =
+      c.prefetchB ? std::min<int64_t>(layout.stages, numKTiles(plan)) : 0;
+  if (prefetched) {
+    auto issuer = scf::IfOp::create(b, loc, isIssuer,
+                                    /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&issuer.getThenRegion().front());
+    KernelValues first = walk.firstTile(kb, kv);
+    for (int64_t s = 0; s < prefetched; ++s)
+      loader.prefetchB(kb, first, kb.cIdx(s), kb.cIdx(s * c.bk));
+  }
+  if (c.prefetchB)
+    waitForGridDependency(kb);
+  auto elected = scf::IfOp::create(b, loc, isIssuer,
+                                   /*withElseRegion=*/false);
   // Walks the CTA's K steps: `fill(tile, stage, k0)` once the stage is
   // empty.
-  auto walkStages = [&](function_ref<void(const KernelValues &, Value, Value)>
-                            fill) {
-    walk.forEachTile(kb, kv, [&](const KernelValues &tile, Value t) {
-      auto kLoop = scf::ForOp::create(b, loc, kb.cIdx(0),
-                                      kb.cIdx(numKTiles(plan)), kb.cIdx(1));
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(kLoop.getBody());
-      Value kt = kLoop.getInductionVar();
-      StageUse use = stageUse(
-          kb, kb.add(kb.mulC(t, numKTiles(plan)), kt), layout.stages);
-      // The stage's previous use (parity ^ 1). A fresh mbarrier counts as
-      // having completed the phase before its first, so the first S K steps
-      // do not wait.
-      Value previous = arith::XOrIOp::create(b, loc, use.parity, kb.cI32(1));
-      loader.waitEmpty(kb, use.stage, previous);
-      fill(tile, use.stage, kb.mulC(kt, c.bk));
-    });
-  };
+  // (`prefetchedB`, i1 or null: the stage's B tile was prefetched.)
+  auto walkStages =
+      [&](function_ref<void(const KernelValues &, Value, Value, Value)> fill) {
+        walk.forEachTile(kb, kv, [&](const KernelValues &tile, Value t) {
+          auto kLoop = scf::ForOp::create(b, loc, kb.cIdx(0),
+                                          kb.cIdx(numKTiles(plan)), kb.cIdx(1));
+          OpBuilder::InsertionGuard g2(b);
+          b.setInsertionPointToStart(kLoop.getBody());
+          Value kt = kLoop.getInductionVar();
+          StageUse use = stageUse(kb, kb.add(kb.mulC(t, numKTiles(plan)), kt),
+                                  layout.stages);
+          // The stage's previous use (parity ^ 1). A fresh mbarrier counts as
+          // having completed the phase before its first, so the first S K steps
+          // do not wait.
+          Value previous =
+              arith::XOrIOp::create(b, loc, use.parity, kb.cI32(1));
+          loader.waitEmpty(kb, use.stage, previous);
+          Value prefetchedB;
+          if (prefetched)
+            prefetchedB = arith::AndIOp::create(
+                b, loc, kb.eqC(t, 0),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, kt,
+                                      kb.cIdx(prefetched)));
+          fill(tile, use.stage, kb.mulC(kt, c.bk), prefetchedB);
+        });
+      };
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&elected.getThenRegion().front());
-    walkStages([&](const KernelValues &tile, Value stage, Value k0) {
+    walkStages([&](const KernelValues &tile, Value stage, Value k0,
+                   Value prefetchedB) {
+      if (!prefetchedB) {
+        loader.issue(kb, tile, stage, k0);
+        return;
+      }
+      auto which = scf::IfOp::create(b, loc, prefetchedB,
+                                     /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&which.getThenRegion().front());
+      loader.issueA(kb, tile, stage, k0);
+      b.setInsertionPointToStart(&which.getElseRegion().front());
       loader.issue(kb, tile, stage, k0);
     });
   }
@@ -229,7 +285,7 @@ void buildProducer(KernelBuilder &kb, const GemmPlan &plan,
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&copier.getThenRegion().front());
   Value tiles = tilesPointer(kb, kv), lane = kb.remC(kv.tid, 32);
-  walkStages([&](const KernelValues &tile, Value stage, Value k0) {
+  walkStages([&](const KernelValues &tile, Value stage, Value k0, Value) {
     copyStagedScales(kb, plan, layout, tile, tiles, stage, k0, lane,
                      loader.fullBarrier(kb, stage));
   });
@@ -471,6 +527,9 @@ void gemm::buildWarpSpecializedBody(KernelBuilder &kb, const GemmPlan &plan,
   b.setInsertionPointToStart(&role.getElseRegion().front());
   NVVM::SetMaxRegisterOp::create(b, loc, c.consumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
+  // They read activation scales and epilogue inputs and write the output.
+  if (c.prefetchB)
+    waitForGridDependency(kb);
   walk.forEachTile(kb, kv, [&](const KernelValues &tile, Value t) {
     buildConsumerTile(kb, plan, layout, tile, loader, wg, t);
   });
