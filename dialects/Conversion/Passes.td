@@ -133,7 +133,14 @@ def FP8OutlineAttention : Pass<"fp8-outline-attention", "::mlir::ModuleOp"> {
     64 or 128, static shapes) takes `(q, k, v, [mask], workspace, out)`,
     the workspace an f32 `[B, Hq, splits, Dv + 2]` of the splits' partial
     outputs, maxima and sums (`decode-kernel=false`: none, the
-    FlashAttention kernel).
+    FlashAttention kernel). When that step's key and value are an FP8
+    cache's dequantization -- `fp8.dequantize` with one f32 scale followed
+    by element casts (`arith.extf`/`truncf`), what `fp8-kv-cache` leaves --
+    the function absorbs them (its body dequantizes, as before: the
+    reference) and takes `(k8, k_scale, v8, v_scale, q, [mask], workspace,
+    out)`; its dictionary's `kv_dequant` lists the element type after each
+    step (e.g. `[f16, f32, bf16]`), which the kernel reproduces per element
+    (`decode-fp8-cache=false`: the dequantized tensors are passed).
 
     ```mlir
     %o = fp8.attention %q, %k, %v scale(0.125) causal
@@ -150,6 +157,11 @@ def FP8OutlineAttention : Pass<"fp8-outline-attention", "::mlir::ModuleOp"> {
     Option<"decodeKernel", "decode-kernel", "bool", /*default=*/"true",
            "Decode steps (one query per head) get the split-key kernel's "
            "workspace; false: the FlashAttention kernel serves them too">,
+    Option<"readCache", "decode-fp8-cache", "bool", /*default=*/"true",
+           "A decode step whose key and value are an FP8 cache's "
+           "dequantization (fp8.dequantize with one f32 scale, then element "
+           "casts) takes the cache itself: the dequantization joins the "
+           "outlined function and the split-key kernel reads the FP8 rows">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::tensor::TensorDialect",

@@ -1,5 +1,6 @@
 // RUN: fp8-opt %s -split-input-file --fp8-outline-attention | FileCheck %s
 // RUN: fp8-opt %s -split-input-file --fp8-outline-attention=decode-kernel=false | FileCheck %s --check-prefix=NODECODE
+// RUN: fp8-opt %s -split-input-file --fp8-outline-attention=decode-fp8-cache=false | FileCheck %s --check-prefix=NOCACHE
 
 // Each fp8.attention becomes a call of a private function whose body is
 // the op and whose fp8.attention dictionary describes it; ops with the
@@ -98,4 +99,40 @@ func.func @decode(%q: tensor<1x8x1x128xbf16>, %k: tensor<1x2x1000x128xbf16>, %m:
   %b = fp8.attention %q8, %k8, %k8 scale(0.125) : (tensor<8x32x1x128xbf16>, tensor<8x8x2080x128xbf16>, tensor<8x8x2080x128xbf16>) -> tensor<8x32x1x128xbf16>
   %c = fp8.attention %q2, %k, %k mask %m2 scale(0.125) : (tensor<1x8x2x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x1x2x1000xf32>) -> tensor<1x8x2x128xbf16>
   return %a, %b, %c : tensor<1x8x1x128xbf16>, tensor<8x32x1x128xbf16>, tensor<1x8x2x128xbf16>
+}
+
+// -----
+
+// A decode step over an FP8 cache (what fp8-kv-cache leaves: the cache's
+// fp8.dequantize with one f32 scale, to f16, then extf/truncf to the
+// query's bf16): the function absorbs the key's and the value's
+// dequantization and casts and takes the E4M3 cache itself, (k8, k_scale,
+// v8, v_scale, q, mask, workspace); kv_dequant lists the types after each
+// step. The caller's dequantizations are gone (nothing else reads them).
+// With decode-fp8-cache=false the dequantized tensors are passed.
+// CHECK-LABEL: func.func @decode_cache
+// CHECK-NOT:     fp8.dequantize
+// CHECK:         %[[WS:.*]] = tensor.empty() : tensor<1x8x32x130xf32>
+// CHECK:         call @__fp8_attention_0(%arg1, %arg2, %arg3, %arg2, %arg0, %arg4, %[[WS]])
+// CHECK:       func.func private @__fp8_attention_0(%{{.*}}: tensor<1x2x1000x128xf8E4M3FN>, %{{.*}}: tensor<f32>, %{{.*}}: tensor<1x2x1000x128xf8E4M3FN>, %{{.*}}: tensor<f32>, %{{.*}}: tensor<1x8x1x128xbf16>, %{{.*}}: tensor<1x1x1x1000xf32>, %{{.*}}: tensor<1x8x32x130xf32>) -> tensor<1x8x1x128xbf16>
+// CHECK-SAME:      fp8.attention = {causal = false, has_mask = true, kv_dequant = [f16, f32, bf16], scale = 1.250000e-01 : f32, sequence_major = false}
+// CHECK:         fp8.dequantize %arg0, %arg1 layout<tensor> {{.*}} -> tensor<1x2x1000x128xf16>
+// CHECK:         arith.extf
+// CHECK:         arith.truncf
+// CHECK:         fp8.dequantize %arg2, %arg3 layout<tensor>
+// CHECK:         fp8.attention %arg4,
+// NOCACHE-LABEL: func.func @decode_cache
+// NOCACHE-COUNT-2: fp8.dequantize
+// NOCACHE:         call @__fp8_attention_0(%arg0, %{{.*}}, %{{.*}}, %arg4, %{{.*}}) :
+// NOCACHE-NOT:     kv_dequant
+func.func @decode_cache(%q: tensor<1x8x1x128xbf16>, %k8: tensor<1x2x1000x128xf8E4M3FN>, %s: tensor<f32>,
+                        %v8: tensor<1x2x1000x128xf8E4M3FN>, %m: tensor<1x1x1x1000xf32>) -> tensor<1x8x1x128xbf16> {
+  %kd = fp8.dequantize %k8, %s layout<tensor> : tensor<1x2x1000x128xf8E4M3FN>, tensor<f32> -> tensor<1x2x1000x128xf16>
+  %ke = arith.extf %kd : tensor<1x2x1000x128xf16> to tensor<1x2x1000x128xf32>
+  %k = arith.truncf %ke : tensor<1x2x1000x128xf32> to tensor<1x2x1000x128xbf16>
+  %vd = fp8.dequantize %v8, %s layout<tensor> : tensor<1x2x1000x128xf8E4M3FN>, tensor<f32> -> tensor<1x2x1000x128xf16>
+  %ve = arith.extf %vd : tensor<1x2x1000x128xf16> to tensor<1x2x1000x128xf32>
+  %v = arith.truncf %ve : tensor<1x2x1000x128xf32> to tensor<1x2x1000x128xbf16>
+  %a = fp8.attention %q, %k, %v mask %m scale(0.125) : (tensor<1x8x1x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x1x1x1000xf32>) -> tensor<1x8x1x128xbf16>
+  return %a : tensor<1x8x1x128xbf16>
 }

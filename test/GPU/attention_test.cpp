@@ -221,6 +221,11 @@ struct Case {
   /// A decode step's split-key kernel: the splits of its f32 workspace [B,
   /// Hq, splits, D + 2] (attention::decodeAttentionSplits), 0 for none.
   int64_t decodeSplits = 0;
+  /// k and v are an E4M3 cache with per-tensor scales (amax / 448), q of
+  /// `elem`: the decode kernel dequantizes the rows it reads (the
+  /// reference reads x * scale exactly; the kernel also rounds it through
+  /// the graph's types, within the 16-bit tolerance).
+  bool fp8Cache = false;
 };
 
 using Scalar = MemRef<0>;
@@ -261,8 +266,9 @@ void fillMask(const Case &c, Buf &m) {
 
 void check(const Case &c, RunFn run) {
   Buf q{c.elem, {c.batch, c.heads, c.sq, c.d}};
-  Buf k{c.elem, {c.batch, c.kvHeads, c.skv, c.d}};
-  Buf v{c.elem, {c.batch, c.kvHeads, c.skv, c.d}};
+  const Ty kvElem = c.fp8Cache ? Ty::E4M3 : c.elem;
+  Buf k{kvElem, {c.batch, c.kvHeads, c.skv, c.d}};
+  Buf v{kvElem, {c.batch, c.kvHeads, c.skv, c.d}};
   Buf out{c.out, {c.batch, c.heads, c.sq, c.d}};
   Buf mask{
       Ty::F32,
@@ -288,9 +294,12 @@ void check(const Case &c, RunFn run) {
                  nb[1], 1}},
       {Ty::F32, {c.blockScales ? c.batch : 1, c.blockScales ? c.kvHeads : 1,
                  nb[2], 1}}};
+  // Which of q, k, v are FP8 (with scales).
+  const bool quantized[3] = {fp8, fp8 || c.fp8Cache, fp8 || c.fp8Cache};
+  const bool anyScales = fp8 || c.fp8Cache;
   bool scalesOk = true;
   for (Buf &b : scaleBufs)
-    scalesOk = scalesOk && (!fp8 || alloc(b));
+    scalesOk = scalesOk && (!anyScales || alloc(b));
   if (!alloc(q) || !alloc(k) || !alloc(v) || !alloc(out) ||
       (hasMask && !alloc(mask)) || (hasWs && !alloc(ws)) || !scalesOk) {
     report(false, c.name, std::string("mgpuMemAlloc: ") +
@@ -322,14 +331,14 @@ void check(const Case &c, RunFn run) {
       amax = std::max(amax, std::fabs(x[i]));
     }
     for (float &sc : scale[t])
-      sc = fp8 ? sc / 448.0f : 1.0f;
+      sc = quantized[t] ? sc / 448.0f : 1.0f;
     for (int64_t i = 0; i < b.numel(); ++i)
       b.set(i, x[i] / scale[t][blockOf(t, i)]);
   };
   fill(0, q, qk);
   fill(1, k, qk);
   fill(2, v, vv);
-  if (fp8) {
+  if (anyScales) {
     for (int t = 0; t < 3; ++t)
       std::memcpy(scaleBufs[t].ptr, scale[t].data(), 4 * scale[t].size());
   }
@@ -347,7 +356,7 @@ void check(const Case &c, RunFn run) {
     ds.blocks[t] = scaleBufs[t].desc();
   }
   auto call = [&] {
-    run(&dq, &dk, &dv, hasMask ? &dm : nullptr, fp8 ? &ds : nullptr,
+    run(&dq, &dk, &dv, hasMask ? &dm : nullptr, anyScales ? &ds : nullptr,
         hasWs ? &dws : nullptr, &dout);
   };
   fp8rt_cuda_clear_error();
@@ -377,7 +386,7 @@ void check(const Case &c, RunFn run) {
     if (c.decodeSplits) {
       // A decode step reads K and V once: bytes over time, against the
       // H200's 4.2 TB/s copy rate.
-      double bytes = 2.0 * c.batch * c.kvHeads * c.skv * c.d * bytesOf(c.elem);
+      double bytes = 2.0 * c.batch * c.kvHeads * c.skv * c.d * bytesOf(kvElem);
       std::snprintf(buf, sizeof buf,
                     " time %.4f ms (%.0f GB/s of K and V, CUDA events, median "
                     "of %d)",
@@ -470,7 +479,7 @@ void check(const Case &c, RunFn run) {
     mgpuMemFree(x->ptr, nullptr);
   if (hasWs)
     mgpuMemFree(ws.ptr, nullptr);
-  if (fp8)
+  if (anyScales)
     for (Buf &b : scaleBufs)
       mgpuMemFree(b.ptr, nullptr);
   if (hasMask)
@@ -524,6 +533,22 @@ void check(const Case &c, RunFn run) {
                          Desc *ws, Desc *o) {                                  \
     _mlir_ciface_run_##NAME(q, k, v, m, ws, o);                                \
   }
+// Decode steps reading an FP8 cache: q, k8, v8, [mask], the k and v
+// scales (per tensor), the split workspace, out.
+#define DECL8C(NAME)                                                           \
+  extern "C" void _mlir_ciface_run_##NAME(Desc *, Desc *, Desc *, Desc *,      \
+                                          Scalar *, Scalar *, Desc *, Desc *); \
+  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *m, Scales *s,        \
+                         Desc *ws, Desc *o) {                                  \
+    _mlir_ciface_run_##NAME(q, k, v, m, s->tensor + 1, s->tensor + 2, ws, o);  \
+  }
+#define DECL7C(NAME)                                                           \
+  extern "C" void _mlir_ciface_run_##NAME(Desc *, Desc *, Desc *, Scalar *,    \
+                                          Scalar *, Desc *, Desc *);           \
+  static void run_##NAME(Desc *q, Desc *k, Desc *v, Desc *, Scales *s,         \
+                         Desc *ws, Desc *o) {                                  \
+    _mlir_ciface_run_##NAME(q, k, v, s->tensor + 1, s->tensor + 2, ws, o);     \
+  }
 DECL4(causal_gqa)
 DECL4(partial_d64_f32)
 DECL5(mask_f16)
@@ -546,6 +571,9 @@ DECL6W(decode_mixed_f16)
 DECL5W(decode_one_split)
 DECL6W(perf_decode_b8)
 DECL6W(decode_tail_inf)
+DECL8C(decode_cache_b1)
+DECL7C(decode_cache_f16)
+DECL8C(perf_decode_cache_b8)
 
 int main(int argc, char **argv) {
   bool noRun = argc > 1 && std::string(argv[1]) == "--no-run";
@@ -626,6 +654,16 @@ int main(int argc, char **argv) {
       {{"perf_decode_b8", 8, 32, 8, 1, 2080, 128, false, MaskKind::Padding,
         Ty::BF16, Ty::BF16, 0, 30, false, true, 9},
        run_perf_decode_b8},
+      // ... reading an E4M3 cache (fp8-outline-attention's kv_dequant).
+      {{"decode_cache_b1", 1, 32, 8, 1, 2080, 128, false, MaskKind::Padding,
+        Ty::BF16, Ty::BF16, 0, 30, false, true, 65, true},
+       run_decode_cache_b1},
+      {{"decode_cache_f16", 3, 4, 2, 1, 333, 64, false, MaskKind::None, Ty::F16,
+        Ty::F32, 0, 0, false, false, 6, true},
+       run_decode_cache_f16},
+      {{"perf_decode_cache_b8", 8, 32, 8, 1, 2080, 128, false,
+        MaskKind::Padding, Ty::BF16, Ty::BF16, 0, 30, false, true, 9, true},
+       run_perf_decode_cache_b8},
   };
   for (const Entry &e : all) {
     if (!only.empty() &&

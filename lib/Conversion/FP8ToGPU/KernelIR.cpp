@@ -119,6 +119,11 @@ gpu::GPUFuncOp fp8::createKernelFunc(gpu::GPUModuleOp module, StringRef name,
 
 Value fp8::flattenMemRef(KernelIR &k, Value memref) {
   auto t = cast<MemRefType>(memref.getType());
+  // A rank-0 memref (a scale) is one element: [1].
+  if (t.getRank() == 0)
+    return memref::ExpandShapeOp::create(
+        k.b, k.loc, MemRefType::get({1}, t.getElementType()), memref,
+        ArrayRef<ReassociationIndices>{});
   ReassociationIndices all =
       llvm::to_vector(llvm::seq<int64_t>(0, t.getRank()));
   auto flatType = MemRefType::get({t.getNumElements()}, t.getElementType());

@@ -9,7 +9,12 @@
 // operands (q, k, v, [mask], q_scale, k_scale, v_scale, workspace, out);
 // for a decode step that the split-key kernel serves (one query per head,
 // 16-bit operands: attention::decodeAttentionSplits) (q, k, v, [mask],
-// workspace, out), the workspace holding the splits' partial results.
+// workspace, out), the workspace holding the splits' partial results; when
+// its key and value are an FP8 cache's dequantization (fp8.dequantize with
+// one f32 scale, then element casts: fp8-kv-cache's form) the function
+// absorbs those and takes the cache itself: (k8, k_scale, v8, v_scale, q,
+// [mask], workspace, out), `kv_dequant` listing the element type after
+// each step.
 // An attention whose only use is the transpose to [B, Sq, Hq, Dv] (what
 // the exporters write before the output projection) becomes
 // `sequence_major` first: the kernel writes that layout, and the transpose
@@ -23,9 +28,11 @@
 #include "Attention/AttentionPlan.h"
 #include "Outlining.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/TypeUtilities.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8OUTLINEATTENTION
@@ -54,6 +61,36 @@ AttentionOp foldOutputTranspose(AttentionOp op) {
   transpose.erase();
   op.erase();
   return folded;
+}
+
+/// The FP8 cache read behind a decode step's key or value: `v` made by an
+/// fp8.dequantize of an FP8 tensor with one f32 scale, then element-type
+/// casts (arith.extf / arith.truncf on tensors) -- what fp8-kv-cache leaves
+/// between the cache and the attention. Fills `ops` (dequantize first) and
+/// `types` (the element type after each), or fails.
+LogicalResult matchCacheDequant(Value v, SmallVectorImpl<Operation *> &ops,
+                                SmallVectorImpl<Attribute> &types) {
+  SmallVector<Operation *> chain;
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<arith::ExtFOp, arith::TruncFOp>(def) ||
+        !isa<RankedTensorType>(v.getType()))
+      break;
+    chain.push_back(def);
+    v = def->getOperand(0);
+  }
+  auto dq = v.getDefiningOp<DequantizeOp>();
+  if (!dq || !dq.getLayout().isPerTensor() ||
+      !isa<Float8E4M3FNType, Float8E5M2Type>(
+          dq.getInput().getType().getElementType()) ||
+      cast<ShapedType>(dq.getScale().getType()).getRank() != 0 ||
+      !cast<ShapedType>(dq.getScale().getType()).getElementType().isF32())
+    return failure();
+  ops.push_back(dq);
+  ops.append(chain.rbegin(), chain.rend());
+  for (Operation *o : ops)
+    types.push_back(
+        TypeAttr::get(getElementTypeOrSelf(o->getResult(0).getType())));
+  return success();
 }
 
 struct OutlineAttentionPass
@@ -85,16 +122,33 @@ struct OutlineAttentionPass
       // A decode step: the splits' outputs, maxima and sums ([B, Hq,
       // splits, Dv + 2] f32).
       auto q = op.getQuery().getType(), key = op.getKey().getType();
+      // The decode kernel also reads an FP8 cache itself: the key's and
+      // value's dequantization (and casts) join the function.
+      SmallVector<Operation *> absorbed;
+      ArrayAttr cacheTypes;
       if (decodeKernel && !op.isFP8() && q.hasStaticShape() &&
           key.hasStaticShape() && v.hasStaticShape()) {
         ArrayRef<int64_t> qs = q.getShape(), ks = key.getShape();
         if (int64_t splits = attention::decodeAttentionSplits(
                 qs[0], ks[1], qs[2], ks[2], qs[3], v.getShape()[3],
-                q.getElementType()))
+                q.getElementType())) {
           extra.push_back(tensor::EmptyOp::create(
               b, op.getLoc(),
               ArrayRef<int64_t>{qs[0], qs[1], splits, v.getShape()[3] + 2},
               b.getF32Type()));
+          SmallVector<Operation *> kOps, vOps;
+          SmallVector<Attribute> kTypes, vTypes;
+          if (readCache &&
+              succeeded(matchCacheDequant(op.getKey(), kOps, kTypes)) &&
+              succeeded(matchCacheDequant(op.getValue(), vOps, vTypes)) &&
+              kTypes == vTypes &&
+              getElementTypeOrSelf(kOps.front()->getOperand(0)) ==
+                  getElementTypeOrSelf(vOps.front()->getOperand(0))) {
+            absorbed.append(kOps);
+            absorbed.append(vOps);
+            cacheTypes = b.getArrayAttr(kTypes);
+          }
+        }
       }
       SmallVector<NamedAttribute> info = {
           b.getNamedAttr("scale", op.getScaleAttr()),
@@ -109,7 +163,10 @@ struct OutlineAttentionPass
         info.push_back(
             b.getNamedAttr("scale_block", b.getI64IntegerAttr(
                                               layout.getBlock().front())));
-      if (failed(outliner.outline(op, b.getDictionaryAttr(info), extra)))
+      if (cacheTypes)
+        info.push_back(b.getNamedAttr("kv_dequant", cacheTypes));
+      if (failed(
+              outliner.outline(op, b.getDictionaryAttr(info), extra, absorbed)))
         return signalPassFailure();
     }
   }

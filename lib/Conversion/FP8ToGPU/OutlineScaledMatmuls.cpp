@@ -17,10 +17,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::fp8 {
 #define GEN_PASS_DEF_FP8OUTLINESCALEDMATMULS
@@ -31,9 +33,20 @@ using namespace mlir;
 using namespace mlir::fp8;
 
 LogicalResult KernelOutliner::outline(Operation *op, DictionaryAttr info,
-                                      ValueRange extra) {
+                                      ValueRange extra,
+                                      ArrayRef<Operation *> absorbed) {
   MLIRContext *ctx = op->getContext();
-  SmallVector<Value> operands(op->getOperands());
+  // The absorbed producers' operands, then the op's that they do not
+  // define, in order: the function's arguments before `extra`.
+  llvm::SmallPtrSet<Operation *, 8> inside(absorbed.begin(), absorbed.end());
+  SmallVector<Operation *> bodyOps(absorbed.begin(), absorbed.end());
+  bodyOps.push_back(op);
+  SmallVector<Value> operands;
+  for (Operation *o : bodyOps)
+    for (Value v : o->getOperands())
+      if (!inside.contains(v.getDefiningOp()))
+        operands.push_back(v);
+  const unsigned numInputs = operands.size();
   llvm::append_range(operands, extra);
   // A result of dynamic shape gets a destination from the caller, which
   // knows its sizes (buffer-results-to-out-params cannot allocate it at
@@ -81,9 +94,21 @@ LogicalResult KernelOutliner::outline(Operation *op, DictionaryAttr info,
     OpBuilder fb = OpBuilder::atBlockBegin(body);
     // Operand i reads argument i, also where the op reads one value twice
     // (an IRMapping would keep one argument for both, wrong for a later call
-    // sharing the function with two different values).
-    Operation *clone = fb.clone(*op);
-    clone->setOperands(body->getArguments().take_front(op->getNumOperands()));
+    // sharing the function with two different values); absorbed producers'
+    // results map to their clones.
+    IRMapping cloned;
+    unsigned next = 0;
+    Operation *clone = nullptr;
+    for (Operation *o : bodyOps) {
+      clone = fb.clone(*o);
+      for (OpOperand &use : clone->getOpOperands()) {
+        Value v = o->getOperand(use.getOperandNumber());
+        use.set(inside.contains(v.getDefiningOp()) ? cloned.lookup(v)
+                                                   : body->getArgument(next++));
+      }
+      cloned.map(o->getResults(), clone->getResults());
+    }
+    assert(next == numInputs && "every outside operand is an argument");
     // Dynamic results are written into their destinations (destination-
     // passing: bufferization then drops them as results equivalent to an
     // argument, drop-equivalent-buffer-results).
@@ -101,6 +126,10 @@ LogicalResult KernelOutliner::outline(Operation *op, DictionaryAttr info,
   auto call = func::CallOp::create(cb, op->getLoc(), callee, operands);
   op->replaceAllUsesWith(call.getResults());
   op->erase();
+  // Producers nothing else reads any more go with it.
+  for (Operation *o : llvm::reverse(absorbed))
+    if (o->use_empty())
+      o->erase();
   return success();
 }
 

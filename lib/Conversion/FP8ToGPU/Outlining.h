@@ -39,8 +39,15 @@ public:
   /// sizes), so that the function is destination-passing after
   /// bufferization as for static results. Fails (with a diagnostic) when
   /// such an op cannot reify its result's sizes.
+  /// `absorbed`: producers of the op's operands (in order, each reading
+  /// values from outside the set or from earlier ones) cloned into the body
+  /// before it; the function then takes their outside operands instead of
+  /// the values they define (and they are erased where nothing else reads
+  /// them). `info` must say what they compute: functions are shared by
+  /// types and `info`.
   LogicalResult outline(Operation *op, DictionaryAttr info,
-                        ValueRange extra = {});
+                        ValueRange extra = {},
+                        ArrayRef<Operation *> absorbed = {});
 
 private:
   ModuleOp module;

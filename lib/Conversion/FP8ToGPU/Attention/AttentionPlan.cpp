@@ -72,7 +72,42 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
   auto seqMajor = info.getAs<BoolAttr>("sequence_major");
   p.sequenceMajor = seqMajor && seqMajor.getValue();
   p.hasMask = hasMask.getValue();
-  TypeRange args = func.getArgumentTypes();
+  SmallVector<Type> args(func.getArgumentTypes());
+  // An FP8 cache read by the decode kernel: (k8, k_scale, v8, v_scale, q,
+  // [mask], workspace, out), checked here as (q, k8, v8, [mask],
+  // workspace, out) and two scales.
+  if (auto steps = info.getAs<ArrayAttr>("kv_dequant")) {
+    if (args.size() != 7u + p.hasMask) {
+      why = "an FP8-cache decode function takes (k8, k_scale, v8, v_scale, "
+            "q, [mask], workspace, out)";
+      return failure();
+    }
+    for (unsigned s : {1u, 3u}) {
+      auto scale = dyn_cast<MemRefType>(args[s]);
+      if (!scale || scale.getRank() != 0 || !scale.getElementType().isF32()) {
+        why = "the FP8 cache's scales must be rank-0 f32 memrefs";
+        return failure();
+      }
+    }
+    for (Attribute a : steps) {
+      auto t = dyn_cast<TypeAttr>(a);
+      if (!t || !isa<FloatType>(t.getValue())) {
+        why = "kv_dequant lists float element types";
+        return failure();
+      }
+      p.kvDequant.push_back(t.getValue());
+    }
+    SmallVector<Type> canonical = {args[4], args[0], args[2]};
+    canonical.append(args.begin() + 5, args.end());
+    args = canonical;
+    if (auto k = dyn_cast<MemRefType>(args[1]))
+      p.kvType = k.getElementType();
+    if (!isa_and_nonnull<Float8E4M3FNType, Float8E5M2Type>(p.kvType) ||
+        p.kvDequant.empty()) {
+      why = "an FP8-cache decode function reads an E4M3 or E5M2 cache";
+      return failure();
+    }
+  }
   if (!args.empty())
     if (auto q = dyn_cast<MemRefType>(args[0]))
       p.fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(q.getElementType());
@@ -95,9 +130,10 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
   }
   p.elementType = q.getElementType();
   p.outType = out.getElementType();
+  const Type kvType = p.kvType ? p.kvType : p.elementType;
   if (!(p.elementType.isBF16() || p.elementType.isF16() || p.fp8) ||
-      k.getElementType() != p.elementType ||
-      v.getElementType() != p.elementType) {
+      k.getElementType() != kvType || v.getElementType() != kvType ||
+      (p.kvType && p.kvDequant.back() != p.elementType)) {
     why = "q, k and v must share a bf16, f16, f8E4M3FN or f8E5M2 element type";
     return failure();
   }
@@ -215,6 +251,9 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
       return failure();
     }
     p.decodeSplits = splits;
+  } else if (p.kvType) {
+    why = "an FP8 cache is read by the decode kernel only";
+    return failure();
   }
   if (p.hasMask) {
     p.maskType = mask.getElementType();

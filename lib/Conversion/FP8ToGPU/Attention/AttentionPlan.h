@@ -57,6 +57,15 @@ struct AttentionProblem {
   /// Hq, splits, Dv + 2] of the splits' partial outputs, maxima and sums
   /// follows the mask. 0: the FlashAttention kernel.
   int64_t decodeSplits = 0;
+  /// A decode step reading an FP8 cache (the outlined function's
+  /// `kv_dequant`; decodeSplits > 0): k and v are E4M3/E5M2 of `kvType`,
+  /// each with a rank-0 f32 scale, and an element is x * scale in f32,
+  /// then rounded to each of these types in turn (the dequantization's
+  /// result type first; the last is elementType). The function takes (k8,
+  /// k_scale, v8, v_scale, q, [mask], workspace, out); the kernel (q, k8,
+  /// v8, [mask], k_scale, v_scale, workspace, out).
+  Type kvType;
+  SmallVector<Type, 4> kvDequant;
 
   int64_t groups() const { return heads / kvHeads; }
   int64_t elementBytes() const;

@@ -10,7 +10,9 @@
 // Hq / Hkv query heads that share them, on CUDA cores --
 //
 //   a key row is read by D / 8 lanes, 16 bytes each (a warp holds 256 / D
-//   key groups), kDecodeUnroll rows per group loaded before they are used;
+//   key groups), kDecodeUnroll rows per group loaded before they are used
+//   (an FP8 cache, AttentionProblem::kvType: 8 bytes each, decoded in
+//   pairs to f16, times the scale, rounded through kvDequant's types);
 //   scores q.k reduce over the group's lanes (xor shuffles), then an online
 //   softmax per key group and query head (running max, sum and output in
 //   registers: the natural scale, so that a row of the mask's lowest values
@@ -34,6 +36,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -134,6 +137,48 @@ private:
     return out;
   }
 
+  /// The 8 bytes of an FP8 cache row a lane reads (perLane elements), each
+  /// dequantized as the graph did: x * scale in f32, then rounded to each
+  /// of p.kvDequant's types in turn; as f32 values.
+  SmallVector<Value> loadCacheRow(Value ptr, Value offset, Value scale) {
+    auto i8 = b.getI8Type();
+    auto vec = VectorType::get({perLane}, i8);
+    Value v = LLVM::LoadOp::create(b, loc, vec, gep(ptr, i8, offset),
+                                   /*alignment=*/perLane);
+    // Pairs decode exactly to f16 (cvt.rn.f16x2.e4m3x2 / e5m2x2).
+    auto v2i8 = VectorType::get({2}, i8);
+    auto v2f16 = VectorType::get({2}, b.getF16Type());
+    SmallVector<Value> decoded;
+    for (int64_t e = 0; e < perLane; e += 2) {
+      Value pair = LLVM::ShuffleVectorOp::create(
+          b, loc, v2i8, v, v, ArrayRef<int32_t>{int32_t(e), int32_t(e + 1)});
+      Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
+          b, loc, v2f16, pair, /*relu=*/false, p.kvType);
+      for (int64_t h = 0; h < 2; ++h)
+        decoded.push_back(arith::ExtFOp::create(
+            b, loc, k.f32,
+            LLVM::ExtractElementOp::create(b, loc, halves, k.cI32(h))
+                .getResult()));
+    }
+    SmallVector<Value> out;
+    for (int64_t e = 0; e < perLane; ++e) {
+      Value f = fmul(decoded[e], scale);
+      Type cur = k.f32;
+      for (Type t : p.kvDequant) {
+        const unsigned from = cur.getIntOrFloatBitWidth(),
+                       to = t.getIntOrFloatBitWidth();
+        if (to < from)
+          f = arith::TruncFOp::create(b, loc, t, f);
+        else if (to > from)
+          f = arith::ExtFOp::create(b, loc, t, f);
+        cur = t;
+      }
+      out.push_back(
+          cur.isF32() ? f : Value(arith::ExtFOp::create(b, loc, k.f32, f)));
+    }
+    return out;
+  }
+
   // Arithmetic.
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
@@ -163,10 +208,17 @@ void DecodeGen::build(func::FuncOp func, SymbolTable &symbols) {
   const std::string name = (func.getSymName() + "_kernel").str();
   gpu::GPUModuleOp gpuModule = createKernelModule(func, name, symbols);
 
-  // q, k, v, [mask], workspace, out.
+  // q, k, v, [mask], [k_scale, v_scale], workspace, out (an FP8 cache's
+  // function takes k8, k_scale, v8, v_scale, q first).
   SmallVector<Value> flat;
   for (BlockArgument arg : func.getBody().front().getArguments())
     flat.push_back(flattenMemRef(k, arg));
+  if (p.kvType) {
+    SmallVector<Value> cache(flat.begin(), flat.begin() + 4);
+    flat.erase(flat.begin(), flat.begin() + 4);
+    flat.insert(flat.begin() + 1, {cache[0], cache[2]});
+    flat.insert(flat.begin() + 3 + p.hasMask, {cache[1], cache[3]});
+  }
   TypeRange types = ValueRange(flat).getTypes();
   gpu::GPUFuncOp split =
       createKernelFunc(gpuModule, name, types, kDecodeThreads);
@@ -179,7 +231,7 @@ void DecodeGen::build(func::FuncOp func, SymbolTable &symbols) {
       k.cI32(smemBytes), flat);
   gpu::GPUFuncOp combine;
   if (p.decodeSplits > 1) {
-    const unsigned ws = 3 + p.hasMask;
+    const unsigned ws = 3 + p.hasMask + (p.kvType ? 2 : 0);
     combine = createKernelFunc(gpuModule, name + "_combine",
                                TypeRange{types[ws], types.back()}, p.dv);
     gpu::LaunchFuncOp::create(
@@ -238,6 +290,11 @@ void DecodeGen::buildSplitKernel(gpu::GPUFuncOp kernel) {
   Value q = globalPtr(args[i++]), key = globalPtr(args[i++]),
         val = globalPtr(args[i++]);
   Value mask = p.hasMask ? globalPtr(args[i++]) : Value();
+  Value kScale, vScale;
+  if (p.kvType) {
+    kScale = loadF32(globalPtr(args[i++]), k.f32, k.cIdx(0));
+    vScale = loadF32(globalPtr(args[i++]), k.f32, k.cIdx(0));
+  }
   Value ws = globalPtr(args[i++]), out = globalPtr(args[i++]);
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -285,7 +342,10 @@ void DecodeGen::buildSplitKernel(gpu::GPUFuncOp kernel) {
       // Keys past the split read its first row (there, masked below).
       keys.push_back(arith::SelectOp::create(b, loc, valid.back(), j, start));
       Value at = k.add(k.mulC(k.add(kvRows, keys.back()), p.d), laneCol);
-      SmallVector<Value> kr = loadRow(key, at), vr = loadRow(val, at);
+      SmallVector<Value> kr =
+          p.kvType ? loadCacheRow(key, at, kScale) : loadRow(key, at);
+      SmallVector<Value> vr =
+          p.kvType ? loadCacheRow(val, at, vScale) : loadRow(val, at);
       kRows.append(kr);
       vRows.append(vr);
     }
