@@ -246,11 +246,11 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "(false: each thread loads its elements from global memory in "
            "the epilogue)">,
     Option<"decodeWarpSpecialized", "decode-ws", "bool", "true",
-           "Products of at most 64 rows (decode steps) run the persistent "
-           "warp-specialized kernel with one consumer warpgroup, tiles as "
-           "wide as spread N evenly over the SMs and up to 16 stages "
-           "(false: the single-warpgroup kernel, tiles narrowed where "
-           "128-wide ones leave SMs idle)">,
+           "Products of at most 64 rows whose 128-wide tiles leave SMs "
+           "idle (decode steps) run the persistent warp-specialized kernel "
+           "with one consumer warpgroup, tiles that cover the SMs once and "
+           "up to 16 stages (false: the single-warpgroup kernel with "
+           "narrowed tiles)">,
     Option<"gridDependency", "grid-dependency", "bool", "false",
            "Kernels control their own grid dependency (programmatic "
            "dependent launch, sm_90; fp8-gpu-grid-dependency): the "

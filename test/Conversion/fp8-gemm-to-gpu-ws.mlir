@@ -320,32 +320,30 @@ func.func private @__fp8_gemm_decode(%a: memref<16x4096xf8E4M3FN>, %sa: memref<1
 
 // -----
 
-// A batch-1 decode step through Llama-3-8B's merged gate+up projection (M =
-// 1, K = 4096, N = 28672, rowwise scales). 128-wide tiles would give 224
-// tiles, 2 rounds of 128 columns an SM; the decode plan takes the tile
-// width whose rounds x (width + 8) is least: 112 (256 tiles, 2 rounds of
-// 132 persistent CTAs). The tile loads A's one row (a TMA box of 1 x 128
-// bytes, no zero-filled rows): 128 + 112 x 128 = 14464 bytes a stage, and
-// the A tile is one 1024-byte swizzle atom that every 8-row group of the
-// wgmma reads: its descriptor has SBO 0 (LBO 1, 128B swizzle: 1 << 16 |
-// 1 << 62), B's SBO 1024 (64 << 32). 15 stages of 1 + 14 KB fit.
-// CHECK-LABEL: func.func private @__fp8_gemm_decode_gate_up
-// CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
+// A batch-1 decode step through Llama-3-8B's O projection (M = 1, K = N =
+// 4096, rowwise scales): 32-wide tiles, 128 persistent CTAs, 16 stages. The
+// tile loads A's one row (a TMA box of 1 x 128 bytes, no zero-filled rows):
+// 128 + 32 x 128 = 4224 bytes a stage, and the A tile is one 1024-byte
+// swizzle atom that every 8-row group of the wgmma reads: its descriptor
+// has SBO 0 (LBO 1, 128B swizzle: 1 << 16 | 1 << 62), B's SBO 1024 (64 <<
+// 32). With decode-ws=0 the single-warpgroup kernel (24-wide tiles,
+// two CTAs an SM) keeps 64-row boxes.
+// CHECK-LABEL: func.func private @__fp8_gemm_decode_o
 // CHECK:         %[[ROWS:.*]] = llvm.getelementptr %{{.*}}[4]
 // CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:    llvm.store %[[C1]], %[[ROWS]]
 // CHECK:         llvm.call @fp8rt_cuda_tensor_map_encode_tiled
 // CHECK:         %[[BROWS:.*]] = llvm.getelementptr %{{.*}}[4]
-// CHECK-NEXT:    %[[C112:.*]] = arith.constant 112 : i64
-// CHECK-NEXT:    llvm.store %[[C112]], %[[BROWS]]
-// CHECK:         gpu.launch_func @__fp8_gemm_decode_gate_up_kernel::@__fp8_gemm_decode_gate_up_kernel blocks in (%c132{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c256{{.*}}, %c1{{.*}}, %c1{{.*}}) dynamic_shared_memory_size %c231648_i32
-// CHECK:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c14464_i32
+// CHECK-NEXT:    %[[C32:.*]] = arith.constant 32 : i64
+// CHECK-NEXT:    llvm.store %[[C32]], %[[BROWS]]
+// CHECK:         gpu.launch_func @__fp8_gemm_decode_o_kernel::@__fp8_gemm_decode_o_kernel blocks in (%c128{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c256{{.*}}, %c1{{.*}}, %c1{{.*}})
+// CHECK:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c4224_i32
 // CHECK:         arith.constant 4611686018427453440 : i64
 // CHECK:         arith.constant 4611686293305360384 : i64
-// SINGLEWG: fp8 gemm: wgmma kernel m64n128k32, CTA tile 64x128x128, promotion every 128 K, grid 224x1x1, TMA into 4 128B-swizzled stages
-func.func private @__fp8_gemm_decode_gate_up(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x1xf32>, %b: memref<28672x4096xf8E4M3FN>, %sb: memref<28672x1xf32>, %out: memref<1x28672xbf16>)
+// SINGLEWG: fp8 gemm: wgmma kernel m64n24k32, CTA tile 64x24x128, promotion every 128 K, grid 171x1x1, TMA into 8 128B-swizzled stages
+func.func private @__fp8_gemm_decode_o(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x1xf32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<4096x1xf32>, %out: memref<1x4096xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n112k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x112x128, promotion every 128 K, grid 132 persistent CTAs over 256 tiles, TMA into 15 128B-swizzled stages loading 1 row of A}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n32k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x32x128, promotion every 128 K, grid 128 persistent CTAs over 128 tiles, TMA into 16 128B-swizzled stages loading 1 row of A}}
   return
 }
 
@@ -354,11 +352,25 @@ func.func private @__fp8_gemm_decode_gate_up(%a: memref<1x4096xf8E4M3FN>, %sa: m
 // clip-lhs-rows=0: the same product with 64-row A boxes (rows past M
 // zero-filled by TMA), 8 KB of A a stage, SBO 1024 for both tiles.
 // NOCLIP-LABEL: func.func private @__fp8_gemm_decode_noclip
-// NOCLIP:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c22528_i32
+// NOCLIP:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c12288_i32
 // NOCLIP-NOT:     arith.constant 4611686018427453440 : i64
 // NOCLIP:         return
-func.func private @__fp8_gemm_decode_noclip(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x1xf32>, %b: memref<28672x4096xf8E4M3FN>, %sb: memref<28672x1xf32>, %out: memref<1x28672xbf16>)
+func.func private @__fp8_gemm_decode_noclip(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x1xf32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<4096x1xf32>, %out: memref<1x4096xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n112k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x112x128, promotion every 128 K, grid 132 persistent CTAs over 256 tiles, TMA into 15 128B-swizzled stages loading 1 row of A}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n32k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x32x128, promotion every 128 K, grid 128 persistent CTAs over 128 tiles, TMA into 16 128B-swizzled stages loading 1 row of A}}
+  return
+}
+
+// -----
+
+// The merged gate+up projection (M = 1, N = 28672): 224 tiles of 128
+// columns fill the SMs, so the single-warpgroup kernel keeps it (measured
+// no slower than the warp-specialized decode plan's 112-wide tiles, the
+// rowwise 128256-word head 11 % faster: docs/GPU.md), with 64-row A boxes.
+// CHECK-LABEL: func.func private @__fp8_gemm_decode_gate_up
+// CHECK:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
+func.func private @__fp8_gemm_decode_gate_up(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x1xf32>, %b: memref<28672x4096xf8E4M3FN>, %sb: memref<28672x1xf32>, %out: memref<1x28672xbf16>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, CTA tile 64x128x128, promotion every 128 K, grid 224x1x1, TMA into 4 128B-swizzled stages}}
   return
 }

@@ -711,9 +711,19 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
   c.prefetchB = servesPrefetchB(p, options, c);
 }
 
-/// Whether a product of few rows (decode steps: M <= 64 tokens, one row
-/// band) takes the decode plan of the warp-specialized kernel.
-bool isDecode(const GemmProblem &p) { return p.m <= kWgmmaM; }
+/// Whether a product of few rows (decode steps: M <= 64 tokens) leaves SMs
+/// idle with tiles `c.bn` wide, i.e. is bound by streaming B through too
+/// few CTAs: the decode plan of the warp-specialized kernel. (Wider
+/// products -- a merged gate+up projection's 28672 columns, a 128256-word
+/// head -- were measured on it with tiles from decodeTileN on 2026-12-06:
+/// no faster than the single-warpgroup kernel's 224 and 1002 CTAs of 128
+/// columns, the rowwise head 11 % slower: they keep that kernel.)
+bool isNarrowDecode(const GemmProblem &p, const GemmOptions &options,
+                    const GemmConfig &c) {
+  const int64_t rowTiles = p.batch * llvm::divideCeil(p.m, kWgmmaM);
+  return p.m <= kWgmmaM &&
+         rowTiles * llvm::divideCeilSigned(p.n, c.bn) < options.smCount;
+}
 
 /// The widest tile a promoting (or fast-accumulating) consumer of one row
 /// band holds without spilling (verifyGemmConfig's limits).
@@ -728,8 +738,8 @@ int64_t widestDecodeTile(const GemmProblem &p, const GemmConfig &c) {
 /// rounds x (BN + a tile's fixed cost, its epilogue and shorter boxes,
 /// taken as 8 columns), with rounds = ceil(tiles / SMs). The cheapest over
 /// the widths a consumer holds (multiples of 8 from 16; the wider on ties).
-/// N = 4096 -> 32 (128 tiles, one round), 6144 -> 48, 28672 -> 112 (256
-/// tiles, 2 rounds of 128 CTAs), 128256 -> 128 (1002 tiles, 8 rounds).
+/// For the narrow products served (isNarrowDecode) that is one round: N =
+/// 4096 -> 32 (128 tiles), 6144 -> 48, 14336 -> 112, 1024 -> 16.
 int64_t decodeTileN(const GemmProblem &p, const GemmOptions &options,
                     const GemmConfig &c) {
   constexpr int64_t kTileCost = 8;
@@ -752,10 +762,9 @@ int64_t decodeTileN(const GemmProblem &p, const GemmOptions &options,
 /// The warp-specialized kernel for such a product: one consumer warpgroup
 /// (64 rows), persistent CTAs over tiles decodeTileN wide, and as many
 /// stages as fit (up to kMaxDecodeStages). The producer runs ahead of the
-/// consumer (across the tiles of its walk, too), so a K tile costs the
-/// consumer its wgmmas and a barrier wait instead of a CTA barrier and a
-/// refill. With a static M (below 64) the tiles load only its rows of A
-/// (GemmConfig::aRows).
+/// consumer, so a K tile costs the consumer its wgmmas and a barrier wait
+/// instead of a CTA barrier and a refill. With a static M (below 64) the
+/// tiles load only its rows of A (GemmConfig::aRows).
 void makeDecodeWarpSpecialized(const GemmProblem &p,
                                const GemmOptions &options, GemmConfig &c) {
   setWarpSpecialized(p, options, 1, c);
@@ -827,7 +836,7 @@ GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
     return c;
   }
   if (options.warpSpecialized && options.decodeWarpSpecialized &&
-      !options.tileN && isDecode(p)) {
+      !options.tileN && isNarrowDecode(p, options, c)) {
     makeDecodeWarpSpecialized(p, options, c);
     return c;
   }

@@ -308,11 +308,11 @@ struct GemmOptions {
   /// that vary along K (block scales) in shared memory with each K tile
   /// (GemmConfig::stagedScales); false: its consumers load them.
   bool stageScales = true;
-  /// Products of at most 64 rows (decode steps) run the persistent
-  /// warp-specialized kernel with one consumer warpgroup, tiles as wide as
-  /// spread N evenly over the SMs' rounds, and up to kMaxDecodeStages
-  /// stages; false: the single-warpgroup kernel (tiles narrowed where
-  /// 128-wide ones leave SMs idle).
+  /// Products of at most 64 rows whose 128-wide tiles leave SMs idle
+  /// (decode steps) run the persistent warp-specialized kernel with one
+  /// consumer warpgroup, tiles just narrow enough to cover the SMs once
+  /// (decodeTileN), and up to kMaxDecodeStages stages; false: the
+  /// single-warpgroup kernel with narrowed tiles.
   bool decodeWarpSpecialized = true;
   /// Decode products with a static M below 64 load only alignTo(M, 8) rows
   /// of A per tile (GemmConfig::aRows); false: 64-row boxes.
