@@ -580,6 +580,26 @@ bool pdlEnabled() {
   return on;
 }
 
+// cuLaunchKernelEx's configuration (sizes checked by the caller).
+CUlaunchConfig launchConfig(intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+                            intptr_t blockX, intptr_t blockY, intptr_t blockZ,
+                            int32_t smem, CUstream stream,
+                            CUlaunchAttribute *attrs, unsigned numAttrs) {
+  CUlaunchConfig config;
+  std::memset(&config, 0, sizeof config);
+  config.gridDimX = static_cast<unsigned>(gridX);
+  config.gridDimY = static_cast<unsigned>(gridY);
+  config.gridDimZ = static_cast<unsigned>(gridZ);
+  config.blockDimX = static_cast<unsigned>(blockX);
+  config.blockDimY = static_cast<unsigned>(blockY);
+  config.blockDimZ = static_cast<unsigned>(blockZ);
+  config.sharedMemBytes = static_cast<unsigned>(smem);
+  config.hStream = stream;
+  config.attrs = attrs;
+  config.numAttrs = numAttrs;
+  return config;
+}
+
 bool allowsGridDependency(CUfunction f) {
   std::lock_guard<std::mutex> lock(G().mutex);
   auto it = G().functions.find(f);
@@ -966,18 +986,8 @@ mgpuLaunchKernel(fp8rt_cu_function function, intptr_t gridX, intptr_t gridY,
     std::memset(&attribute, 0, sizeof attribute);
     attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attribute.value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig config;
-    std::memset(&config, 0, sizeof config);
-    config.gridDimX = static_cast<unsigned>(gridX);
-    config.gridDimY = static_cast<unsigned>(gridY);
-    config.gridDimZ = static_cast<unsigned>(gridZ);
-    config.blockDimX = static_cast<unsigned>(blockX);
-    config.blockDimY = static_cast<unsigned>(blockY);
-    config.blockDimZ = static_cast<unsigned>(blockZ);
-    config.sharedMemBytes = static_cast<unsigned>(smem);
-    config.hStream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    CUlaunchConfig config = launchConfig(gridX, gridY, gridZ, blockX, blockY,
+                                         blockZ, smem, stream, &attribute, 1);
     r = cuLaunchKernelEx(&config, function, params, extra);
   } else {
     r = cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
@@ -1057,18 +1067,9 @@ FP8RT_CUDA_EXPORT void mgpuLaunchClusterKernel(
     attributes[1].value.programmaticStreamSerializationAllowed = 1;
     numAttributes = 2;
   }
-  CUlaunchConfig config;
-  std::memset(&config, 0, sizeof config);
-  config.gridDimX = static_cast<unsigned>(gridX);
-  config.gridDimY = static_cast<unsigned>(gridY);
-  config.gridDimZ = static_cast<unsigned>(gridZ);
-  config.blockDimX = static_cast<unsigned>(blockX);
-  config.blockDimY = static_cast<unsigned>(blockY);
-  config.blockDimZ = static_cast<unsigned>(blockZ);
-  config.sharedMemBytes = static_cast<unsigned>(smem);
-  config.hStream = stream;
-  config.attrs = attributes;
-  config.numAttrs = numAttributes;
+  CUlaunchConfig config =
+      launchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, smem, stream,
+                   attributes, numAttributes);
   tls.lastKernel = kernel;
   CUresult r = cuLaunchKernelEx(&config, function, params, extra);
   if (r != CUDA_SUCCESS) {
