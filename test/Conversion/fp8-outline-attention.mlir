@@ -136,3 +136,18 @@ func.func @decode_cache(%q: tensor<1x8x1x128xbf16>, %k8: tensor<1x2x1000x128xf8E
   %a = fp8.attention %q, %k, %v mask %m scale(0.125) : (tensor<1x8x1x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x1x1x1000xf32>) -> tensor<1x8x1x128xbf16>
   return %a : tensor<1x8x1x128xbf16>
 }
+
+// -----
+
+// Key and value the same dequantized tensor: nothing is absorbed (one chain
+// cannot join the function twice); the dequantized tensor is passed.
+// CHECK-LABEL: func.func @decode_cache_shared
+// CHECK:         %[[D:.*]] = fp8.dequantize
+// CHECK:         call @__fp8_attention_0(%arg0, %[[K:.*]], %[[K]], %arg3, %{{.*}}) :
+// CHECK-NOT:     kv_dequant
+func.func @decode_cache_shared(%q: tensor<1x8x1x128xbf16>, %k8: tensor<1x2x1000x128xf8E4M3FN>, %s: tensor<f32>,
+                               %m: tensor<1x1x1x1000xf32>) -> tensor<1x8x1x128xbf16> {
+  %kd = fp8.dequantize %k8, %s layout<tensor> : tensor<1x2x1000x128xf8E4M3FN>, tensor<f32> -> tensor<1x2x1000x128xbf16>
+  %a = fp8.attention %q, %kd, %kd mask %m scale(0.125) : (tensor<1x8x1x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x2x1000x128xbf16>, tensor<1x1x1x1000xf32>) -> tensor<1x8x1x128xbf16>
+  return %a : tensor<1x8x1x128xbf16>
+}

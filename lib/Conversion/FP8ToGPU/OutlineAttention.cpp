@@ -142,6 +142,11 @@ struct OutlineAttentionPass
               succeeded(matchCacheDequant(op.getKey(), kOps, kTypes)) &&
               succeeded(matchCacheDequant(op.getValue(), vOps, vTypes)) &&
               kTypes == vTypes &&
+              // (One chain for both -- k and v the same tensor -- would be
+              // absorbed twice.)
+              llvm::none_of(
+                  kOps,
+                  [&](Operation *o) { return llvm::is_contained(vOps, o); }) &&
               getElementTypeOrSelf(kOps.front()->getOperand(0)) ==
                   getElementTypeOrSelf(vOps.front()->getOperand(0))) {
             absorbed.append(kOps);
