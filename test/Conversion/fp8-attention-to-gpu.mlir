@@ -292,6 +292,39 @@ func.func private @__fp8_attention_decode(%q: memref<1x8x1x128xbf16>, %k: memref
 
 // -----
 
+// The same step over an E4M3 cache (fp8-outline-attention absorbed its
+// dequantization: (k8, k_scale, v8, v_scale, q, mask, workspace, out)): the
+// kernel takes (q, k8, v8, mask, k_scale, v_scale, workspace, out), loads
+// 8 bytes of a row per lane, decodes pairs to f16, scales, and rounds
+// through f16 and bf16 as kv_dequant says.
+// CHECK-LABEL: func.func private @__fp8_attention_decode_cache
+// CHECK:         gpu.launch_func  @__fp8_attention_decode_cache_kernel::@__fp8_attention_decode_cache_kernel blocks in (%c32, %c2, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}})  dynamic_shared_memory_size %c16640_i32 args(%{{.*}} : memref<1024xbf16>, %{{.*}} : memref<256000xf8E4M3FN>, %{{.*}} : memref<256000xf8E4M3FN>, %{{.*}} : memref<1000xf32>, %{{.*}} : memref<1xf32>, %{{.*}} : memref<1xf32>, %{{.*}} : memref<33280xf32>, %{{.*}} : memref<1024xbf16>)
+// CHECK-LABEL: gpu.func @__fp8_attention_decode_cache_kernel(
+// CHECK:           scf.for
+// CHECK:             llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<1> -> vector<8xi8>
+// CHECK:             nvvm.convert.f8x2.to.f16x2
+// CHECK:             arith.mulf
+// CHECK-NEXT:        arith.truncf %{{.*}} : f32 to f16
+// CHECK-NEXT:        arith.extf %{{.*}} : f16 to f32
+// CHECK-NEXT:        arith.truncf %{{.*}} : f32 to bf16
+func.func private @__fp8_attention_decode_cache(%k: memref<1x2x1000x128xf8E4M3FN>, %ks: memref<f32>, %v: memref<1x2x1000x128xf8E4M3FN>, %vs: memref<f32>, %q: memref<1x8x1x128xbf16>, %m: memref<1x1x1x1000xf32>, %ws: memref<1x8x32x130xf32>, %out: memref<1x8x1x128xbf16>)
+    attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true, kv_dequant = [f16, f32, bf16]}} {
+  // expected-remark @-2 {{fp8 attention: split-key decode attention kernel: 8 heads (2 kv heads), 1 x 1000 keys, head dim 128, additive mask, reading a f8E4M3FN cache (scaled, rounded to f16 f32 bf16); 32 splits of 32 keys x 2 kv heads x 1 sequences, 4 warps per CTA, then a kernel that combines the splits}}
+  return
+}
+
+// -----
+
+// A cast chain arith cannot express (f16 straight to bf16) keeps the
+// reference body.
+func.func private @__fp8_attention_decode_cache_bad(%k: memref<1x2x1000x128xf8E4M3FN>, %ks: memref<f32>, %v: memref<1x2x1000x128xf8E4M3FN>, %vs: memref<f32>, %q: memref<1x8x1x128xbf16>, %ws: memref<1x8x32x130xf32>, %out: memref<1x8x1x128xbf16>)
+    attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = false, kv_dequant = [f16, bf16]}} {
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: kv_dequant lists float element types, each wider or narrower than the one before (from f32)}}
+  return
+}
+
+// -----
+
 // A workspace of the wrong shape (or without one query per head) keeps the
 // reference body.
 func.func private @__fp8_attention_decode_bad(%q: memref<1x8x1x128xbf16>, %k: memref<1x2x1000x128xbf16>, %v: memref<1x2x1000x128xbf16>, %ws: memref<1x8x16x130xf32>, %out: memref<1x8x1x128xbf16>)

@@ -89,13 +89,19 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
         return failure();
       }
     }
+    // Each step an extension or a rounding (as arith.extf / truncf), from
+    // the f32 product on.
+    Type prev = Float32Type::get(func.getContext());
     for (Attribute a : steps) {
       auto t = dyn_cast<TypeAttr>(a);
-      if (!t || !isa<FloatType>(t.getValue())) {
-        why = "kv_dequant lists float element types";
+      if (!t || !isa<FloatType>(t.getValue()) ||
+          (t.getValue() != prev && t.getValue().getIntOrFloatBitWidth() ==
+                                       prev.getIntOrFloatBitWidth())) {
+        why = "kv_dequant lists float element types, each wider or narrower "
+              "than the one before (from f32)";
         return failure();
       }
-      p.kvDequant.push_back(t.getValue());
+      p.kvDequant.push_back(prev = t.getValue());
     }
     SmallVector<Type> canonical = {args[4], args[0], args[2]};
     canonical.append(args.begin() + 5, args.end());
@@ -321,15 +327,25 @@ attention::planAttention(func::FuncOp func, const AttentionOptions &options,
 std::string attention::describeAttentionPlan(const AttentionPlan &plan) {
   const AttentionProblem &p = plan.problem;
   const AttentionConfig &c = plan.config;
-  if (p.decodeSplits)
+  if (p.decodeSplits) {
+    std::string cache;
+    if (p.kvType) {
+      llvm::raw_string_ostream os(cache);
+      os << ", reading a " << p.kvType << " cache (scaled, rounded to";
+      for (Type t : p.kvDequant)
+        os << " " << t;
+      os << ")";
+    }
     return llvm::formatv(
         "split-key decode attention kernel: {0} heads ({1} kv heads), 1 x "
-        "{2} keys, head dim {3}{4}; {5} splits of {6} keys x {1} kv heads x "
-        "{7} sequences, {8} warps per CTA{9}",
+        "{2} keys, head dim {3}{4}{10}; {5} splits of {6} keys x {1} kv "
+        "heads x {7} sequences, {8} warps per CTA{9}",
         p.heads, p.kvHeads, p.skv, p.d, p.hasMask ? ", additive mask" : "",
         p.decodeSplits, decodeSplitKeys(p.skv, p.decodeSplits, p.d), p.batch,
         kDecodeWarps,
-        p.decodeSplits > 1 ? ", then a kernel that combines the splits" : "");
+        p.decodeSplits > 1 ? ", then a kernel that combines the splits" : "",
+        cache);
+  }
   return llvm::formatv(
       "fused attention kernel{12}: {0} heads ({1} kv heads), {2} x {3} keys, "
       "head dim {4}{5}{6}{14}; {7} x {8} tiles, {9} stages, {10} consumer "
