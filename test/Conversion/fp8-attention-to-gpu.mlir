@@ -298,7 +298,7 @@ func.func private @__fp8_attention_decode(%q: memref<1x8x1x128xbf16>, %k: memref
 // 8 bytes of a row per lane, decodes pairs to f16, scales, and rounds
 // through f16 and bf16 as kv_dequant says.
 // CHECK-LABEL: func.func private @__fp8_attention_decode_cache
-// CHECK:         gpu.launch_func  @__fp8_attention_decode_cache_kernel::@__fp8_attention_decode_cache_kernel blocks in (%c32, %c2, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}})  dynamic_shared_memory_size %c16640_i32 args(%{{.*}} : memref<1024xbf16>, %{{.*}} : memref<256000xf8E4M3FN>, %{{.*}} : memref<256000xf8E4M3FN>, %{{.*}} : memref<1000xf32>, %{{.*}} : memref<1xf32>, %{{.*}} : memref<1xf32>, %{{.*}} : memref<33280xf32>, %{{.*}} : memref<1024xbf16>)
+// CHECK:         gpu.launch_func  @__fp8_attention_decode_cache_kernel::@__fp8_attention_decode_cache_kernel blocks in (%c32, %c2, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}})  dynamic_shared_memory_size %c16640_i32 args(%{{.*}} : memref<1024xbf16>, %{{.*}} : memref<256000xf8E4M3FN>, %{{.*}} : memref<256000xf8E4M3FN>, %{{.*}} : memref<1000xf32>, %{{.*}} : memref<f32>, %{{.*}} : memref<f32>, %{{.*}} : memref<33280xf32>, %{{.*}} : memref<1024xbf16>)
 // CHECK-LABEL: gpu.func @__fp8_attention_decode_cache_kernel(
 // CHECK:           scf.for
 // CHECK:             llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<1> -> vector<8xi8>

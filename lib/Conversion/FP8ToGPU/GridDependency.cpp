@@ -9,6 +9,8 @@
 
 #include "fp8/Conversion/Passes.h"
 
+#include "KernelIR.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -35,10 +37,7 @@ bool hasGridDependencyControl(gpu::GPUFuncOp kernel) {
 
 void waitAtEntry(gpu::GPUFuncOp kernel) {
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
-  Location loc = kernel.getLoc();
-  NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
-  NVVM::GriddepcontrolOp::create(b, loc,
-                                 NVVM::GridDepActionKind::launch_dependents);
+  fp8::waitForGridDependency(b, kernel.getLoc());
 }
 
 void addMarker(gpu::GPUModuleOp module) {

@@ -119,11 +119,8 @@ gpu::GPUFuncOp fp8::createKernelFunc(gpu::GPUModuleOp module, StringRef name,
 
 Value fp8::flattenMemRef(KernelIR &k, Value memref) {
   auto t = cast<MemRefType>(memref.getType());
-  // A rank-0 memref (a scale) is one element: [1].
   if (t.getRank() == 0)
-    return memref::ExpandShapeOp::create(
-        k.b, k.loc, MemRefType::get({1}, t.getElementType()), memref,
-        ArrayRef<ReassociationIndices>{});
+    return memref;
   ReassociationIndices all =
       llvm::to_vector(llvm::seq<int64_t>(0, t.getRank()));
   auto flatType = MemRefType::get({t.getNumElements()}, t.getElementType());
@@ -251,6 +248,12 @@ void fp8::tmaLoad(KernelIR &k, Value map, ValueRange coords, Value dst,
       NVVM::TMALoadModeAttr::get(ctx, NVVM::TMALoadMode::TILE),
       /*isCTAOnly=*/b.getBoolAttr(false), /*group=*/nullptr,
       /*predicate=*/Value());
+}
+
+void fp8::waitForGridDependency(OpBuilder &b, Location loc) {
+  NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
+  NVVM::GriddepcontrolOp::create(b, loc,
+                                 NVVM::GridDepActionKind::launch_dependents);
 }
 
 void fp8::mbarrierInit(KernelIR &k, Value bar, int64_t count) {

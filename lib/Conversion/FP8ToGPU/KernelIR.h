@@ -67,7 +67,7 @@ gpu::GPUFuncOp createKernelFunc(gpu::GPUModuleOp module, StringRef name,
                                 TypeRange params, int64_t threads);
 
 /// A static, contiguous memref collapsed to rank 1 (the kernels' view of
-/// their operands).
+/// their operands); a rank-0 one (a scale) stays as it is.
 Value flattenMemRef(KernelIR &k, Value memref);
 
 /// An LLVM pointer in `addressSpace` to the aligned data of `memref`.
@@ -103,6 +103,13 @@ Value encodeByteTensorMap(KernelIR &k, Value data, ArrayRef<int64_t> dims,
 /// (i16) when given.
 void tmaLoad(KernelIR &k, Value map, ValueRange coords, Value dst, Value bar,
              Value multicastMask = Value());
+
+/// Programmatic dependent launch: the calling thread waits until the
+/// kernel's stream predecessor completed (its writes visible;
+/// griddepcontrol.wait), then lets the successor launch
+/// (griddepcontrol.launch_dependents). A kernel runs it in every thread
+/// before it touches memory a predecessor may write or read.
+void waitForGridDependency(OpBuilder &b, Location loc);
 
 /// mbarrier helpers (barriers are !llvm.ptr<3>).
 void mbarrierInit(KernelIR &k, Value bar, int64_t count);

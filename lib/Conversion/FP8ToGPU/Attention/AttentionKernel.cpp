@@ -300,9 +300,7 @@ void KernelGen::buildHostAndKernel(func::FuncOp func, SymbolTable &symbols) {
   Block &entry = func.getBody().front();
   SmallVector<Value> flat;
   for (BlockArgument arg : entry.getArguments())
-    flat.push_back(cast<MemRefType>(arg.getType()).getRank() == 0
-                       ? Value(arg)
-                       : flattenMemRef(k, arg));
+    flat.push_back(flattenMemRef(k, arg));
   const int64_t eb = p.elementBytes();
   const unsigned wsArg = 3 + p.hasMask + 3;
   // Tensor maps over the bytes: [planes, rows, row bytes], boxes of

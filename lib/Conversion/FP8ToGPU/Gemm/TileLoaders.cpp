@@ -309,42 +309,53 @@ void TmaLoader::release(KernelBuilder &kb, const KernelValues &, Value) {
   gpu::BarrierOp::create(kb.b, kb.loc);
 }
 
+Value TmaLoader::rowA(KernelBuilder &kb, const KernelValues &kv) {
+  const GemmProblem &p = kb.p;
+  return p.batch > 1 ? kb.add(kb.mulC(kv.bz, p.m), kv.m0) : kv.m0;
+}
+
+Value TmaLoader::rowB(KernelBuilder &kb, const KernelValues &kv) {
+  const GemmProblem &p = kb.p;
+  return p.rhsBatched ? kb.add(kb.mulC(kv.bz, p.n), kv.n0) : kv.n0;
+}
+
+void TmaLoader::copyA(KernelBuilder &kb, const KernelValues &kv, Value stage,
+                      Value k0, Value bar) {
+  copyTile(kb, kv.tensorMapA, rowA(kb, kv), k0,
+           kb.mulC(stage, layout.stageStride), bar);
+}
+
+void TmaLoader::copyB(KernelBuilder &kb, const KernelValues &kv, Value stage,
+                      Value k0, Value bar) {
+  copyTile(kb, kv.tensorMapB, rowB(kb, kv), k0,
+           kb.addC(kb.mulC(stage, layout.stageStride), layout.bOffset), bar);
+}
+
 void TmaLoader::prefetchB(KernelBuilder &kb, const KernelValues &kv,
                           Value stage, Value k0) {
   assert(!rank && "prefetchB serves kernels without clusters");
-  const GemmProblem &p = kb.p;
   Value bar = fullBarrier(kb, stage);
   NVVM::MBarrierExpectTxOp::create(kb.b, kb.loc, bar,
                                    kb.cI32(layout.b.loadBytes()));
-  Value rowB = p.rhsBatched ? kb.add(kb.mulC(kv.bz, p.n), kv.n0) : kv.n0;
-  copyTile(kb, kv.tensorMapB, rowB, k0,
-           kb.addC(kb.mulC(stage, layout.stageStride), layout.bOffset), bar);
+  copyB(kb, kv, stage, k0, bar);
 }
 
 void TmaLoader::issueA(KernelBuilder &kb, const KernelValues &kv, Value stage,
                        Value k0) {
-  const GemmProblem &p = kb.p;
   Value bar = fullBarrier(kb, stage);
   mbarrierArriveExpectTx(kb, bar, layout.a.loadBytes());
-  Value rowA = p.batch > 1 ? kb.add(kb.mulC(kv.bz, p.m), kv.m0) : kv.m0;
-  copyTile(kb, kv.tensorMapA, rowA, k0, kb.mulC(stage, layout.stageStride),
-           bar);
+  copyA(kb, kv, stage, k0, bar);
 }
 
 void TmaLoader::issue(KernelBuilder &kb, const KernelValues &kv, Value stage,
                       Value k0) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
-  const GemmProblem &p = kb.p;
   Value bar = fullBarrier(kb, stage);
   mbarrierArriveExpectTx(kb, bar, layout.a.loadBytes() + layout.b.loadBytes());
-  Value stageOffset = kb.mulC(stage, layout.stageStride);
-  Value rowA = p.batch > 1 ? kb.add(kb.mulC(kv.bz, p.m), kv.m0) : kv.m0;
-  Value rowB = p.rhsBatched ? kb.add(kb.mulC(kv.bz, p.n), kv.n0) : kv.n0;
-  copyTile(kb, kv.tensorMapA, rowA, k0, kb.addC(stageOffset, 0), bar);
+  copyA(kb, kv, stage, k0, bar);
   if (!rank) {
-    copyTile(kb, kv.tensorMapB, rowB, k0, kb.addC(stageOffset, layout.bOffset),
-             bar);
+    copyB(kb, kv, stage, k0, bar);
     return;
   }
   // This CTA's slice of B, multicast to the whole cluster (same offset and
@@ -353,8 +364,8 @@ void TmaLoader::issue(KernelBuilder &kb, const KernelValues &kv, Value stage,
   Value slice = kb.mulC(rank, sliceRows);
   Value mask = arith::ConstantIntOp::create(
       b, loc, b.getI16Type(), (1 << plan.config.clusterM) - 1);
-  copyTile(kb, kv.tensorMapB, kb.add(rowB, slice), k0,
-           kb.add(kb.addC(stageOffset, layout.bOffset),
+  copyTile(kb, kv.tensorMapB, kb.add(rowB(kb, kv), slice), k0,
+           kb.add(kb.addC(kb.mulC(stage, layout.stageStride), layout.bOffset),
                   kb.mulC(slice, layout.b.kBytes)),
            bar, mask);
 }

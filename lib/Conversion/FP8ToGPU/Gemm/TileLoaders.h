@@ -133,6 +133,15 @@ private:
   /// to the CTAs of `multicastMask` (i16) when given.
   void copyTile(KernelBuilder &kb, Value map, Value row, Value k0,
                 Value dstOffset, Value bar, Value multicastMask = Value());
+  /// The K tile at `k0` of A (of B: this CTA's whole tile, without
+  /// clusters) into `stage`, completing on `bar`.
+  void copyA(KernelBuilder &kb, const KernelValues &kv, Value stage, Value k0,
+             Value bar);
+  void copyB(KernelBuilder &kb, const KernelValues &kv, Value stage, Value k0,
+             Value bar);
+  /// Row of the tile's first A (B) row in the operand's [rows, K] view.
+  Value rowA(KernelBuilder &kb, const KernelValues &kv);
+  Value rowB(KernelBuilder &kb, const KernelValues &kv);
 
   /// Both barriers of a clustered kernel's start and end.
   void clusterSync(KernelBuilder &kb);

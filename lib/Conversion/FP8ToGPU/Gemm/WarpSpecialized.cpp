@@ -175,16 +175,6 @@ private:
   Value cta, rank;
 };
 
-/// GemmConfig::prefetchB: the calling thread waits until the stream
-/// predecessor completed (its writes visible), then lets the successor
-/// launch; the kernel's every thread runs this before it touches memory
-/// other than B (fp8-gpu-grid-dependency then leaves the kernel alone).
-void waitForGridDependency(KernelBuilder &kb) {
-  NVVM::GriddepcontrolOp::create(kb.b, kb.loc, NVVM::GridDepActionKind::wait);
-  NVVM::GriddepcontrolOp::create(kb.b, kb.loc,
-                                 NVVM::GridDepActionKind::launch_dependents);
-}
-
 /// The stage and phase parity after `stage` (index) and `parity` (i32):
 /// the next stage, the parity flipped when the stages wrap.
 std::pair<Value, Value> nextStage(KernelBuilder &kb, Value stage, Value parity,
@@ -224,8 +214,9 @@ void buildProducer(KernelBuilder &kb, const GemmPlan &plan,
     for (int64_t s = 0; s < prefetched; ++s)
       loader.prefetchB(kb, first, kb.cIdx(s), kb.cIdx(s * c.bk));
   }
+  // (fp8-gpu-grid-dependency then leaves the kernel alone.)
   if (c.prefetchB)
-    waitForGridDependency(kb);
+    waitForGridDependency(b, loc);
   auto elected = scf::IfOp::create(b, loc, isIssuer,
                                    /*withElseRegion=*/false);
   // Walks the CTA's K steps: `fill(tile, stage, k0)` once the stage is
@@ -529,7 +520,7 @@ void gemm::buildWarpSpecializedBody(KernelBuilder &kb, const GemmPlan &plan,
                                  NVVM::SetMaxRegisterAction::increase);
   // They read activation scales and epilogue inputs and write the output.
   if (c.prefetchB)
-    waitForGridDependency(kb);
+    waitForGridDependency(b, loc);
   walk.forEachTile(kb, kv, [&](const KernelValues &tile, Value t) {
     buildConsumerTile(kb, plan, layout, tile, loader, wg, t);
   });
