@@ -600,10 +600,21 @@ CUlaunchConfig launchConfig(intptr_t gridX, intptr_t gridY, intptr_t gridZ,
   return config;
 }
 
-bool allowsGridDependency(CUfunction f) {
-  std::lock_guard<std::mutex> lock(G().mutex);
-  auto it = G().functions.find(f);
-  return it != G().functions.end() && it->second.gridDependency;
+// Fills `attribute` with programmatic stream serialization when `f` may
+// launch that way (pdlEnabled, FunctionInfo::gridDependency).
+bool gridDependencyAttribute(CUfunction f, CUlaunchAttribute &attribute) {
+  if (!pdlEnabled())
+    return false;
+  {
+    std::lock_guard<std::mutex> lock(G().mutex);
+    auto it = G().functions.find(f);
+    if (it == G().functions.end() || !it->second.gridDependency)
+      return false;
+  }
+  std::memset(&attribute, 0, sizeof attribute);
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  return true;
 }
 
 bool profiling() {
@@ -981,11 +992,8 @@ mgpuLaunchKernel(fp8rt_cu_function function, intptr_t gridX, intptr_t gridY,
     }
   }
   CUresult r;
-  if (pdlEnabled() && allowsGridDependency(function)) {
-    CUlaunchAttribute attribute;
-    std::memset(&attribute, 0, sizeof attribute);
-    attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchAttribute attribute;
+  if (gridDependencyAttribute(function, attribute)) {
     CUlaunchConfig config = launchConfig(gridX, gridY, gridZ, blockX, blockY,
                                          blockZ, smem, stream, &attribute, 1);
     r = cuLaunchKernelEx(&config, function, params, extra);
@@ -1061,12 +1069,8 @@ FP8RT_CUDA_EXPORT void mgpuLaunchClusterKernel(
   attributes[0].value.clusterDim.x = static_cast<unsigned>(clusterX);
   attributes[0].value.clusterDim.y = static_cast<unsigned>(clusterY);
   attributes[0].value.clusterDim.z = static_cast<unsigned>(clusterZ);
-  unsigned numAttributes = 1;
-  if (pdlEnabled() && allowsGridDependency(function)) {
-    attributes[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attributes[1].value.programmaticStreamSerializationAllowed = 1;
-    numAttributes = 2;
-  }
+  const unsigned numAttributes =
+      gridDependencyAttribute(function, attributes[1]) ? 2 : 1;
   CUlaunchConfig config =
       launchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, smem, stream,
                    attributes, numAttributes);
