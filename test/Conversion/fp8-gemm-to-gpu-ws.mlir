@@ -366,11 +366,15 @@ func.func private @__fp8_gemm_decode_noclip(%a: memref<1x4096xf8E4M3FN>, %sa: me
 // The merged gate+up projection (M = 1, N = 28672): 224 tiles of 128
 // columns fill the SMs, so the single-warpgroup kernel keeps it (measured
 // no slower than the warp-specialized decode plan's 112-wide tiles, the
-// rowwise 128256-word head 11 % faster: docs/GPU.md), with 64-row A boxes.
+// rowwise 128256-word head 11 % faster: docs/GPU.md). It too loads one row
+// of A per stage (expect_tx 128 + 16384 bytes; clip-lhs-rows=0: the 64-row
+// box, 8192 + 16384).
 // CHECK-LABEL: func.func private @__fp8_gemm_decode_gate_up
-// CHECK:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
+// CHECK:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16512_i32
+// NOCLIP-LABEL: func.func private @__fp8_gemm_decode_gate_up
+// NOCLIP:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
 func.func private @__fp8_gemm_decode_gate_up(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x1xf32>, %b: memref<28672x4096xf8E4M3FN>, %sb: memref<28672x1xf32>, %out: memref<1x28672xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, CTA tile 64x128x128, promotion every 128 K, grid 224x1x1, TMA into 4 128B-swizzled stages}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, CTA tile 64x128x128, promotion every 128 K, grid 224x1x1, TMA into 4 128B-swizzled stages loading 1 row of A}}
   return
 }

@@ -154,3 +154,33 @@ TEST_F(GemmPlanTest, StagedScalesMustMatchTheProblem) {
   EXPECT_FALSE(stagedScalesFor(narrow, c).enabled());
 }
 } // namespace
+
+TEST_F(GemmPlanTest, WideDecodeProductsLoadOnlyTheirRowsOfA) {
+  // The merged gate+up of a batch-1 decode step: 224 tiles of 128 columns
+  // cover the SMs, so it keeps the single-warpgroup kernel -- loading one
+  // row of A a stage (a 1 KB swizzle atom, 128 transaction bytes).
+  GemmProblem p = problem(1, 4096, 28672, /*block=*/false);
+  GemmConfig c = chooseGemmConfig(p, options());
+  std::string why;
+  ASSERT_TRUE(succeeded(verifyGemmConfig(p, c, why))) << why;
+  EXPECT_EQ(c.kind, KernelKind::SingleWarpgroup);
+  EXPECT_EQ(c.bn, 128);
+  EXPECT_EQ(c.aRows, 1);
+  SmemLayout l = SmemLayout::get(c);
+  EXPECT_EQ(l.a.bytes(), 1024);
+  EXPECT_EQ(l.a.loadBytes(), 128);
+  // clip-lhs-rows=0: the 64-row box the TMA unit zero-fills past M.
+  GemmOptions o = options();
+  o.clipLhsRows = false;
+  GemmConfig full = chooseGemmConfig(p, o);
+  EXPECT_EQ(full.aRows, 0);
+  EXPECT_EQ(SmemLayout::get(full).a.loadBytes(), 64 * 128);
+  // 8 rows: still one atom; 64 rows and a dynamic M: whole boxes.
+  EXPECT_EQ(chooseGemmConfig(problem(8, 4096, 28672, false), options()).aRows,
+            8);
+  EXPECT_EQ(chooseGemmConfig(problem(64, 4096, 28672, false), options()).aRows,
+            0);
+  GemmProblem dynamic = problem(1, 4096, 28672, false);
+  dynamic.dynamicM = true;
+  EXPECT_EQ(chooseGemmConfig(dynamic, options()).aRows, 0);
+}

@@ -842,6 +842,11 @@ GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
   }
   c.stages =
       std::clamp<int64_t>(options.stages, 1, llvm::divideCeil(p.k, c.bk));
+  // As on the decode plan of the warp-specialized kernel: a static M below
+  // 64 loads only its rows of A (the products wider than the SMs -- a
+  // merged gate+up, a head -- stay on this kernel: isNarrowDecode).
+  if (options.clipLhsRows && !p.dynamicM && p.m < kWgmmaM)
+    c.aRows = std::max<int64_t>(p.m, 1);
   if (!options.tileN)
     makeDecode(p, options, c);
   return c;
