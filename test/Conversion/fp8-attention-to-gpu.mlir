@@ -325,15 +325,22 @@ func.func private @__fp8_attention_decode_cache_bad(%k: memref<1x2x1000x128xf8E4
 
 // -----
 
-// A workspace of the wrong shape (or without one query per head) keeps the
-// reference body.
-func.func private @__fp8_attention_decode_bad(%q: memref<1x8x1x128xbf16>, %k: memref<1x2x1000x128xbf16>, %v: memref<1x2x1000x128xbf16>, %ws: memref<1x8x16x130xf32>, %out: memref<1x8x1x128xbf16>)
+// A workspace whose split count leaves a split empty (30 splits of 1000
+// keys are 16 of 64 keys and 14 empty ones), or without one query per head,
+// keeps the reference body. Any other count serves (16 here: the kernel
+// reads the count from the workspace; the outliner chooses 32).
+func.func private @__fp8_attention_decode_bad(%q: memref<1x8x1x128xbf16>, %k: memref<1x2x1000x128xbf16>, %v: memref<1x2x1000x128xbf16>, %ws: memref<1x8x30x130xf32>, %out: memref<1x8x1x128xbf16>)
     attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = false}} {
-  // expected-remark @-2 {{fp8 attention: keeping the reference body: a workspace without FP8 operands is the decode kernel's: a contiguous f32 [B, Hq, splits, Dv + 2] = [1, 8, 32, 130] memref for one query per (batch, head) and bf16/f16 operands}}
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: the decode kernel's workspace is a contiguous f32 [B, Hq, splits, Dv + 2] = [1, 8, splits, 130] memref whose splits of whole 32-key steps are none of them empty (fp8-outline-attention chooses 32)}}
+  return
+}
+func.func private @__fp8_attention_decode_16(%q: memref<1x8x1x128xbf16>, %k: memref<1x2x1000x128xbf16>, %v: memref<1x2x1000x128xbf16>, %ws: memref<1x8x16x130xf32>, %out: memref<1x8x1x128xbf16>)
+    attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = false}} {
+  // expected-remark @-2 {{fp8 attention: split-key decode attention kernel: 8 heads (2 kv heads), 1 x 1000 keys, head dim 128; 16 splits of 64 keys x 2 kv heads x 1 sequences}}
   return
 }
 func.func private @__fp8_attention_decode_rows(%q: memref<1x8x2x128xbf16>, %k: memref<1x2x1000x128xbf16>, %v: memref<1x2x1000x128xbf16>, %ws: memref<1x8x32x130xf32>, %out: memref<1x8x2x128xbf16>)
     attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = false}} {
-  // expected-remark @-2 {{fp8 attention: keeping the reference body: a workspace without FP8 operands is the decode kernel's: a contiguous f32 [B, Hq, splits, Dv + 2] = [1, 8, 0, 130] memref for one query per (batch, head) and bf16/f16 operands}}
+  // expected-remark @-2 {{fp8 attention: keeping the reference body: a workspace without FP8 operands is the decode kernel's: one query per (batch, head), bf16/f16 operands, head dim 64 or 128}}
   return
 }

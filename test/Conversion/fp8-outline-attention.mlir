@@ -76,8 +76,8 @@ func.func @kept(%q: tensor<1x4x64x32xbf16>, %k: tensor<1x2x64x32xbf16>, %v: tens
 // operands, head dim 64 or 128): the function also takes the splits'
 // workspace, [B, Hq, splits, Dv + 2] f32 (attention::decodeAttentionSplits:
 // 1 x 2 kv heads and 1000 keys -> 32 splits of 32 keys; 8 x 8 kv heads and
-// 2080 keys -> 9 splits of 256). Several queries, or FP8 operands, do not
-// get one.
+// 2080 keys -> 6 splits of 352: 384 CTAs, 2.5 per SM aimed at). Several
+// queries, or FP8 operands, do not get one.
 // decode-kernel=false (fp8-compile --attention-decode-kernel=false): no
 // workspace, the FlashAttention kernel's signature.
 // NODECODE-LABEL: func.func @decode
@@ -86,7 +86,7 @@ func.func @kept(%q: tensor<1x4x64x32xbf16>, %k: tensor<1x2x64x32xbf16>, %v: tens
 // CHECK-LABEL: func.func @decode
 // CHECK:         %[[WS:.*]] = tensor.empty() : tensor<1x8x32x130xf32>
 // CHECK:         call @__fp8_attention_0(%arg0, %arg1, %arg1, %arg2, %[[WS]])
-// CHECK:         %[[WS8:.*]] = tensor.empty() : tensor<8x32x9x130xf32>
+// CHECK:         %[[WS8:.*]] = tensor.empty() : tensor<8x32x6x130xf32>
 // CHECK:         call @__fp8_attention_1(%arg3, %arg4, %arg4, %[[WS8]])
 // CHECK:         call @__fp8_attention_2(%arg5, %arg1, %arg1, %arg6)
 // CHECK:       func.func private @__fp8_attention_0({{.*}}: tensor<1x8x1x128xbf16>, {{.*}}: tensor<1x2x1000x128xbf16>, {{.*}}: tensor<1x2x1000x128xbf16>, {{.*}}: tensor<1x1x1x1000xf32>, {{.*}}: tensor<1x8x32x130xf32>) -> tensor<1x8x1x128xbf16>

@@ -172,24 +172,24 @@ module {
     call @__fp8_attention_decode_one_split(%q, %k, %v, %ws, %out) : (memref<2x8x1x128xbf16>, memref<2x8x30x128xbf16>, memref<2x8x30x128xbf16>, memref<2x8x1x130xf32>, memref<2x8x1x128xf32>) -> ()
     return
   }
-  func.func private @__fp8_attention_perf_decode_b8(%q: memref<8x32x1x128xbf16>, %k: memref<8x8x2080x128xbf16>, %v: memref<8x8x2080x128xbf16>, %mask: memref<8x1x1x2080xf32>, %ws: memref<8x32x9x130xf32>, %out: memref<8x1x32x128xbf16>)
+  func.func private @__fp8_attention_perf_decode_b8(%q: memref<8x32x1x128xbf16>, %k: memref<8x8x2080x128xbf16>, %v: memref<8x8x2080x128xbf16>, %mask: memref<8x1x1x2080xf32>, %ws: memref<8x32x6x130xf32>, %out: memref<8x1x32x128xbf16>)
       attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true, sequence_major = true}} {
     return
   }
-  func.func @run_perf_decode_b8(%q: memref<8x32x1x128xbf16>, %k: memref<8x8x2080x128xbf16>, %v: memref<8x8x2080x128xbf16>, %mask: memref<8x1x1x2080xf32>, %ws: memref<8x32x9x130xf32>, %out: memref<8x1x32x128xbf16>) attributes {llvm.emit_c_interface} {
-    call @__fp8_attention_perf_decode_b8(%q, %k, %v, %mask, %ws, %out) : (memref<8x32x1x128xbf16>, memref<8x8x2080x128xbf16>, memref<8x8x2080x128xbf16>, memref<8x1x1x2080xf32>, memref<8x32x9x130xf32>, memref<8x1x32x128xbf16>) -> ()
+  func.func @run_perf_decode_b8(%q: memref<8x32x1x128xbf16>, %k: memref<8x8x2080x128xbf16>, %v: memref<8x8x2080x128xbf16>, %mask: memref<8x1x1x2080xf32>, %ws: memref<8x32x6x130xf32>, %out: memref<8x1x32x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_perf_decode_b8(%q, %k, %v, %mask, %ws, %out) : (memref<8x32x1x128xbf16>, memref<8x8x2080x128xbf16>, memref<8x8x2080x128xbf16>, memref<8x1x1x2080xf32>, memref<8x32x6x130xf32>, memref<8x1x32x128xbf16>) -> ()
     return
   }
   // Decode steps reading an FP8 cache (fp8-outline-attention absorbed the
   // cache's dequantization: (k8, k_scale, v8, v_scale, q, [mask],
   // workspace, out), `kv_dequant` the element type after each step). The
   // run_ wrappers take (q, k, v, [mask], k_scale, v_scale, ws, out).
-  func.func private @__fp8_attention_decode_cache_b1(%k: memref<1x8x2080x128xf8E4M3FN>, %ks: memref<f32>, %v: memref<1x8x2080x128xf8E4M3FN>, %vs: memref<f32>, %q: memref<1x32x1x128xbf16>, %mask: memref<1x1x1x2080xf32>, %ws: memref<1x32x65x130xf32>, %out: memref<1x1x32x128xbf16>)
+  func.func private @__fp8_attention_decode_cache_b1(%k: memref<1x8x2080x128xf8E4M3FN>, %ks: memref<f32>, %v: memref<1x8x2080x128xf8E4M3FN>, %vs: memref<f32>, %q: memref<1x32x1x128xbf16>, %mask: memref<1x1x1x2080xf32>, %ws: memref<1x32x33x130xf32>, %out: memref<1x1x32x128xbf16>)
       attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true, sequence_major = true, kv_dequant = [f16, f32, bf16]}} {
     return
   }
-  func.func @run_decode_cache_b1(%q: memref<1x32x1x128xbf16>, %k: memref<1x8x2080x128xf8E4M3FN>, %v: memref<1x8x2080x128xf8E4M3FN>, %mask: memref<1x1x1x2080xf32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<1x32x65x130xf32>, %out: memref<1x1x32x128xbf16>) attributes {llvm.emit_c_interface} {
-    call @__fp8_attention_decode_cache_b1(%k, %ks, %v, %vs, %q, %mask, %ws, %out) : (memref<1x8x2080x128xf8E4M3FN>, memref<f32>, memref<1x8x2080x128xf8E4M3FN>, memref<f32>, memref<1x32x1x128xbf16>, memref<1x1x1x2080xf32>, memref<1x32x65x130xf32>, memref<1x1x32x128xbf16>) -> ()
+  func.func @run_decode_cache_b1(%q: memref<1x32x1x128xbf16>, %k: memref<1x8x2080x128xf8E4M3FN>, %v: memref<1x8x2080x128xf8E4M3FN>, %mask: memref<1x1x1x2080xf32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<1x32x33x130xf32>, %out: memref<1x1x32x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_decode_cache_b1(%k, %ks, %v, %vs, %q, %mask, %ws, %out) : (memref<1x8x2080x128xf8E4M3FN>, memref<f32>, memref<1x8x2080x128xf8E4M3FN>, memref<f32>, memref<1x32x1x128xbf16>, memref<1x1x1x2080xf32>, memref<1x32x33x130xf32>, memref<1x1x32x128xbf16>) -> ()
     return
   }
   func.func private @__fp8_attention_decode_cache_f16(%k: memref<3x2x333x64xf8E4M3FN>, %ks: memref<f32>, %v: memref<3x2x333x64xf8E4M3FN>, %vs: memref<f32>, %q: memref<3x4x1x64xf16>, %ws: memref<3x4x6x66xf32>, %out: memref<3x4x1x64xf32>)
@@ -200,12 +200,12 @@ module {
     call @__fp8_attention_decode_cache_f16(%k, %ks, %v, %vs, %q, %ws, %out) : (memref<3x2x333x64xf8E4M3FN>, memref<f32>, memref<3x2x333x64xf8E4M3FN>, memref<f32>, memref<3x4x1x64xf16>, memref<3x4x6x66xf32>, memref<3x4x1x64xf32>) -> ()
     return
   }
-  func.func private @__fp8_attention_perf_decode_cache_b8(%k: memref<8x8x2080x128xf8E4M3FN>, %ks: memref<f32>, %v: memref<8x8x2080x128xf8E4M3FN>, %vs: memref<f32>, %q: memref<8x32x1x128xbf16>, %mask: memref<8x1x1x2080xf32>, %ws: memref<8x32x9x130xf32>, %out: memref<8x1x32x128xbf16>)
+  func.func private @__fp8_attention_perf_decode_cache_b8(%k: memref<8x8x2080x128xf8E4M3FN>, %ks: memref<f32>, %v: memref<8x8x2080x128xf8E4M3FN>, %vs: memref<f32>, %q: memref<8x32x1x128xbf16>, %mask: memref<8x1x1x2080xf32>, %ws: memref<8x32x6x130xf32>, %out: memref<8x1x32x128xbf16>)
       attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true, sequence_major = true, kv_dequant = [f16, f32, bf16]}} {
     return
   }
-  func.func @run_perf_decode_cache_b8(%q: memref<8x32x1x128xbf16>, %k: memref<8x8x2080x128xf8E4M3FN>, %v: memref<8x8x2080x128xf8E4M3FN>, %mask: memref<8x1x1x2080xf32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<8x32x9x130xf32>, %out: memref<8x1x32x128xbf16>) attributes {llvm.emit_c_interface} {
-    call @__fp8_attention_perf_decode_cache_b8(%k, %ks, %v, %vs, %q, %mask, %ws, %out) : (memref<8x8x2080x128xf8E4M3FN>, memref<f32>, memref<8x8x2080x128xf8E4M3FN>, memref<f32>, memref<8x32x1x128xbf16>, memref<8x1x1x2080xf32>, memref<8x32x9x130xf32>, memref<8x1x32x128xbf16>) -> ()
+  func.func @run_perf_decode_cache_b8(%q: memref<8x32x1x128xbf16>, %k: memref<8x8x2080x128xf8E4M3FN>, %v: memref<8x8x2080x128xf8E4M3FN>, %mask: memref<8x1x1x2080xf32>, %ks: memref<f32>, %vs: memref<f32>, %ws: memref<8x32x6x130xf32>, %out: memref<8x1x32x128xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_attention_perf_decode_cache_b8(%k, %ks, %v, %vs, %q, %mask, %ws, %out) : (memref<8x8x2080x128xf8E4M3FN>, memref<f32>, memref<8x8x2080x128xf8E4M3FN>, memref<f32>, memref<8x32x1x128xbf16>, memref<8x1x1x2080xf32>, memref<8x32x6x130xf32>, memref<8x1x32x128xbf16>) -> ()
     return
   }
   func.func private @__fp8_attention_decode_tail_inf(%q: memref<2x4x1x128xbf16>, %k: memref<2x1x520x128xbf16>, %v: memref<2x1x520x128xbf16>, %mask: memref<2x1x1x520xf32>, %ws: memref<2x4x17x130xf32>, %out: memref<2x4x1x128xf32>)

@@ -652,17 +652,17 @@ int main(int argc, char **argv) {
         Ty::BF16, Ty::F32, 0, 0, false, false, 17},
        run_decode_tail_inf},
       {{"perf_decode_b8", 8, 32, 8, 1, 2080, 128, false, MaskKind::Padding,
-        Ty::BF16, Ty::BF16, 0, 30, false, true, 9},
+        Ty::BF16, Ty::BF16, 0, 30, false, true, 6},
        run_perf_decode_b8},
       // ... reading an E4M3 cache (fp8-outline-attention's kv_dequant).
       {{"decode_cache_b1", 1, 32, 8, 1, 2080, 128, false, MaskKind::Padding,
-        Ty::BF16, Ty::BF16, 0, 30, false, true, 65, true},
+        Ty::BF16, Ty::BF16, 0, 30, false, true, 33, true},
        run_decode_cache_b1},
       {{"decode_cache_f16", 3, 4, 2, 1, 333, 64, false, MaskKind::None, Ty::F16,
         Ty::F32, 0, 0, false, false, 6, true},
        run_decode_cache_f16},
       {{"perf_decode_cache_b8", 8, 32, 8, 1, 2080, 128, false,
-        MaskKind::Padding, Ty::BF16, Ty::BF16, 0, 30, false, true, 9, true},
+        MaskKind::Padding, Ty::BF16, Ty::BF16, 0, 30, false, true, 6, true},
        run_perf_decode_cache_b8},
   };
   for (const Entry &e : all) {

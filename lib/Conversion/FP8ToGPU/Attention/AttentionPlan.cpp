@@ -48,9 +48,11 @@ int64_t attention::decodeAttentionSplits(int64_t batch, int64_t kvHeads,
       (d != 64 && d != 128) || !(elementType.isBF16() || elementType.isF16()))
     return 0;
   const int64_t step = decodeKeysPerStep(d);
-  const int64_t wanted =
-      std::clamp<int64_t>(llvm::divideCeil(kDecodeTargetCtas, batch * kvHeads),
-                          1, llvm::divideCeil(skv, step));
+  const int64_t planes = batch * kvHeads;
+  const int64_t wanted = std::clamp<int64_t>(
+      std::min<int64_t>(llvm::divideCeil(kDecodeTargetCtas, planes),
+                        kDecodeWaveCtas / planes),
+      1, llvm::divideCeil(skv, step));
   // Whole steps per split: the last split may be shorter, none is empty.
   return llvm::divideCeil(skv, decodeSplitKeys(skv, wanted, d));
 }
@@ -243,17 +245,30 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
     return failure();
   }
   if (decodeWorkspace) {
-    const int64_t splits = decodeAttentionSplits(
-        p.batch, p.kvHeads, p.sq, p.skv, p.d, p.dv, p.elementType);
+    // The workspace's third dimension is the split count: the outliner
+    // chooses it (decodeAttentionSplits); any count whose splits of whole
+    // steps are all non-empty serves.
     auto ws = rank4(args[3 + p.hasMask]);
-    if (!splits || !ws || !ws.getElementType().isF32() ||
+    const int64_t chosen = decodeAttentionSplits(
+        p.batch, p.kvHeads, p.sq, p.skv, p.d, p.dv, p.elementType);
+    if (!chosen) {
+      why = "a workspace without FP8 operands is the decode kernel's: one "
+            "query per (batch, head), bf16/f16 operands, head dim 64 or 128";
+      return failure();
+    }
+    const int64_t splits = ws ? ws.getDimSize(2) : 0;
+    if (!ws || !ws.getElementType().isF32() ||
         ws.getShape() !=
-            ArrayRef<int64_t>{p.batch, p.heads, splits, p.dv + 2}) {
-      why = llvm::formatv("a workspace without FP8 operands is the decode "
-                          "kernel's: a contiguous f32 [B, Hq, splits, Dv + "
-                          "2] = [{0}, {1}, {2}, {3}] memref for one query "
-                          "per (batch, head) and bf16/f16 operands",
-                          p.batch, p.heads, splits, p.dv + 2);
+            ArrayRef<int64_t>{p.batch, p.heads, splits, p.dv + 2} ||
+        splits < 1 ||
+        llvm::divideCeil(p.skv, decodeSplitKeys(p.skv, splits, p.d)) !=
+            splits) {
+      why = llvm::formatv(
+          "the decode kernel's workspace is a contiguous f32 [B, Hq, splits, "
+          "Dv + 2] = [{0}, {1}, splits, {2}] memref whose splits of whole "
+          "{3}-key steps are none of them empty (fp8-outline-attention "
+          "chooses {4})",
+          p.batch, p.heads, p.dv + 2, decodeKeysPerStep(p.d), chosen);
       return failure();
     }
     p.decodeSplits = splits;

@@ -92,10 +92,18 @@ constexpr int64_t fp8ValueKey(int64_t c) {
 
 /// The split-key decode kernel (DecodeAttentionKernel.cpp): warps per CTA,
 /// keys each lane group loads per step ahead of using them, and the CTAs it
-/// aims for (four per SM of an H100/H200).
+/// aims for: 2.5 per SM of an H100/H200. Four fit (127 registers a thread),
+/// but a grid past them runs a second, partial wave, and shorter splits
+/// cost more merging: over 2080 keys of an E4M3 cache (H100, 2026-12-06,
+/// split kernel + combine) batch 8 took 39.5 us with 6 splits (384 CTAs),
+/// 42 with 8, 47.5 with 9 (576: two waves); batch 1 14.7 us with 33 (264),
+/// 15.7 with 65, 17.3 with 17.
 constexpr int64_t kDecodeWarps = 4;
 constexpr int64_t kDecodeUnroll = 4;
-constexpr int64_t kDecodeTargetCtas = 4 * 132;
+constexpr int64_t kDecodeTargetCtas = 330;
+/// The CTAs of one wave (4 an SM): the splits never take the grid past it
+/// (unless B x Hkv alone does).
+constexpr int64_t kDecodeWaveCtas = 4 * 132;
 
 /// Keys one CTA of the decode kernel takes per step: a key row is read by
 /// D / 8 lanes (16 bytes of 16-bit elements each), so a warp holds 256 / D
@@ -108,11 +116,13 @@ constexpr int64_t decodeKeysPerStep(int64_t d) {
 int64_t decodeSplitKeys(int64_t skv, int64_t splits, int64_t d);
 
 /// The splits of the keys the decode kernel takes for one query per (batch,
-/// head) -- B * Hkv * splits CTAs near kDecodeTargetCtas, each a whole
+/// head) -- B * Hkv * splits CTAs near kDecodeTargetCtas and within one
+/// wave (kDecodeWaveCtas), each a whole
 /// number of steps -- or 0 where it does not serve the attention (Sq != 1,
 /// FP8 or 32-bit operands, head dims other than 64 and 128 or unequal).
 /// fp8-outline-attention sizes the workspace with it;
-/// convert-fp8-attention-to-gpu checks the workspace against it.
+/// convert-fp8-attention-to-gpu serves any split count the workspace gives
+/// whose splits of whole steps are none of them empty.
 int64_t decodeAttentionSplits(int64_t batch, int64_t kvHeads, int64_t sq,
                               int64_t skv, int64_t d, int64_t dv,
                               Type elementType);
