@@ -105,8 +105,22 @@ def FP8FuseGemmEpilogues : Pass<"fp8-fuse-gemm-epilogues",
     through the identity (a tensor of the output's shape), through its last
     dimension alone when that is the product's N (a bias row), or as a
     rank-0 tensor, and its body holds only arith and math operations on
-    scalars (constants from outside allowed). Otherwise the call stays.
+    scalars (constants from outside allowed). Otherwise the call stays. A
+    consumer that reads the product through reshapes is first rebuilt at
+    the product's shape (its inputs of the output's shape reshaped back, its
+    result reshaped forward for its users): the kernel writes the output at
+    the lhs's rank.
+
+    `max-rows` limits it to products of at most that many rows (all
+    dimensions of the result but the last, static): the GPU pipeline fuses
+    decode steps' products (64 rows at most) by default, before element-wise
+    fusion duplicates their consumers into row kernels (a residual add read
+    again by the next RMSNorm would otherwise leave the product two uses).
   }];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", "0",
+           "Fuse only into products of at most this many rows (0: any)">,
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];

@@ -381,6 +381,7 @@ private:
       options.tensorCores = o.tensorCores;
       options.gemmFastAccumulation = o.fastAccumulation;
       options.gemmEpilogues = o.gemmEpilogues;
+      options.decodeEpilogues = o.decodeEpilogues;
       options.attentionPingPong = o.attentionPingPong;
       options.attentionDecodeKernel = o.attentionDecodeKernel;
       options.mergeSiblingProducts = o.mergeProducts.value_or(true);

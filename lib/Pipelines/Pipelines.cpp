@@ -226,6 +226,15 @@ void fp8::buildFP8GPULoweringPipeline(
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Decode steps' products (at most 64 rows) take their element-wise
+  // consumer into the GEMM epilogue first: a few rows of epilogue cost less
+  // than a kernel, and element-wise fusion would duplicate a residual add
+  // into the next RMSNorm's row kernel, leaving the product two uses.
+  if (options.tensorCores && options.decodeEpilogues) {
+    FP8FuseGemmEpiloguesOptions decode;
+    decode.maxRows = 64;
+    pm.addPass(createFP8FuseGemmEpilogues(decode));
+  }
   // On the GPU, recomputing a cheap producer in each consumer beats writing
   // and re-reading it (attention's scaled, masked scores).
   FP8FuseElementwiseOptions fuse;

@@ -3,15 +3,20 @@
 // SiLU(gate) * up, through the unit-dim reshapes of a [1, T, F] graph: the
 // consumer joins the first product's GEMM function (its other input, the
 // second product, becomes an argument); the call sits where the consumer
-// was. The second product keeps its own call of the shared function.
+// was. The second product keeps its own call of the shared function. The
+// consumer is rebuilt at the products' [T, F] shape (the kernel writes the
+// output at the lhs's rank): its other input collapsed back through the
+// reshape, the fused call's result expanded for the return.
 
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @silu_mul
 // CHECK:         %[[UP:.*]] = call @__fp8_gemm_0(%arg0, %arg1, %arg3, %arg4)
 // CHECK:         %[[UPX:.*]] = tensor.expand_shape %[[UP]]
-// CHECK:         %[[H:.*]] = call @__fp8_gemm_1(%arg0, %arg1, %arg2, %arg4, %[[UPX]]) : {{.*}} -> tensor<1x32x64xf16>
+// CHECK:         %[[UPC:.*]] = tensor.collapse_shape %[[UPX]] {{\[\[}}0, 1], [2]] : tensor<1x32x64xf16> into tensor<32x64xf16>
+// CHECK:         %[[H:.*]] = call @__fp8_gemm_1(%arg0, %arg1, %arg2, %arg4, %[[UPC]]) : {{.*}} -> tensor<32x64xf16>
 // CHECK-NOT:     linalg.generic
-// CHECK:         return %[[H]]
+// CHECK:         %[[HX:.*]] = tensor.expand_shape %[[H]] {{\[\[}}0, 1], [2]] output_shape [1, 32, 64]
+// CHECK:         return %[[HX]]
 func.func @silu_mul(%a: tensor<32x128xf8E4M3FN>, %sa: tensor<f32>,
                     %wg: tensor<64x128xf8E4M3FN>, %wu: tensor<64x128xf8E4M3FN>,
                     %sw: tensor<f32>) -> tensor<1x32x64xf16> {
@@ -37,13 +42,12 @@ func.func @silu_mul(%a: tensor<32x128xf8E4M3FN>, %sa: tensor<f32>,
   return %h : tensor<1x32x64xf16>
 }
 // CHECK:       func.func private @__fp8_gemm_0(
-// CHECK:       func.func private @__fp8_gemm_1(%arg0: tensor<32x128xf8E4M3FN>, %arg1: tensor<f32>, %arg2: tensor<64x128xf8E4M3FN>, %arg3: tensor<f32>, %arg4: tensor<1x32x64xf16>) -> tensor<1x32x64xf16>
+// CHECK:       func.func private @__fp8_gemm_1(%arg0: tensor<32x128xf8E4M3FN>, %arg1: tensor<f32>, %arg2: tensor<64x128xf8E4M3FN>, %arg3: tensor<f32>, %arg4: tensor<32x64xf16>) -> tensor<32x64xf16>
 // CHECK-SAME:    epilogue_inputs = 1 : i64
 // CHECK:         %[[P:.*]] = fp8.scaled_matmul %arg0, %arg1 layout<tensor>, %arg2, %arg3 layout<tensor> transpose_rhs
-// CHECK:         %[[PX:.*]] = tensor.expand_shape %[[P]]
-// CHECK:         %[[E:.*]] = tensor.empty() : tensor<1x32x64xf16>
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<32x64xf16>
 // CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f16
-// CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[PX]], %arg4 : {{.*}}) outs(%[[E]] : {{.*}}) attrs = {fp8.gemm_epilogue}
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[P]], %arg4 : {{.*}}) outs(%[[E]] : {{.*}}) attrs = {fp8.gemm_epilogue}
 // CHECK:           math.exp
 // CHECK:           arith.divf %[[ONE]]
 // CHECK:         return %[[R]]

@@ -75,6 +75,14 @@ static cl::opt<bool> gemmEpilogues(
              "epilogue is not overlapped with the next tile's products, so it "
              "is slower than the consumer's own kernel (docs/PERFORMANCE.md)"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> decodeEpilogues(
+    "decode-epilogues",
+    cl::desc("GPU: products of at most 64 rows (decode steps) compute their "
+             "element-wise consumer (a residual add) in the GEMM kernel's "
+             "epilogue: one kernel less each (fp8-fuse-gemm-epilogues"
+             "{max-rows=64}; off by default: not yet run on a GPU, "
+             "docs/GPU.md)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<cl::boolOrDefault> mergeProducts(
     "merge-products",
     cl::desc("Products of one activation with constant weights (q, k, v; "
@@ -396,6 +404,7 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.tensorCores = tensorCores;
   o.fastAccumulation = fastAccumulation;
   o.gemmEpilogues = gemmEpilogues;
+  o.decodeEpilogues = decodeEpilogues;
   o.attentionPingPong = attentionPingPong;
   o.attentionDecodeKernel = attentionDecodeKernel;
   if (mergeProducts != cl::BOU_UNSET)

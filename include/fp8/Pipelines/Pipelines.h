@@ -92,6 +92,15 @@ struct GPULoweringPipelineOptions
                      "the next tile's products, and measured slower than the "
                      "consumer's own kernel on the H200"),
       llvm::cl::init(false)};
+  Option<bool> decodeEpilogues{
+      *this, "decode-epilogues",
+      llvm::cl::desc("Products of at most 64 rows (decode steps) take their "
+                     "element-wise consumer (a residual add) into the GEMM "
+                     "kernel's epilogue, before element-wise fusion: one "
+                     "kernel less per consumer, where the epilogue is a few "
+                     "rows (fp8-fuse-gemm-epilogues{max-rows=64}). Off by "
+                     "default: not yet run on a GPU (docs/GPU.md)"),
+      llvm::cl::init(false)};
   Option<bool> mergeSiblingProducts{
       *this, "merge-sibling-products",
       llvm::cl::desc("Products of one activation with constant weights "

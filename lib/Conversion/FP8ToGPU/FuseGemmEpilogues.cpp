@@ -49,8 +49,8 @@ bool isReshape(Operation *op) {
 }
 
 /// The consumer of `call`'s result if it qualifies (the pass's rules).
-std::optional<Candidate> findCandidate(func::CallOp call,
-                                       SymbolTable &symbols) {
+std::optional<Candidate> findCandidate(func::CallOp call, SymbolTable &symbols,
+                                       int64_t maxRows) {
   auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
   if (!callee || !callee->hasAttr(kGemmAttrName) || call.getNumResults() != 1)
     return std::nullopt;
@@ -63,6 +63,9 @@ std::optional<Candidate> findCandidate(func::CallOp call,
   auto productType = dyn_cast<RankedTensorType>(call.getResult(0).getType());
   if (!productType || !productType.hasStaticShape() ||
       productType.getRank() < 2)
+    return std::nullopt;
+  if (maxRows > 0 &&
+      productType.getNumElements() / productType.getShape().back() > maxRows)
     return std::nullopt;
   Value v = call.getResult(0);
   while (v.hasOneUse() && isReshape(*v.getUsers().begin())) {
@@ -97,6 +100,97 @@ std::optional<Candidate> findCandidate(func::CallOp call,
   if (!gemm::isScalarEpilogueBody(g))
     return std::nullopt;
   return c;
+}
+
+/// The value `v` (of a reshape chain's result type) through the chain's
+/// inverse, to its source's type: collapse what an expand_shape expanded,
+/// expand what a collapse_shape collapsed, last reshape first.
+Value throughInverse(OpBuilder &b, Location loc, ArrayRef<Operation *> chain,
+                     Value v) {
+  for (Operation *r : llvm::reverse(chain)) {
+    if (auto e = dyn_cast<tensor::ExpandShapeOp>(r))
+      v = tensor::CollapseShapeOp::create(b, loc, e.getSrcType(), v,
+                                          e.getReassociationIndices());
+    else {
+      auto c = cast<tensor::CollapseShapeOp>(r);
+      v = tensor::ExpandShapeOp::create(b, loc, c.getSrcType(), v,
+                                        c.getReassociationIndices());
+    }
+  }
+  return v;
+}
+
+/// A consumer that reads the product through reshapes (a decode step's
+/// [M, N] product read as [B, S, N] by a residual add) is rebuilt at the
+/// product's shape -- its tensors of the output's shape reshaped back
+/// through the chain's inverse, its rows and scalars as they are -- and its
+/// result reshaped forward for its users: the GEMM function then returns
+/// the consumer's value in the product's shape, as the kernel writes it.
+/// Fails (nothing changed) where a row input's length is not the product's
+/// last dimension.
+LogicalResult retargetToProductShape(Candidate &c) {
+  if (c.reshapes.empty())
+    return success();
+  linalg::GenericOp g = c.consumer;
+  auto productType = cast<RankedTensorType>(c.call.getResult(0).getType());
+  auto outType = cast<RankedTensorType>(g.getResult(0).getType());
+  const int64_t n = productType.getShape().back();
+  if (outType.getShape().back() != n)
+    return failure();
+  using Kind = gemm::GemmProblem::EpilogueInput::Kind;
+  MLIRContext *ctx = g.getContext();
+  const unsigned rank = productType.getRank();
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : g.getDpsInputOperands()) {
+    if (input->getOperandNumber() == c.productInput) {
+      inputs.push_back(c.call.getResult(0));
+      maps.push_back(b.getMultiDimIdentityMap(rank));
+      continue;
+    }
+    switch (*gemm::epilogueInputKind(g, *input, n)) {
+    case Kind::Full:
+      inputs.push_back(throughInverse(b, loc, c.reshapes, input->get()));
+      maps.push_back(b.getMultiDimIdentityMap(rank));
+      break;
+    case Kind::Row:
+      inputs.push_back(input->get());
+      maps.push_back(
+          AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, ctx), ctx));
+      break;
+    case Kind::Scalar:
+      inputs.push_back(input->get());
+      maps.push_back(AffineMap::get(rank, 0, ctx));
+      break;
+    }
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value init = tensor::EmptyOp::create(b, loc, productType.getShape(),
+                                       outType.getElementType());
+  auto rebuilt = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel));
+  rebuilt.getRegion().takeBody(g.getRegion());
+  // The result in the consumer's shape, for its users.
+  IRMapping forward;
+  Value result = rebuilt.getResult(0);
+  for (Operation *r : c.reshapes) {
+    forward.map(r->getOperand(0), result);
+    Operation *clone = b.clone(*r, forward);
+    clone->getResult(0).setType(RankedTensorType::get(
+        cast<RankedTensorType>(r->getResult(0).getType()).getShape(),
+        outType.getElementType()));
+    result = clone->getResult(0);
+  }
+  g->replaceAllUsesWith(ValueRange{result});
+  g->erase();
+  for (Operation *r : llvm::reverse(c.reshapes))
+    r->erase();
+  c.reshapes.clear();
+  c.consumer = rebuilt;
+  return success();
 }
 
 /// Text that identifies what a fused function computes: the function
@@ -182,12 +276,13 @@ func::FuncOp buildFusedFunction(Candidate &c, SymbolTable &symbols,
 
 struct FuseGemmEpiloguesPass
     : fp8::impl::FP8FuseGemmEpiloguesBase<FuseGemmEpiloguesPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<Candidate> candidates;
     module.walk([&](func::CallOp call) {
-      if (std::optional<Candidate> c = findCandidate(call, symbols))
+      if (std::optional<Candidate> c = findCandidate(call, symbols, maxRows))
         candidates.push_back(*c);
     });
     // Two products read by one consumer (SiLU(gate) * up): it fuses once,
@@ -197,7 +292,7 @@ struct FuseGemmEpiloguesPass
     unsigned counter = 0;
     llvm::SetVector<Operation *> oldCallees;
     for (Candidate &c : candidates) {
-      if (!taken.insert(c.consumer).second)
+      if (!taken.insert(c.consumer).second || failed(retargetToProductShape(c)))
         continue;
       func::FuncOp fused = buildFusedFunction(c, symbols, counter);
       func::FuncOp &same = made[fusionKey(fused)];

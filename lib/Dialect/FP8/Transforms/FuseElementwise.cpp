@@ -94,6 +94,14 @@ unsigned tensorsAfterFusion(linalg::GenericOp consumer,
   return read.size();
 }
 
+/// A GEMM function's epilogue (fp8-fuse-gemm-epilogues marks it with
+/// Conversion's kGemmEpilogueAttrName): convert-fp8-gemm-to-gpu reads it as
+/// it was cloned, reading the product rounded to its type, so nothing fuses
+/// into it or moves a reshape past it (a fused op would lose the mark).
+bool isGemmEpilogue(Operation *op) {
+  return op && op->hasAttr("fp8.gemm_epilogue");
+}
+
 /// Fusing `operand`'s producer into its consumer evaluates the producer's
 /// body once per consumer iteration: done only when every consumer
 /// iteration reads a distinct producer element exactly once (a permutation
@@ -105,7 +113,8 @@ bool fusesWithoutRecomputation(OpOperand *operand, bool intoReductions,
                                bool duplicateCheap) {
   Operation *producer = operand->get().getDefiningOp();
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
-  if (!producer || !consumer)
+  if (!producer || !consumer || isGemmEpilogue(consumer) ||
+      isGemmEpilogue(producer))
     return false;
   // Into element-wise consumers only: a reduction or contraction reading a
   // transpose's source would read its rows strided.
@@ -135,7 +144,8 @@ bool movesReshape(OpOperand *operand) {
   };
   Operation *producer = operand->get().getDefiningOp();
   Operation *consumer = operand->getOwner();
-  if (!producer || !operand->get().hasOneUse())
+  if (!producer || !operand->get().hasOneUse() || isGemmEpilogue(consumer) ||
+      isGemmEpilogue(producer))
     return false;
   if (isReshape(producer))
     return isElementwise(consumer);
