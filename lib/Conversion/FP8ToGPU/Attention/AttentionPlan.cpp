@@ -261,7 +261,7 @@ FailureOr<AttentionProblem> attention::analyzeAttention(func::FuncOp func,
         ws.getShape() !=
             ArrayRef<int64_t>{p.batch, p.heads, splits, p.dv + 2} ||
         splits < 1 ||
-        llvm::divideCeil(p.skv, decodeSplitKeys(p.skv, splits, p.d)) !=
+        llvm::divideCeilSigned(p.skv, decodeSplitKeys(p.skv, splits, p.d)) !=
             splits) {
       why = llvm::formatv(
           "the decode kernel's workspace is a contiguous f32 [B, Hq, splits, "
