@@ -759,6 +759,14 @@ int64_t decodeTileN(const GemmProblem &p, const GemmOptions &options,
   return best;
 }
 
+/// A static M below 64 loads only its rows of A (GemmConfig::aRows; one
+/// swizzle atom up to 8 rows), on either kernel's decode configuration.
+void clipLhsRows(const GemmProblem &p, const GemmOptions &options,
+                 GemmConfig &c) {
+  if (options.clipLhsRows && !p.dynamicM && p.m < kWgmmaM)
+    c.aRows = std::max<int64_t>(p.m, 1);
+}
+
 /// The warp-specialized kernel for such a product: one consumer warpgroup
 /// (64 rows), persistent CTAs over tiles decodeTileN wide, and as many
 /// stages as fit (up to kMaxDecodeStages). The producer runs ahead of the
@@ -769,8 +777,7 @@ void makeDecodeWarpSpecialized(const GemmProblem &p,
                                const GemmOptions &options, GemmConfig &c) {
   setWarpSpecialized(p, options, 1, c);
   c.bn = decodeTileN(p, options, c);
-  if (options.clipLhsRows && !p.dynamicM && p.m < kWgmmaM)
-    c.aRows = std::max<int64_t>(p.m, 1);
+  clipLhsRows(p, options, c);
   chooseEpilogue(p, options, c);
   const int64_t rowTiles = p.batch * llvm::divideCeil(p.m, kWgmmaM);
   if (options.persistent)
@@ -842,11 +849,9 @@ GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
   }
   c.stages =
       std::clamp<int64_t>(options.stages, 1, llvm::divideCeil(p.k, c.bk));
-  // As on the decode plan of the warp-specialized kernel: a static M below
-  // 64 loads only its rows of A (the products wider than the SMs -- a
-  // merged gate+up, a head -- stay on this kernel: isNarrowDecode).
-  if (options.clipLhsRows && !p.dynamicM && p.m < kWgmmaM)
-    c.aRows = std::max<int64_t>(p.m, 1);
+  // The decode products wider than the SMs (a merged gate+up, a head) stay
+  // on this kernel (isNarrowDecode) and clip A's rows as the other does.
+  clipLhsRows(p, options, c);
   if (!options.tileN)
     makeDecode(p, options, c);
   return c;
