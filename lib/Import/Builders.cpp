@@ -452,6 +452,15 @@ Value Importer::transpose(Location loc, Value v, ArrayRef<int64_t> perm) {
     return litConstant(loc, foldTranspose(*lit, perm));
   if (std::optional<Lit> lit = getSymLit(v); lit && lit->isSymbolic())
     return symLitValue(loc, foldTranspose(*lit, perm));
+  // A permutation that moves only dimensions of size 1 keeps every
+  // element at its linear position: a reshape, not a copy (a decode step's
+  // [B, 1, H, D] -> [B, H, 1, D] would otherwise be a kernel of its own).
+  SmallVector<int64_t> moved;
+  for (int64_t p : perm)
+    if (symbols.canonical(s[p]).getConstant() != std::optional<int64_t>(1))
+      moved.push_back(p);
+  if (llvm::is_sorted(moved))
+    return reshape(loc, v, outShape);
   Value init = emptyTensor(loc, outShape, elemOf(v));
   r = linalg::TransposeOp::create(b, loc, v, init, perm).getResult()[0];
   withShape(r, outShape);
