@@ -303,6 +303,45 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FP8FuseIntoForall : Pass<"fp8-fuse-into-forall"> {
+  let summary = "Element-wise producers evaluated in the scf.forall threads "
+                "that read them one element each";
+  let description = [{
+    An `scf.forall` whose threads each read one element of a tensor
+    (`tensor.extract_slice` of sizes 1) that an element-wise
+    `linalg.generic` outside the loop computes, into an element-wise
+    generic of the thread: the producer is tiled to that element
+    (upstream's `tensor::replaceExtractSliceWithTiledProducer`) and fused
+    into the thread's generic (upstream's `linalg::fuseElementwiseOps`),
+    repeatedly, so that chains of producers come in too. Only producers
+    that nothing else reads (every use a one-element slice in the same
+    loop): nothing is computed twice, and the producer's buffer and its
+    kernel are gone. One-element tiles only: they read exactly the
+    elements the whole producer reads there, whatever its indexing maps
+    (RoPE's `(d + 64) mod 128` included). The GPU pipeline runs it after
+    element-wise fusion, for a decode step's in-place cache update
+    (`fp8-kv-cache-in-place`): the new token's keys (RoPE and the cast to
+    the cache's FP8 type) and values (the cast) are computed by the update
+    kernel's threads, one kernel instead of three per layer. Results are
+    bit-identical: the same operations on the same elements.
+
+    Before (in the loop):
+    ```mlir
+    %k8 = linalg.generic ... ins(%k, %cos, %sin ...) -> tensor<1x8x1x128xf8E4M3FN>
+    scf.forall (%h, %d) in (8, 128) shared_outs(%c = %cache) -> ... {
+      %e = tensor.extract_slice %k8[0, %h, 0, %d] [1, 1, 1, 1] [1, 1, 1, 1]
+      %u = linalg.generic ... ins(%e ...) outs(%slot ...)   // select
+      ...
+    ```
+    After: `%u` is one generic over one-element slices of `%k`, `%cos`,
+    `%sin`, and `%k8` is gone.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FP8FoldProductRounding : Pass<"fp8-fold-product-rounding"> {
   let summary = "Products write the 16-bit type their only consumer rounds to";
   let description = [{

@@ -243,6 +243,9 @@ void fp8::buildFP8GPULoweringPipeline(
   fuse.throughReshapes = true;
   fuse.recomputeIntoRowKernels = true;
   pm.addNestedPass<func::FuncOp>(createFP8FuseElementwise(fuse));
+  // A decode step's cache update computes the new token's keys and values
+  // in its own threads (no kernels and buffers of their own).
+  pm.addNestedPass<func::FuncOp>(createFP8FuseIntoForall());
   // Then, on request, a product's (fused) element-wise consumer joins its
   // GEMM function: the kernel's epilogue computes it.
   if (options.tensorCores && options.gemmEpilogues)
