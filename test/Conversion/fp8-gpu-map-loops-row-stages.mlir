@@ -14,7 +14,6 @@
 // CHECK:         gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c32,
 // CHECK-NOT:       gpu.launch
 // CHECK:           arith.remui %{{.*}}, %c16_i32
-// CHECK:           scf.for
 // CHECK:             vector.load %{{.*}} : memref<2x64xf32>, vector<4xf32>
 // CHECK-NOT:       gpu.shuffle  xor %{{.*}}, %c16_i32
 // CHECK:           gpu.shuffle  xor %{{.*}}, %c8_i32
@@ -32,7 +31,6 @@
 // CHECK:             memref.store %[[T]], %{{.*}} : memref<2xf32>
 // CHECK:             memref.store %[[R]], %{{.*}} : memref<2x1xf32>
 // CHECK:           }
-// CHECK:           scf.for
 // CHECK:             vector.load %{{.*}} : memref<64xf32>, vector<4xf32>
 // CHECK:             vector.load %{{.*}} : memref<2x64xf32>, vector<4xf32>
 // CHECK:             arith.mulf %{{.*}}, %[[R]] : f32
@@ -102,7 +100,6 @@ func.func @rmsnorm(%x: memref<2x64xf32>, %w: memref<64xf32>) -> (memref<2xf32>, 
 // CHECK:             memref.store %[[S]], %{{.*}} : memref<4x1xf32>
 // CHECK:             memref.store %[[S]], %{{.*}} : memref<1x4xf32>
 // CHECK:           }
-// CHECK:           scf.for
 // CHECK:             arith.mulf %{{.*}}, %[[S]] : f32
 // CHECK:             arith.truncf %{{.*}} : f32 to f8E4M3FN
 // CHECK:             vector.store %{{.*}} : memref<4x128xf8E4M3FN>, vector<4xf8E4M3FN>
@@ -171,7 +168,6 @@ func.func @rowwise_quantize(%x: memref<4x128xbf16>) -> (memref<4xf32>, memref<4x
 // CHECK:             memref.store %[[S]], %{{.*}}[%[[M:.*]], %[[KB:.*]]] : memref<4x2xf32>
 // CHECK:             memref.store %[[S]], %{{.*}}[%[[KB]], %[[M]]] : memref<2x4xf32>
 // CHECK:           }
-// CHECK:           scf.for
 // CHECK:             arith.mulf %{{.*}}, %[[S]] : f32
 // CHECK:             vector.store %{{.*}} : memref<4x128xf8E4M3FN>, vector<4xf8E4M3FN>
 // CHECK-NOT:     gpu.launch
@@ -370,7 +366,6 @@ func.func @writes_input(%x: memref<2x64xf32>) -> memref<2xf32> {
 // CHECK:             memref.store %{{.*}}, %[[SUM:.*]][%{{.*}}] : memref<2xf32>
 // CHECK:             memref.store %[[MEAN]], %[[SUM]][%{{.*}}] : memref<2xf32>
 // CHECK:           }
-// CHECK:           scf.for
 // CHECK-NOT:         memref.load %[[SUM]]
 // CHECK:             arith.cmpi ult
 // CHECK:             arith.select %{{.*}}, %[[MEAN]]
@@ -511,18 +506,14 @@ func.func @written_through_subview(%x: memref<2x64xf32>) -> (memref<4xf32>, memr
 // CHECK-LABEL: func.func @norm_rowwise_quantize
 // CHECK:         gpu.launch
 // CHECK-NOT:       gpu.launch
-// CHECK:           scf.for
 // CHECK:           math.rsqrt
-// CHECK:           %[[AM:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32)
 // CHECK:             arith.truncf %{{.*}} : f32 to f16
 // CHECK:             math.absf
 // CHECK:             arith.maximumf
 // CHECK:             vector.store %{{.*}} : memref<1x2x128xf16>, vector<4xf16>
-// CHECK:             scf.yield
-// CHECK:           gpu.shuffle  xor %[[AM]]
+// CHECK:           gpu.shuffle  xor
 // CHECK:           gpu.shuffle  idx
 // CHECK:           %[[S:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
-// CHECK:           scf.for
 // CHECK:             vector.load %{{.*}} : memref<2x128xf16>, vector<4xf16>
 // CHECK:             arith.divf %{{.*}}, %[[S]] : f32
 // CHECK:             vector.store %{{.*}} : memref<2x128xf8E4M3FN>, vector<4xf8E4M3FN>

@@ -10,11 +10,13 @@
 // output) takes a butterfly in each warp, lane 0 of every warp stores the
 // warp's total in a workgroup buffer of 16, a barrier, and every lane folds
 // the 16 totals in warp order; the buffers are the launch's workgroup
-// attributions. The passes stride the row by 512 x 8.
+// attributions. The passes stride the row by 512 x 8: one step a lane, no
+// loop.
 // CHECK-LABEL: func.func @norm_rowwise_quantize
 // CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c2, {{.*}} threads({{.*}}) in (%{{.*}} = %c512, {{.*}} workgroup(%[[SUM:.*]] : memref<16xf32, #gpu.address_space<workgroup>>, %[[AMAX:.*]] : memref<16xf32, #gpu.address_space<workgroup>>)
 // CHECK-NOT:       gpu.launch
-// CHECK:           scf.for %{{.*}} = %{{.*}} to %c4096 step %c4096
+// CHECK-NOT:       scf.for
+// CHECK:           vector.load %{{.*}} : memref<1x2x4096xf16>, vector<8xf16>
 // CHECK:           gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32
 // CHECK:           gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
 // CHECK:           %[[W:.*]] = arith.divui %{{.*}}, %c32 : index
@@ -29,7 +31,6 @@
 // CHECK-NEXT:      arith.addf %[[S1]], %[[S0]] : f32
 // CHECK:           memref.load %[[SUM]][%c15]
 // CHECK:           math.rsqrt
-// CHECK:           scf.for %{{.*}} = %{{.*}} to %c4096 step %c4096 iter_args
 // CHECK:             arith.maximumf
 // CHECK:             vector.store %{{.*}} : memref<1x2x4096xf16>, vector<8xf16>
 // CHECK:           gpu.shuffle  xor
@@ -39,7 +40,6 @@
 // CHECK-NEXT:      gpu.barrier
 // CHECK:           memref.load %[[AMAX]][%c15]
 // CHECK:           arith.divf
-// CHECK:           scf.for
 // CHECK:             vector.store %{{.*}} : memref<2x4096xf8E4M3FN>, vector<8xf8E4M3FN>
 // CHECK-NOT:     gpu.launch
 // CHECK-NOT:     linalg.fill
@@ -194,4 +194,104 @@ func.func @one_long_row_no_fill(%a: memref<16384xf32>, %r: memref<f32>) {
     linalg.yield %m : f32
   }
   return
+}
+
+// -----
+
+// A decode step's FFN activation quantization (SiLU(gate) * up recomputed
+// in its row kernel, RowReductions.cpp): one row of 14336 f16, 16 warps of
+// vectors of 8, 14336 = 3.5 x 512 x 8. Each pass is unrolled: a lane's
+// four steps' loads of gate and up first (the fourth, the first 256 lanes'
+// only, under `column < 14336`), then the steps' arithmetic in order; the
+// quantizing pass likewise, its stores after its loads.
+// CHECK-LABEL: func.func @silu_up_rowwise_quantize
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1, {{.*}} threads({{.*}}) in (%{{.*}} = %c512,
+// CHECK-NOT:       scf.for
+// CHECK:           %[[K0:.*]] = arith.muli %{{.*}}, %c8 : index
+// CHECK:           vector.load %arg0[%{{[0-9a-z_]+}}, %[[K0]]] {{.*}}: memref<1x14336xf16>, vector<8xf16>
+// CHECK:           vector.load %arg1[%{{[0-9a-z_]+}}, %[[K0]]] {{.*}}: memref<1x14336xf16>, vector<8xf16>
+// CHECK:           %[[K1:.*]] = arith.addi %[[K0]], %c4096 : index
+// CHECK:           vector.load %arg0[%{{[0-9a-z_]+}}, %[[K1]]]
+// CHECK:           vector.load %arg1[%{{[0-9a-z_]+}}, %[[K1]]]
+// CHECK:           %[[K2:.*]] = arith.addi %[[K0]], %c8192 : index
+// CHECK:           vector.load %arg0[%{{[0-9a-z_]+}}, %[[K2]]]
+// CHECK:           vector.load %arg1[%{{[0-9a-z_]+}}, %[[K2]]]
+// CHECK:           %[[K3:.*]] = arith.addi %[[K0]], %c12288 : index
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[K3]], %c14336 : index
+// CHECK:           scf.if %[[IN]] -> (vector<8xf16>, vector<8xf16>) {
+// CHECK:             vector.load %arg0[%{{[0-9a-z_]+}}, %[[K3]]]
+// CHECK:             vector.load %arg1[%{{[0-9a-z_]+}}, %[[K3]]]
+// CHECK:           } else {
+// CHECK:           math.exp
+// CHECK:           gpu.barrier
+// CHECK-NOT:       scf.for
+// CHECK:           %[[J0:.*]] = arith.muli %{{.*}}, %c8 : index
+// CHECK:           vector.load %arg0[%{{[0-9a-z_]+}}, %[[J0]]]
+// CHECK:           vector.load %arg1[%{{[0-9a-z_]+}}, %[[J0]]]
+// CHECK-NOT:       vector.store
+// CHECK:           %[[J1:.*]] = arith.addi %[[J0]], %c4096 : index
+// CHECK:           vector.load %arg0[%{{[0-9a-z_]+}}, %[[J1]]]
+// CHECK-NOT:       vector.store
+// CHECK:           %[[J2:.*]] = arith.addi %[[J0]], %c8192 : index
+// CHECK:           vector.load %arg0[%{{[0-9a-z_]+}}, %[[J2]]]
+// CHECK-NOT:       vector.store
+// CHECK:           %[[J3:.*]] = arith.addi %[[J0]], %c12288 : index
+// CHECK:           scf.if %{{.*}} -> (vector<8xf16>, vector<8xf16>) {
+// CHECK-NOT:       math.exp
+// CHECK:           } else {
+// CHECK:           math.exp
+// CHECK:           vector.store %{{.*}}, %{{.*}}[%{{[0-9a-z_]+}}, %[[J0]]] {{.*}}: memref<1x14336xf8E4M3FN>, vector<8xf8E4M3FN>
+// CHECK:           vector.store %{{.*}}, %{{.*}}[%{{[0-9a-z_]+}}, %[[J1]]]
+// CHECK:           vector.store %{{.*}}, %{{.*}}[%{{[0-9a-z_]+}}, %[[J2]]]
+// CHECK:           scf.if
+// CHECK:             vector.store %{{.*}}, %{{.*}}[%{{[0-9a-z_]+}}, %[[J3]]]
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+#silu2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @silu_up_rowwise_quantize(%g: memref<1x14336xf16>, %u: memref<1x14336xf16>) -> (memref<1xf32>, memref<1x1xf32>, memref<1x14336xf8E4M3FN>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %max = arith.constant 448.0 : f32
+  %amax = memref.alloc() : memref<1xf32>
+  linalg.fill ins(%zero : f32) outs(%amax : memref<1xf32>)
+  linalg.generic {indexing_maps = [#silu2, #silu2, affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%g, %u : memref<1x14336xf16>, memref<1x14336xf16>) outs(%amax : memref<1xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %ga = arith.extf %a : f16 to f32
+    %ub = arith.extf %b : f16 to f32
+    %n = arith.negf %ga : f32
+    %e = math.exp %n : f32
+    %d = arith.addf %e, %one : f32
+    %s = arith.divf %ga, %d : f32
+    %h = arith.mulf %s, %ub : f32
+    %abs = math.absf %h : f32
+    %m = arith.maximumf %acc, %abs : f32
+    linalg.yield %m : f32
+  }
+  %view = memref.expand_shape %amax [[0, 1]] output_shape [1, 1] : memref<1xf32> into memref<1x1xf32>
+  %scale = memref.alloc() : memref<1x1xf32>
+  linalg.generic {indexing_maps = [#silu2, #silu2], iterator_types = ["parallel", "parallel"]}
+      ins(%view : memref<1x1xf32>) outs(%scale : memref<1x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.divf %max, %a : f32
+    linalg.yield %s : f32
+  }
+  %q = memref.alloc() : memref<1x14336xf8E4M3FN>
+  linalg.generic {indexing_maps = [#silu2, #silu2, affine_map<(d0, d1) -> (d0, 0)>, #silu2],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%g, %u, %scale : memref<1x14336xf16>, memref<1x14336xf16>, memref<1x1xf32>) outs(%q : memref<1x14336xf8E4M3FN>) {
+  ^bb0(%a: f16, %b: f16, %sc: f32, %o: f8E4M3FN):
+    %ga = arith.extf %a : f16 to f32
+    %ub = arith.extf %b : f16 to f32
+    %n = arith.negf %ga : f32
+    %e = math.exp %n : f32
+    %d = arith.addf %e, %one : f32
+    %s = arith.divf %ga, %d : f32
+    %h = arith.mulf %s, %ub : f32
+    %m = arith.mulf %h, %sc : f32
+    %t = arith.truncf %m : f32 to f8E4M3FN
+    linalg.yield %t : f8E4M3FN
+  }
+  return %amax, %scale, %q : memref<1xf32>, memref<1x1xf32>, memref<1x14336xf8E4M3FN>
 }

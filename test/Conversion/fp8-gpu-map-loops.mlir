@@ -96,16 +96,31 @@ func.func @escape(%a: memref<4xindex>) -> index {
 
 // A row reduction at least a warp long (softmax's sum of exp(x - max)): a
 // warp per row. 24 rows x 32 lanes = 768 threads (6 blocks of 128); lane l
-// folds elements l, l + 32, ... from 0 (addf's identity), five shuffles
-// combine the lanes, lane 0 adds the total into the output.
+// folds elements l, l + 32, l + 64, l + 96 from 0 (addf's identity): its
+// four steps unrolled, their loads first, then the folds in order; five
+// shuffles combine the lanes, lane 0 adds the total into the output.
 // CHECK-LABEL: func.func @row_sum_warps
 // CHECK:         gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c6, {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c128
 // CHECK:           %[[LANEI:.*]] = arith.remui %{{.*}}, %c32_i32 : i32
 // CHECK:           %[[LANE:.*]] = arith.index_castui %[[LANEI]] : i32 to index
-// CHECK:           %[[SUM:.*]] = scf.for %[[K:.*]] = %[[LANE]] to %c128 step %c32 iter_args(%[[ACC:.*]] = %cst{{.*}}) -> (f32) {
-// CHECK:             memref.load %{{.*}}[%{{.*}}, %[[K]]]
-// CHECK:             math.exp
-// CHECK:             arith.addf %{{.*}}, %[[ACC]]
+// CHECK-NOT:       scf.for
+// CHECK:           %[[X0:.*]] = memref.load %arg0[%[[ROW:.*]], %[[LANE]]]
+// CHECK:           %[[K1:.*]] = arith.addi %[[LANE]], %c32
+// CHECK:           %[[X1:.*]] = memref.load %arg0[%[[ROW]], %[[K1]]]
+// CHECK:           %[[K2:.*]] = arith.addi %[[LANE]], %c64
+// CHECK:           memref.load %arg0[%[[ROW]], %[[K2]]]
+// CHECK:           %[[K3:.*]] = arith.addi %[[LANE]], %c96
+// CHECK:           memref.load %arg0[%[[ROW]], %[[K3]]]
+// CHECK-NOT:       memref.load %arg0
+// CHECK:           arith.subf %[[X0]]
+// CHECK:           math.exp
+// CHECK:           %[[S0:.*]] = arith.addf %{{.*}}, %cst
+// CHECK:           arith.subf %[[X1]]
+// CHECK:           math.exp
+// CHECK:           arith.addf %{{.*}}, %[[S0]]
+// CHECK-COUNT-2:   math.exp
+// CHECK:           %[[SUM:.*]] = arith.addf
+// CHECK-NOT:       memref.load %arg0
 // CHECK:           gpu.shuffle  xor %[[SUM]], %c16_i32, %c32_i32 : f32
 // CHECK:           gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32 : f32
 // CHECK:           gpu.shuffle  xor %{{.*}}, %c4_i32, %c32_i32 : f32
@@ -165,13 +180,14 @@ func.func @row_sum_warps_dynamic(%a: memref<?x?xf32>, %m: memref<?xf32>, %r: mem
 
 // -----
 
-// Block amaxes (1x32 blocks of two 64-wide rows): max from -inf per lane.
+// Block amaxes (1x32 blocks of two 64-wide rows): one element a lane (the
+// max with -inf, maximumf's identity, folded away).
 // CHECK-LABEL: func.func @block_amax_warps
-// CHECK:           %[[NEG:.*]] = arith.constant 0xFF800000 : f32
-// CHECK:           scf.for %{{.*}} = %{{.*}} to %c32 step %c32 iter_args(%{{.*}} = %[[NEG]]) -> (f32) {
-// CHECK:             math.absf
-// CHECK:             arith.maximumf
-// CHECK-COUNT-5:   gpu.shuffle  xor
+// CHECK-NOT:       scf.for
+// CHECK:           %[[X:.*]] = memref.load %arg0
+// CHECK:           %[[A:.*]] = math.absf %[[X]] : f32
+// CHECK:           gpu.shuffle  xor %[[A]], %c16_i32
+// CHECK-COUNT-4:   gpu.shuffle  xor
 func.func @block_amax_warps(%a: memref<2x2x32xf32>, %r: memref<2x2xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
                                    affine_map<(d0, d1, d2) -> (d0, d1)>],
@@ -365,13 +381,28 @@ func.func @matmul_thread_per_output(%a: memref<8x64xf32>, %b: memref<64x16xf32>,
 // An integer reduction (a run-time index check's first out-of-range
 // position: lib/Import/BoundsChecks.cpp): a warp too, from minsi's identity
 // INT32_MAX, i32 shuffles, the lane's position read through linalg.index.
+// 100 = 3 x 32 + 4: the unrolled lane's fourth step is the first four
+// lanes' only, its load and its fold under `column < 100`.
 // CHECK-LABEL: func.func @first_bad_position_warps
 // CHECK-DAG:       %[[NONE:.*]] = arith.constant 2147483647 : i32
-// CHECK:           scf.for %{{.*}} = %{{.*}} to %c100 step %c32 iter_args(%{{.*}} = %[[NONE]]) -> (i32) {
-// CHECK:             arith.cmpi sge
-// CHECK:             arith.select
-// CHECK:             arith.minsi
-// CHECK-COUNT-5:   gpu.shuffle  xor %{{.*}} : i32
+// CHECK-NOT:       scf.for
+// CHECK:           %[[K3:.*]] = arith.addi %[[LANE:.*]], %c96 : index
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[K3]], %c100 : index
+// CHECK:           %[[X3:.*]] = scf.if %[[IN]] -> (i64) {
+// CHECK:             memref.load %arg0[%[[K3]]]
+// CHECK:           } else {
+// CHECK:             scf.yield %c0_i64 : i64
+// CHECK:           arith.cmpi sge, %{{.*}}, %c512_i64
+// CHECK:           arith.select %{{.*}}, %{{.*}}, %[[NONE]]
+// CHECK:           arith.minsi
+// CHECK:           %[[PART:.*]] = arith.minsi
+// CHECK:           %[[LAST:.*]] = scf.if %{{.*}} -> (i32) {
+// CHECK:             arith.cmpi sge, %[[X3]], %c512_i64
+// CHECK:             arith.minsi %{{.*}}, %[[PART]]
+// CHECK:           } else {
+// CHECK:             scf.yield %[[PART]] : i32
+// CHECK:           gpu.shuffle  xor %[[LAST]], %c16_i32, %c32_i32 : i32
+// CHECK-COUNT-4:   gpu.shuffle  xor %{{.*}} : i32
 // CHECK:           scf.if
 // CHECK:             arith.minsi
 // CHECK:             memref.store %{{.*}}, %arg1[] : memref<i32>

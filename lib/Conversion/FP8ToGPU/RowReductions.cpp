@@ -204,35 +204,43 @@ int64_t laneVectorWidth(linalg::GenericOp op, int64_t rowLength,
   return 1;
 }
 
-/// One step of a lane at loop position `dims` (the row's indices, then the
-/// step's first element k): the `width` elements k, k + 1, ... of every
-/// input the reduction dimension indexes (one vector load when width > 1),
-/// the others' element once, and the body folded over them into `acc`.
-Value foldLaneStep(OpBuilder &b, Location l, linalg::GenericOp op,
-                   ArrayRef<Value> dims, int64_t width, Value acc) {
-  Block &body = op.getRegion().front();
-  const unsigned numInputs = op.getNumDpsInputs();
+/// The loads of one step of a lane at loop position `dims` (the row's
+/// indices, then the step's first element k): the `width` elements k, k +
+/// 1, ... of every input the reduction dimension indexes (one vector load
+/// when width > 1), the others' element once; a non-buffer input as it is.
+SmallVector<Value> loadLaneStep(OpBuilder &b, Location l, linalg::GenericOp op,
+                                ArrayRef<Value> dims, int64_t width) {
   const unsigned red = op.getNumLoops() - 1;
-  SmallVector<Value> loaded(numInputs);
-  for (unsigned j = 0; j < numInputs; ++j) {
-    OpOperand *in = op.getDpsInputOperand(j);
+  SmallVector<Value> loaded;
+  for (OpOperand *in : op.getDpsInputOperands()) {
     Value v = in->get();
     if (!isa<MemRefType>(v.getType())) {
-      loaded[j] = v;
+      loaded.push_back(v);
       continue;
     }
     AffineMap m = op.getMatchingIndexingMap(in);
     SmallVector<Value> at = applyMap(b, l, m, dims);
     if (width > 1 && m.isFunctionOfDim(red)) {
       auto t = cast<MemRefType>(v.getType());
-      loaded[j] = vector::LoadOp::create(
+      loaded.push_back(vector::LoadOp::create(
           b, l, VectorType::get({width}, t.getElementType()), v, at,
           /*nontemporal=*/false,
-          llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
+          llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width))));
     } else {
-      loaded[j] = memref::LoadOp::create(b, l, v, at);
+      loaded.push_back(memref::LoadOp::create(b, l, v, at));
     }
   }
+  return loaded;
+}
+
+/// The body folded over a step's `loaded` inputs (loadLaneStep) into `acc`,
+/// element k, k + 1, ... in order.
+Value foldLoadedStep(OpBuilder &b, Location l, linalg::GenericOp op,
+                     ArrayRef<Value> dims, int64_t width,
+                     ArrayRef<Value> loaded, Value acc) {
+  Block &body = op.getRegion().front();
+  const unsigned numInputs = op.getNumDpsInputs();
+  const unsigned red = op.getNumLoops() - 1;
   for (int64_t e = 0; e < width; ++e) {
     IRMapping map;
     for (unsigned j = 0; j < numInputs; ++j) {
@@ -259,6 +267,175 @@ Value foldLaneStep(OpBuilder &b, Location l, linalg::GenericOp op,
   return acc;
 }
 
+/// A lane's steps over a row of static length, unrolled (unrolledSteps):
+/// step t at column `start` + t L V (L = rowLanes, V = width). The lanes
+/// with a last, partial step (the row not a multiple of L V) take it under
+/// `column < rowLength`.
+struct LaneSteps {
+  Value start;
+  int64_t rowLength, stride, count;
+  /// The step's first column.
+  Value column(OpBuilder &b, Location l, int64_t t) const {
+    if (t == 0)
+      return start;
+    return arith::AddIOp::create(
+        b, l, start, arith::ConstantIndexOp::create(b, l, t * stride));
+  }
+  /// Whether step t is every lane's (no guard).
+  bool whole(int64_t t) const { return (t + 1) * stride <= rowLength; }
+  Value inRow(OpBuilder &b, Location l, Value column) const {
+    return arith::CmpIOp::create(
+        b, l, arith::CmpIPredicate::ult, column,
+        arith::ConstantIndexOp::create(b, l, rowLength));
+  }
+};
+
+/// Unrolling: a lane's steps issue all their loads before the first
+/// step's arithmetic, so that a few long rows (a decode step's) wait for
+/// memory once rather than once a step -- what LLVM's loop unroller does
+/// not do for a loop whose trip count depends on the lane. Up to
+/// kMaxUnrolledSteps steps, while the loaded vectors stay within
+/// kMaxUnrolledRegisters 32-bit registers.
+constexpr int64_t kMaxUnrolledSteps = 8;
+constexpr int64_t kMaxUnrolledRegisters = 64;
+
+/// The 32-bit registers a step's loads of `width` elements of `buffers`
+/// take.
+int64_t stepRegisters(ArrayRef<Value> buffers, int64_t width) {
+  int64_t bits = 0;
+  for (Value v : buffers)
+    if (auto t = dyn_cast<MemRefType>(v.getType()))
+      bits += std::max<int64_t>(
+          32, width * static_cast<int64_t>(t.getElementTypeBitWidth()));
+  return llvm::divideCeil(bits, 32);
+}
+
+/// The unrolled steps of a lane starting at `start` over a static row, or
+/// nothing (a loop) when there are too many or they would hold too many
+/// registers.
+std::optional<LaneSteps> unrolledSteps(Value start, int64_t rowLength,
+                                       int64_t rowLanes, int64_t width,
+                                       int64_t registersPerStep) {
+  if (ShapedType::isDynamic(rowLength))
+    return std::nullopt;
+  const int64_t stride = rowLanes * width;
+  const int64_t count = llvm::divideCeil(rowLength, stride);
+  if (count > kMaxUnrolledSteps ||
+      count * registersPerStep > kMaxUnrolledRegisters)
+    return std::nullopt;
+  return LaneSteps{start, rowLength, stride, count};
+}
+
+/// `build` under `cond`, yielding its values, and `otherwise` (values of
+/// the same types) when `cond` is false.
+SmallVector<Value>
+guarded(OpBuilder &b, Location l, Value cond,
+        function_ref<SmallVector<Value>(OpBuilder &)> build,
+        function_ref<SmallVector<Value>(OpBuilder &, TypeRange)> otherwise) {
+  SmallVector<Value> inside;
+  auto ifOp = scf::IfOp::create(
+      b, l, cond,
+      [&](OpBuilder &tb, Location tl) {
+        inside = build(tb);
+        scf::YieldOp::create(tb, tl, inside);
+      },
+      [&](OpBuilder &eb, Location el) {
+        SmallVector<Type> types =
+            llvm::map_to_vector(inside, [](Value v) { return v.getType(); });
+        scf::YieldOp::create(eb, el, otherwise(eb, types));
+      });
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+/// Zeros of `types` (what a lane without a partial step holds for its
+/// loads; never used).
+SmallVector<Value> zerosOf(OpBuilder &b, Location l, TypeRange types) {
+  return llvm::map_to_vector(types, [&](Type t) -> Value {
+    return arith::ConstantOp::create(b, l, cast<TypedAttr>(b.getZeroAttr(t)));
+  });
+}
+
+/// A lane's fold of row `rowIvs` from `identity`: lane `lane` folds
+/// elements [lane V, lane V + V), then the same L V further on, ... (L =
+/// rowLanes); unrolled where unrolledSteps allows, the loads first.
+Value foldLane(OpBuilder &b, Location l, linalg::GenericOp op,
+               ArrayRef<Value> rowIvs, Value lane, Value rowSize,
+               int64_t rowLength, int64_t rowLanes, int64_t width,
+               Value identity) {
+  Value start = arith::MulIOp::create(
+      b, l, lane, arith::ConstantIndexOp::create(b, l, width));
+  SmallVector<Value> buffers;
+  for (OpOperand *in : op.getDpsInputOperands())
+    buffers.push_back(in->get());
+  auto at = [&](Value k) {
+    SmallVector<Value> dims(rowIvs);
+    dims.push_back(k);
+    return dims;
+  };
+  if (std::optional<LaneSteps> steps = unrolledSteps(
+          start, rowLength, rowLanes, width, stepRegisters(buffers, width))) {
+    // Only the loaded values go through a guard (a scalar input is
+    // passed as it is).
+    auto loadsOf = [&](ArrayRef<Value> loaded) {
+      SmallVector<Value> out;
+      for (auto [v, in] : llvm::zip(loaded, buffers))
+        if (isa<MemRefType>(in.getType()))
+          out.push_back(v);
+      return out;
+    };
+    auto withLoads = [&](ArrayRef<Value> loads) {
+      SmallVector<Value> all;
+      unsigned next = 0;
+      for (Value in : buffers)
+        all.push_back(isa<MemRefType>(in.getType()) ? loads[next++] : in);
+      return all;
+    };
+    SmallVector<Value> columns;
+    SmallVector<SmallVector<Value>> loaded;
+    for (int64_t t = 0; t < steps->count; ++t) {
+      Value k = steps->column(b, l, t);
+      columns.push_back(k);
+      if (steps->whole(t)) {
+        loaded.push_back(loadLaneStep(b, l, op, at(k), width));
+        continue;
+      }
+      loaded.push_back(withLoads(guarded(
+          b, l, steps->inRow(b, l, k),
+          [&](OpBuilder &gb) {
+            return loadsOf(loadLaneStep(gb, l, op, at(k), width));
+          },
+          [&](OpBuilder &gb, TypeRange types) {
+            return zerosOf(gb, l, types);
+          })));
+    }
+    Value acc = identity;
+    for (int64_t t = 0; t < steps->count; ++t) {
+      if (steps->whole(t)) {
+        acc = foldLoadedStep(b, l, op, at(columns[t]), width, loaded[t], acc);
+        continue;
+      }
+      acc = guarded(
+          b, l, steps->inRow(b, l, columns[t]),
+          [&](OpBuilder &gb) {
+            return SmallVector<Value>{foldLoadedStep(gb, l, op, at(columns[t]),
+                                                     width, loaded[t], acc)};
+          },
+          [&](OpBuilder &, TypeRange) { return SmallVector<Value>{acc}; })[0];
+    }
+    return acc;
+  }
+  auto kLoop = scf::ForOp::create(
+      b, l, start, rowSize,
+      arith::ConstantIndexOp::create(b, l, rowLanes * width),
+      ValueRange{identity},
+      [&](OpBuilder &fb, Location fl, Value k, ValueRange acc) {
+        scf::YieldOp::create(
+            fb, fl,
+            foldLoadedStep(fb, fl, op, at(k), width,
+                           loadLaneStep(fb, fl, op, at(k), width), acc[0]));
+      });
+  return kLoop.getResult(0);
+}
 
 /// The value of operand `j` of `stage` where its source is a value the warp
 /// holds (RowStage::sources), else null.
@@ -432,69 +609,134 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
   for (const Chained &c : chained)
     identities.push_back(
         arith::ConstantOp::create(b, l, c.combiner.identity).getResult());
+  // The inputs a step reads as vectors (contiguous along the column, not a
+  // value the warp holds); the others are loaded per element or forwarded.
+  SmallVector<bool> asVector;
+  SmallVector<Value> vectorBuffers;
+  for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands())) {
+    asVector.push_back(!forwarded(stage, j, total, stageValues) &&
+                       isa<MemRefType>(in->get().getType()) && width > 1 &&
+                       vectorizable(g, in, width));
+    if (asVector.back())
+      vectorBuffers.push_back(in->get());
+  }
+  // A step's vector loads at column k (null where an input is not one).
+  auto loadStep = [&](OpBuilder &fb, Value k) {
+    SmallVector<Value> at = stageIndices(fb, l, stage, rowIvs, k);
+    SmallVector<Value> vectors;
+    for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands())) {
+      Value v;
+      if (asVector[j]) {
+        auto t = cast<MemRefType>(in->get().getType());
+        v = vector::LoadOp::create(
+            fb, l, VectorType::get({width}, t.getElementType()), in->get(),
+            applyMap(fb, l, g.getMatchingIndexingMap(in), at),
+            /*nontemporal=*/false,
+            llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
+      }
+      vectors.push_back(v);
+    }
+    return vectors;
+  };
+  // A step's elements at column k from its `vectors`: computed, stored,
+  // folded into the chained reductions' partials `accs`.
+  auto computeStep = [&](OpBuilder &fb, Value k, ArrayRef<Value> vectors,
+                         SmallVector<Value> accs) {
+    SmallVector<Value> at = stageIndices(fb, l, stage, rowIvs, k);
+    OpOperand *res = g.getDpsInitOperand(0);
+    AffineMap resMap = g.getMatchingIndexingMap(res);
+    const bool storeVector = width > 1 && vectorizable(g, res, width);
+    SmallVector<Value> results;
+    for (int64_t e = 0; e < width; ++e) {
+      Value ke = k;
+      if (e != 0)
+        ke = arith::AddIOp::create(fb, l, k,
+                                   arith::ConstantIndexOp::create(fb, l, e));
+      SmallVector<Value> indices = stageIndices(fb, l, stage, rowIvs, ke);
+      SmallVector<Value> inputs = elementInputs(fb, l, stage, indices, total,
+                                                stageValues, vectors, e, {});
+      Value r = cloneStageBody(fb, stage, inputs, indices);
+      if (storeVector)
+        results.push_back(r);
+      else
+        memref::StoreOp::create(fb, l, r, res->get(),
+                                applyMap(fb, l, resMap, indices));
+      // The chained reductions fold r (and their other inputs).
+      for (auto [c, chain] : llvm::enumerate(chained)) {
+        SmallVector<Value> cIndices =
+            stageIndices(fb, l, *chain.stage, rowIvs, ke);
+        SmallVector<Value> cInputs =
+            elementInputs(fb, l, *chain.stage, cIndices, total, stageValues,
+                          /*vectors=*/{}, e, r);
+        accs[c] = cloneStageBody(fb, *chain.stage, cInputs, cIndices, accs[c]);
+      }
+    }
+    if (storeVector) {
+      auto t = cast<MemRefType>(res->get().getType());
+      Value vec = vector::FromElementsOp::create(
+          fb, l, VectorType::get({width}, t.getElementType()), results);
+      vector::StoreOp::create(
+          fb, l, vec, res->get(), applyMap(fb, l, resMap, at),
+          /*nontemporal=*/false,
+          llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
+    }
+    return accs;
+  };
+  // Unrolled: every step's vector loads, then the steps in order. Each
+  // lane writes only its own columns, and a step's vectors are the
+  // columns it computes, so no load moves above a store that writes what
+  // it reads.
+  if (std::optional<LaneSteps> steps =
+          unrolledSteps(start, rowLength, rowLanes, width,
+                        stepRegisters(vectorBuffers, width))) {
+    auto present = [](ArrayRef<Value> vs) {
+      return llvm::filter_to_vector(vs, [](Value v) { return bool(v); });
+    };
+    auto placed = [&](ArrayRef<Value> loads) {
+      SmallVector<Value> all;
+      unsigned next = 0;
+      for (bool v : asVector)
+        all.push_back(v ? loads[next++] : Value());
+      return all;
+    };
+    SmallVector<Value> columns;
+    SmallVector<SmallVector<Value>> loaded;
+    for (int64_t t = 0; t < steps->count; ++t) {
+      Value k = steps->column(b, l, t);
+      columns.push_back(k);
+      if (steps->whole(t)) {
+        loaded.push_back(loadStep(b, k));
+        continue;
+      }
+      loaded.push_back(placed(guarded(
+          b, l, steps->inRow(b, l, k),
+          [&](OpBuilder &gb) { return present(loadStep(gb, k)); },
+          [&](OpBuilder &gb, TypeRange types) {
+            return zerosOf(gb, l, types);
+          })));
+    }
+    SmallVector<Value> accs = identities;
+    for (int64_t t = 0; t < steps->count; ++t) {
+      if (steps->whole(t)) {
+        accs = computeStep(b, columns[t], loaded[t], accs);
+        continue;
+      }
+      accs = guarded(
+          b, l, steps->inRow(b, l, columns[t]),
+          [&](OpBuilder &gb) {
+            return computeStep(gb, columns[t], loaded[t], accs);
+          },
+          [&](OpBuilder &, TypeRange) { return accs; });
+    }
+    return accs;
+  }
   auto loop = scf::ForOp::create(
       b, l, start, arith::ConstantIndexOp::create(b, l, rowLength),
       arith::ConstantIndexOp::create(b, l, rowLanes * width), identities,
       [&](OpBuilder &fb, Location fl, Value k, ValueRange partials) {
-        SmallVector<Value> accs(partials);
-        SmallVector<Value> at = stageIndices(fb, fl, stage, rowIvs, k);
-        // Per input: a vector (contiguous along the column), or nothing yet
-        // (loaded per element), or a value the warp holds.
-        SmallVector<Value> vectors;
-        for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands())) {
-          Value v;
-          if (!forwarded(stage, j, total, stageValues) &&
-              isa<MemRefType>(in->get().getType()) && width > 1 &&
-              vectorizable(g, in, width)) {
-            auto t = cast<MemRefType>(in->get().getType());
-            v = vector::LoadOp::create(
-                fb, fl, VectorType::get({width}, t.getElementType()),
-                in->get(), applyMap(fb, fl, g.getMatchingIndexingMap(in), at),
-                /*nontemporal=*/false,
-                llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
-          }
-          vectors.push_back(v);
-        }
-        OpOperand *res = g.getDpsInitOperand(0);
-        AffineMap resMap = g.getMatchingIndexingMap(res);
-        const bool storeVector = width > 1 && vectorizable(g, res, width);
-        SmallVector<Value> results;
-        for (int64_t e = 0; e < width; ++e) {
-          Value ke = k;
-          if (e != 0)
-            ke = arith::AddIOp::create(
-                fb, fl, k, arith::ConstantIndexOp::create(fb, fl, e));
-          SmallVector<Value> indices =
-              stageIndices(fb, fl, stage, rowIvs, ke);
-          SmallVector<Value> inputs = elementInputs(
-              fb, fl, stage, indices, total, stageValues, vectors, e, {});
-          Value r = cloneStageBody(fb, stage, inputs, indices);
-          if (storeVector)
-            results.push_back(r);
-          else
-            memref::StoreOp::create(fb, fl, r, res->get(),
-                                    applyMap(fb, fl, resMap, indices));
-          // The chained reductions fold r (and their other inputs).
-          for (auto [c, chain] : llvm::enumerate(chained)) {
-            SmallVector<Value> cIndices =
-                stageIndices(fb, fl, *chain.stage, rowIvs, ke);
-            SmallVector<Value> cInputs = elementInputs(
-                fb, fl, *chain.stage, cIndices, total, stageValues,
-                /*vectors=*/{}, e, r);
-            accs[c] =
-                cloneStageBody(fb, *chain.stage, cInputs, cIndices, accs[c]);
-          }
-        }
-        if (storeVector) {
-          auto t = cast<MemRefType>(res->get().getType());
-          Value vec = vector::FromElementsOp::create(
-              fb, fl, VectorType::get({width}, t.getElementType()), results);
-          vector::StoreOp::create(
-              fb, fl, vec, res->get(), applyMap(fb, fl, resMap, at),
-              /*nontemporal=*/false,
-              llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
-        }
-        scf::YieldOp::create(fb, fl, accs);
+        scf::YieldOp::create(
+            fb, fl,
+            computeStep(fb, k, loadStep(fb, k), SmallVector<Value>(partials)));
       });
   return SmallVector<Value>(loop.getResults());
 }
@@ -648,23 +890,14 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         Value identity = arith::ConstantOp::create(b, l, comb->identity);
         // Lane `lane` folds elements [lane * V, lane * V + V), then the
         // same L * V further on, ... (L = rowLanes)
-        Value start = arith::MulIOp::create(
-            b, l, lane, arith::ConstantIndexOp::create(b, l, width));
-        auto kLoop = scf::ForOp::create(
-            b, l, start, sizes.back(),
-            arith::ConstantIndexOp::create(b, l, rowLanes * width),
-            ValueRange{identity},
-            [&](OpBuilder &fb, Location fl, Value k, ValueRange acc) {
-              SmallVector<Value> dims(rowIvs);
-              dims.push_back(k);
-              scf::YieldOp::create(fb, fl,
-                                   foldLaneStep(fb, fl, op, dims, width, acc[0]));
-            });
+        Value partial = foldLane(b, l, op, rowIvs, lane, sizes.back(),
+                                 dynamic ? ShapedType::kDynamic : rowLength,
+                                 rowLanes, width, identity);
         // The row's partials: a butterfly leaves the total in every lane.
         // With stages, every lane takes lane 0's total (warpAllReduce), so
         // that lanes agree bit for bit with what lane 0 stores.
-        Value total = rowAllReduce(b, l, *comb, kLoop.getResult(0), rowLanes,
-                                   lane, /*fromLaneZero=*/!stages.empty());
+        Value total = rowAllReduce(b, l, *comb, partial, rowLanes, lane,
+                                   /*fromLaneZero=*/!stages.empty());
         // Lane 0 folds the total into the output's initial value: the
         // fill's (when the fill is folded), else the output's. With the
         // fill, every lane knows the row's value and computes the per-row
