@@ -7,8 +7,9 @@ usage: compare_decode_libs.py BUNDLE OTHER_LIBS [--steps N]
 BUNDLE is bench/decode_bundle.sh's output after bench/decode_h200.py's
 weights phase (libs/decode-b*.so with their packed .fp8w); OTHER_LIBS holds
 libraries of the same names built another way (another compiler version,
-another kernel) with the same weights manifest (checked: the packed file is
-shared). For each decode library in both: the same seeded FP8 cache, tokens
+another kernel) with the same weights (checked: their manifests list the
+same tensors; the packed file is shared where the fingerprints agree, and
+a build of another fingerprint must have its own packed file next to it). For each decode library in both: the same seeded FP8 cache, tokens
 and slots; N greedy steps on each (in place, on the device); prints the
 logits' relative L2 difference and max abs difference at the first step,
 whether the caches stay equal byte for byte, and how many of the greedy
@@ -26,7 +27,7 @@ logits: the GPU builds against a CPU build of the same model, compared
 where the CPU runs (a 2-layer model fits).
 """
 import argparse
-import filecmp
+import json
 import os
 import sys
 
@@ -112,12 +113,18 @@ for name in sorted(f[:-3] for f in os.listdir(os.path.join(B, "libs"))
     other = os.path.join(a.other, name + ".so")
     if not os.path.exists(other):
         continue
-    if not filecmp.cmp(ours[:-3] + ".fp8w.json", other[:-3] + ".fp8w.json",
-                       shallow=False):
+    m1, m2 = (json.load(open(x[:-3] + ".fp8w.json")) for x in (ours, other))
+    if any(m1[k] != m2[k] for k in ("tensors", "compiled_in")):
         sys.exit(f"{name}: the two weights manifests differ")
-    packed = other[:-3] + ".fp8w"
+    # Same tensors; a build whose computation differs has another
+    # fingerprint and needs its own packed file (named in its manifest,
+    # next to the library), which this does not make.
+    packed = os.path.join(os.path.dirname(other), m2["file"])
+    if m1["fingerprint"] == m2["fingerprint"] and not os.path.exists(packed):
+        os.symlink(os.path.join(os.path.dirname(ours), m1["file"]), packed)
     if not os.path.exists(packed):
-        os.symlink(ours[:-3] + ".fp8w", packed)
+        sys.exit(f"{name}: {packed} is missing: the other build has its own "
+                 "fingerprint; pack its manifest (fp8-pack) first")
     l1, t1, c1 = run(ours, a.steps)
     l2, t2, c2 = run(other, a.steps)
     rel = float((l1 - l2).norm() / l2.norm())

@@ -80,9 +80,9 @@ static cl::opt<bool> decodeEpilogues(
     cl::desc("GPU: products of at most 64 rows (decode steps) compute their "
              "element-wise consumer (a residual add) in the GEMM kernel's "
              "epilogue: one kernel less each (fp8-fuse-gemm-epilogues"
-             "{max-rows=64}; off by default: not yet run on a GPU, "
-             "docs/GPU.md)"),
-    cl::init(false), cl::cat(category));
+             "{max-rows=64}; bit-identical to the unfused step; "
+             "--decode-epilogues=false keeps them apart)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<cl::boolOrDefault> mergeProducts(
     "merge-products",
     cl::desc("Products of one activation with constant weights (q, k, v; "

@@ -103,9 +103,9 @@ struct CompileOptions {
   /// (fp8-fuse-gemm-epilogues; off: measured slower, docs/PERFORMANCE.md).
   bool gemmEpilogues = false;
   /// GPU: decode steps' products (at most 64 rows) compute their element-wise
-  /// consumer in the GEMM epilogue (fp8-fuse-gemm-epilogues{max-rows=64});
-  /// off until it has run on a GPU (docs/GPU.md).
-  bool decodeEpilogues = false;
+  /// consumer in the GEMM epilogue (fp8-fuse-gemm-epilogues{max-rows=64};
+  /// bit-identical to the unfused step, docs/GPU.md).
+  bool decodeEpilogues = true;
   /// Products of one activation with constant weights as one product over
   /// the concatenated weights (fp8-merge-sibling-products); unset: on for
   /// the GPU targets (fewer kernels), off for the CPU (no gain there).

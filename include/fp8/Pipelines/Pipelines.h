@@ -98,9 +98,9 @@ struct GPULoweringPipelineOptions
                      "element-wise consumer (a residual add) into the GEMM "
                      "kernel's epilogue, before element-wise fusion: one "
                      "kernel less per consumer, where the epilogue is a few "
-                     "rows (fp8-fuse-gemm-epilogues{max-rows=64}). Off by "
-                     "default: not yet run on a GPU (docs/GPU.md)"),
-      llvm::cl::init(false)};
+                     "rows (fp8-fuse-gemm-epilogues{max-rows=64}); "
+                     "bit-identical to the unfused step (docs/GPU.md)"),
+      llvm::cl::init(true)};
   Option<bool> mergeSiblingProducts{
       *this, "merge-sibling-products",
       llvm::cl::desc("Products of one activation with constant weights "
