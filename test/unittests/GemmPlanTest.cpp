@@ -184,3 +184,41 @@ TEST_F(GemmPlanTest, WideDecodeProductsLoadOnlyTheirRowsOfA) {
   dynamic.dynamicM = true;
   EXPECT_EQ(chooseGemmConfig(dynamic, options()).aRows, 0);
 }
+
+TEST_F(GemmPlanTest, DecodeConsumersPromoteWithSeveralTilesInFlight) {
+  // The narrow decode products (o, q/k/v, down at batches 1-64; rowwise
+  // and block scales): one row band, one promotion unit a K tile, tiles
+  // of 16-48 columns -- four K tiles' partials in flight.
+  for (bool block : {false, true})
+    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 4096, 4096},
+                           {8, 4096, 6144},
+                           {1, 14336, 4096},
+                           {64, 4096, 1024}}) {
+      GemmProblem p = problem(m, k, n, block);
+      GemmConfig c = chooseGemmConfig(p, options());
+      std::string why;
+      ASSERT_TRUE(succeeded(verifyGemmConfig(p, c, why))) << why;
+      EXPECT_EQ(c.kind, KernelKind::WarpSpecialized) << m << "x" << n;
+      EXPECT_TRUE(c.pipelinedPromotion) << m << "x" << k << "x" << n;
+      EXPECT_LE(c.bn, 48);
+      EXPECT_EQ(pipelinedPromotionGroup(c), 4);
+      GemmOptions o = options();
+      o.pipelinedPromotion = false;
+      EXPECT_FALSE(chooseGemmConfig(p, o).pipelinedPromotion);
+    }
+  // Fast accumulation keeps its own in-flight accumulator; a prefill's
+  // two-band tiles and the wide single-warpgroup decode products keep
+  // the wait per K tile.
+  GemmOptions fast = options();
+  fast.fastAccumulation = true;
+  EXPECT_FALSE(
+      chooseGemmConfig(problem(1, 4096, 4096, false), fast).pipelinedPromotion);
+  EXPECT_FALSE(chooseGemmConfig(problem(4096, 4096, 4096, false), options())
+                   .pipelinedPromotion);
+  EXPECT_FALSE(chooseGemmConfig(problem(1, 4096, 28672, false), options())
+                   .pipelinedPromotion);
+  // Tiles wider than 48 columns take two K tiles at a time.
+  GemmConfig wide;
+  wide.bn = 64;
+  EXPECT_EQ(pipelinedPromotionGroup(wide), 2);
+}

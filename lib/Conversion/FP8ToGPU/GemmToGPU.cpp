@@ -105,6 +105,7 @@ struct ConvertFP8GemmToGPUPass
     options.tmaStore = tmaStore;
     options.stageEpilogueInput = stageEpilogueInput;
     options.decodeWarpSpecialized = decodeWarpSpecialized;
+    options.pipelinedPromotion = pipelinedPromotion;
     options.clipLhsRows = clipLhsRows;
     options.gridDependency = gridDependency;
     FailureOr<SmallVector<gemm::GemmPlan, 2>> plans =

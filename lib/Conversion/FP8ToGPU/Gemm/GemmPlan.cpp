@@ -767,6 +767,20 @@ void clipLhsRows(const GemmProblem &p, const GemmOptions &options,
     c.aRows = std::max<int64_t>(p.m, 1);
 }
 
+/// Whether the decode plan's consumer promotes with two partials in flight
+/// (GemmConfig::pipelinedPromotion): a promoting kernel (fast accumulation
+/// keeps one accumulator in flight already) of one row band and one
+/// promotion unit per K tile, without staged scales, whose three
+/// accumulators (the total, two partials: BN / 2 registers each) stay
+/// within kMaxPipelinedPromotionTile columns' worth.
+constexpr int64_t kMaxPipelinedPromotionTile = 64;
+bool servesPipelinedPromotion(const GemmProblem &p, const GemmOptions &options,
+                              const GemmConfig &c) {
+  return options.pipelinedPromotion && !c.fastAccumulation &&
+         c.rowBands() == 1 && c.bk == p.promo && !c.stagedScales.enabled() &&
+         c.bn <= kMaxPipelinedPromotionTile;
+}
+
 /// The warp-specialized kernel for such a product: one consumer warpgroup
 /// (64 rows), persistent CTAs over tiles decodeTileN wide, and as many
 /// stages as fit (up to kMaxDecodeStages). The producer runs ahead of the
@@ -785,6 +799,7 @@ void makeDecodeWarpSpecialized(const GemmProblem &p,
         options.smCount, rowTiles * llvm::divideCeil(p.n, c.bn));
   c.stages = warpSpecializedStages(p, options, c, kMaxDecodeStages);
   c.prefetchB = servesPrefetchB(p, options, c);
+  c.pipelinedPromotion = servesPipelinedPromotion(p, options, c);
 }
 
 /// Products of few rows (decode steps: M <= 64 tokens) read B once and
@@ -816,6 +831,10 @@ void makeDecode(const GemmProblem &p, const GemmOptions &options,
 }
 
 } // namespace
+
+int64_t gemm::pipelinedPromotionGroup(const GemmConfig &config) {
+  return config.bn <= 48 ? 4 : 2;
+}
 
 GemmConfig gemm::chooseGemmConfig(const GemmProblem &p,
                                   const GemmOptions &options) {
@@ -1045,12 +1064,15 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
        << c.consumerRegisters << ")";
   if (c.mWaves > 1)
     os << ", " << c.mWaves << " row bands per consumer";
-  os << ", CTA tile " << c.bm << "x" << c.bn
-     << "x" << c.bk / p.elementBytes
+  os << ", CTA tile " << c.bm << "x" << c.bn << "x" << c.bk / p.elementBytes
      << (c.fastAccumulation
              ? std::string(", fast accumulation (no promotion)")
-             : ", promotion every " +
-                   std::to_string(p.promo / p.elementBytes) + " K")
+             : ", promotion every " + std::to_string(p.promo / p.elementBytes) +
+                   " K")
+     << (c.pipelinedPromotion
+             ? " (" + std::to_string(pipelinedPromotionGroup(c)) +
+                   " K tiles in flight)"
+             : std::string())
      << ", grid ";
   if (c.persistentCtas)
     os << c.persistentCtas << " persistent CTAs"

@@ -257,6 +257,12 @@ struct GemmConfig {
   /// before they read scales or write. The weights stream while the
   /// predecessor finishes.
   bool prefetchB = false;
+  /// Promoting warp-specialized consumer of one row band and one promotion
+  /// unit per K tile (the decode plan): each K tile's wgmmas are issued
+  /// before the previous tile's are waited for (wait_group 1), two partials
+  /// in flight, so a tile costs the consumer its issue and its promotion
+  /// rather than a whole wgmma round trip (buildPipelinedPromotingLoop).
+  bool pipelinedPromotion = false;
 
   /// 64-row bands of the CTA tile (BM / 64).
   int64_t rowBands() const { return consumerWarpgroups * mWaves; }
@@ -317,6 +323,9 @@ struct GemmOptions {
   /// Decode products with a static M below 64 load only alignTo(M, 8) rows
   /// of A per tile (GemmConfig::aRows); false: 64-row boxes.
   bool clipLhsRows = true;
+  /// The decode plan's consumer promotes with two partials in flight
+  /// (GemmConfig::pipelinedPromotion) where they fit its registers.
+  bool pipelinedPromotion = true;
   /// Kernels control their grid dependency (programmatic dependent launch,
   /// sm_90): warp-specialized kernels with a constant B prefetch it before
   /// waiting (GemmConfig::prefetchB).
@@ -350,6 +359,11 @@ constexpr int64_t kDynamicPlanRows = 8192;
 FailureOr<GemmProblem> analyzeGemm(func::FuncOp func, std::string &why);
 
 /// The heuristic: the configuration for `problem`.
+/// The K tiles a pipelined-promotion consumer issues before retiring them
+/// (GemmConfig::pipelinedPromotion): 4 partials of tiles up to 48 columns
+/// (at most 96 registers), else 2.
+int64_t pipelinedPromotionGroup(const GemmConfig &config);
+
 GemmConfig chooseGemmConfig(const GemmProblem &problem,
                             const GemmOptions &options);
 

@@ -442,6 +442,81 @@ buildPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
   return SmallVector<Value, 2>(kLoop.getResults().take_front(numBands));
 }
 
+/// The promoting K loop of the decode plan's consumer (one row band, one
+/// promotion unit per K tile: GemmConfig::pipelinedPromotion), in groups
+/// of `group` K tiles: each tile's wgmmas are issued into a fresh partial
+/// as soon as its stage is full, without waiting for the group's earlier
+/// tiles; then, in order, each partial is waited for (wait_group: the
+/// group's later tiles may still run), its stage handed back, and it is
+/// promoted into the total while the later tiles' wgmmas run. A group
+/// costs one wgmma round trip instead of one per tile (at decode tiles'
+/// few columns a K tile's wgmmas are short and the wait is most of it).
+/// Nothing is in flight across the loop's back edge: a partial carried
+/// there would be copied between registers while its wgmmas run, which
+/// ptxas serializes (C7514/C7515). The same promotions in the same order as
+/// buildPromotingLoop: bit-identical totals. Returns the total.
+Value buildPipelinedPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
+                                  const SmemLayout &layout,
+                                  const KernelValues &tile, TmaLoader &loader,
+                                  Promotion &promotion, const RowBand &band,
+                                  Value lane, Value firstStep) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const int64_t bk = plan.config.bk, stages = layout.stages;
+  const int64_t kTiles = numKTiles(plan);
+  const int64_t group = pipelinedPromotionGroup(plan.config);
+  // A fresh partial's wgmmas overwrite their accumulator (scale-d 0): its
+  // input is undefined rather than zeros, whose moves into the registers
+  // while another partial's wgmmas run would make ptxas serialize them.
+  Value fresh = LLVM::UndefOp::create(b, loc, band.frag.type);
+  // `count` K tiles from tile `kt` (index) on the stages from `stage` /
+  // `parity`: issued, then retired in order into `total`. Returns the
+  // total and the next stage and parity.
+  auto runGroup = [&](Value kt, int64_t count, Value total, Value stage,
+                      Value parity) {
+    SmallVector<Value> partials, stagesUsed;
+    SmallVector<Promotion::UnitScales> scales;
+    for (int64_t i = 0; i < count; ++i) {
+      loader.waitFull(kb, stage, parity);
+      Value stageBase = arith::AddIOp::create(
+          b, loc, tile.smemBase, kb.toI64(kb.mulC(stage, layout.stageStride)));
+      Value aBase = arith::AddIOp::create(b, loc, stageBase, band.aRows);
+      partials.push_back(issueUnitWgmma(kb, plan, layout, aBase, stageBase,
+                                        layout.bOffset, fresh, 0));
+      scales.push_back(promotion.load(kb, kb.mulC(kb.addC(kt, i), bk), 0));
+      stagesUsed.push_back(stage);
+      std::tie(stage, parity) = nextStage(kb, stage, parity, stages);
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      SmallVector<Value> factors = promotion.factors(kb, scales[i]);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, count - 1 - i);
+      loader.arriveEmpty(kb, stagesUsed[i], lane);
+      total = promotion.apply(kb, total, partials[i], factors);
+    }
+    return std::make_tuple(total, stage, parity);
+  };
+  StageUse use = stageUse(kb, firstStep, stages);
+  Value total = LLVM::ZeroOp::create(b, loc, band.frag.type);
+  const int64_t groups = kTiles / group;
+  auto loop =
+      scf::ForOp::create(b, loc, kb.cIdx(0), kb.cIdx(groups), kb.cIdx(1),
+                         ValueRange{total, use.stage, use.parity});
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    auto it = loop.getRegionIterArgs();
+    auto [t, s, p] = runGroup(kb.mulC(loop.getInductionVar(), group), group,
+                              it[0], it[1], it[2]);
+    scf::YieldOp::create(b, loc, ValueRange{t, s, p});
+  }
+  total = loop.getResult(0);
+  // The last K tiles, fewer than a group.
+  if (int64_t rest = kTiles % group)
+    total = std::get<0>(runGroup(kb.cIdx(groups * group), rest, total,
+                                 loop.getResult(1), loop.getResult(2)));
+  return total;
+}
+
 /// Consumer warpgroup `wg` (index) on one tile: its row bands, from the
 /// stages to the output. `t` is the tile's number in the CTA's walk.
 void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
@@ -480,6 +555,10 @@ void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
     totals.push_back(buildFastAccumulationLoop(
         kb, plan, layout, tile, loader, bands.front().frag,
         bands.front().aRows, lane, firstStep));
+  else if (c.pipelinedPromotion)
+    totals.push_back(buildPipelinedPromotingLoop(
+        kb, plan, layout, tile, loader, promotions.front(), bands.front(), lane,
+        firstStep));
   else
     totals = buildPromotingLoop(kb, plan, layout, tile, loader, promotions,
                                 bands, lane, firstStep);
