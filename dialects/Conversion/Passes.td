@@ -265,12 +265,12 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "with one consumer warpgroup, tiles that cover the SMs once and "
            "up to 16 stages (false: the single-warpgroup kernel with "
            "narrowed tiles)">,
-    Option<"pipelinedPromotion", "pipelined-promotion", "bool", "true",
+    Option<"pipelinedPromotion", "pipelined-promotion", "bool", "false",
            "The decode plan's promoting consumer (one row band, one "
-           "promotion unit per K tile, tiles at most 64 wide) issues each K "
-           "tile's wgmmas before waiting for the previous tile's "
-           "(wait_group 1, two partials in flight) instead of a whole "
-           "wgmma round trip per tile (false: wait_group 0 per tile)">,
+           "promotion unit per K tile, tiles at most 64 wide) issues 4 K "
+           "tiles' wgmmas (2 past 48 columns) before retiring them in order "
+           "(wait_group 3..0) instead of a whole wgmma round trip per tile. "
+           "Off by default: not yet run on a GPU (docs/GPU.md)">,
     Option<"gridDependency", "grid-dependency", "bool", "false",
            "Kernels control their own grid dependency (programmatic "
            "dependent launch, sm_90; fp8-gpu-grid-dependency): the "

@@ -195,28 +195,31 @@ TEST_F(GemmPlanTest, DecodeConsumersPromoteWithSeveralTilesInFlight) {
                            {1, 14336, 4096},
                            {64, 4096, 1024}}) {
       GemmProblem p = problem(m, k, n, block);
-      GemmConfig c = chooseGemmConfig(p, options());
+      GemmOptions on = options();
+      on.pipelinedPromotion = true;
+      GemmConfig c = chooseGemmConfig(p, on);
       std::string why;
       ASSERT_TRUE(succeeded(verifyGemmConfig(p, c, why))) << why;
       EXPECT_EQ(c.kind, KernelKind::WarpSpecialized) << m << "x" << n;
       EXPECT_TRUE(c.pipelinedPromotion) << m << "x" << k << "x" << n;
       EXPECT_LE(c.bn, 48);
       EXPECT_EQ(pipelinedPromotionGroup(c), 4);
-      GemmOptions o = options();
-      o.pipelinedPromotion = false;
-      EXPECT_FALSE(chooseGemmConfig(p, o).pipelinedPromotion);
+      // Off by default (not yet run on a GPU).
+      EXPECT_FALSE(chooseGemmConfig(p, options()).pipelinedPromotion);
     }
   // Fast accumulation keeps its own in-flight accumulator; a prefill's
   // two-band tiles and the wide single-warpgroup decode products keep
   // the wait per K tile.
-  GemmOptions fast = options();
+  GemmOptions on = options();
+  on.pipelinedPromotion = true;
+  GemmOptions fast = on;
   fast.fastAccumulation = true;
   EXPECT_FALSE(
       chooseGemmConfig(problem(1, 4096, 4096, false), fast).pipelinedPromotion);
-  EXPECT_FALSE(chooseGemmConfig(problem(4096, 4096, 4096, false), options())
+  EXPECT_FALSE(chooseGemmConfig(problem(4096, 4096, 4096, false), on)
                    .pipelinedPromotion);
-  EXPECT_FALSE(chooseGemmConfig(problem(1, 4096, 28672, false), options())
-                   .pipelinedPromotion);
+  EXPECT_FALSE(
+      chooseGemmConfig(problem(1, 4096, 28672, false), on).pipelinedPromotion);
   // Tiles wider than 48 columns take two K tiles at a time.
   GemmConfig wide;
   wide.bn = 64;

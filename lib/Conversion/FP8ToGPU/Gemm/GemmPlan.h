@@ -323,9 +323,10 @@ struct GemmOptions {
   /// Decode products with a static M below 64 load only alignTo(M, 8) rows
   /// of A per tile (GemmConfig::aRows); false: 64-row boxes.
   bool clipLhsRows = true;
-  /// The decode plan's consumer promotes with two partials in flight
-  /// (GemmConfig::pipelinedPromotion) where they fit its registers.
-  bool pipelinedPromotion = true;
+  /// The decode plan's consumer promotes with several K tiles in flight
+  /// (GemmConfig::pipelinedPromotion) where they fit its registers. Off by
+  /// default until it has run on a GPU (docs/GPU.md).
+  bool pipelinedPromotion = false;
   /// Kernels control their grid dependency (programmatic dependent launch,
   /// sm_90): warp-specialized kernels with a constant B prefetch it before
   /// waiting (GemmConfig::prefetchB).
