@@ -355,6 +355,48 @@ SmallVector<Value> zerosOf(OpBuilder &b, Location l, TypeRange types) {
   });
 }
 
+/// The unrolled steps' loads, every step's before the first step's
+/// arithmetic: `load` gives a step's values at its column (one per input;
+/// those `isLoad` marks are loads, the others pass through as given), the
+/// last step's loads under its guard where only some lanes have it.
+/// Returns the steps' columns and values.
+std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
+loadSteps(OpBuilder &b, Location l, const LaneSteps &steps,
+          ArrayRef<bool> isLoad,
+          function_ref<SmallVector<Value>(OpBuilder &, Value)> load) {
+  SmallVector<Value> columns;
+  SmallVector<SmallVector<Value>> loaded;
+  for (int64_t t = 0; t < steps.count; ++t) {
+    Value k = steps.column(b, l, t);
+    columns.push_back(k);
+    if (steps.whole(t)) {
+      loaded.push_back(load(b, k));
+      continue;
+    }
+    // Only the loads go through the guard; the rest are taken from the
+    // unguarded values, which are not loads.
+    SmallVector<Value> outside;
+    SmallVector<Value> inside = guarded(
+        b, l, steps.inRow(b, l, k),
+        [&](OpBuilder &gb) {
+          SmallVector<Value> all = load(gb, k), loads;
+          for (auto [v, isL] : llvm::zip(all, isLoad)) {
+            if (isL)
+              loads.push_back(v);
+            outside.push_back(isL ? Value() : v);
+          }
+          return loads;
+        },
+        [&](OpBuilder &gb, TypeRange types) { return zerosOf(gb, l, types); });
+    unsigned next = 0;
+    for (auto [i, isL] : llvm::enumerate(isLoad))
+      if (isL)
+        outside[i] = inside[next++];
+    loaded.push_back(outside);
+  }
+  return {columns, loaded};
+}
+
 /// A lane's fold of row `rowIvs` from `identity`: lane `lane` folds
 /// elements [lane V, lane V + V), then the same L V further on, ... (L =
 /// rowLanes); unrolled where unrolledSteps allows, the loads first.
@@ -374,40 +416,15 @@ Value foldLane(OpBuilder &b, Location l, linalg::GenericOp op,
   };
   if (std::optional<LaneSteps> steps = unrolledSteps(
           start, rowLength, rowLanes, width, stepRegisters(buffers, width))) {
-    // Only the loaded values go through a guard (a scalar input is
-    // passed as it is).
-    auto loadsOf = [&](ArrayRef<Value> loaded) {
-      SmallVector<Value> out;
-      for (auto [v, in] : llvm::zip(loaded, buffers))
-        if (isa<MemRefType>(in.getType()))
-          out.push_back(v);
-      return out;
-    };
-    auto withLoads = [&](ArrayRef<Value> loads) {
-      SmallVector<Value> all;
-      unsigned next = 0;
-      for (Value in : buffers)
-        all.push_back(isa<MemRefType>(in.getType()) ? loads[next++] : in);
-      return all;
-    };
+    SmallVector<bool> isLoad = llvm::map_to_vector(
+        buffers, [](Value in) { return isa<MemRefType>(in.getType()); });
+    // (Not a structured binding: lambdas below capture them.)
     SmallVector<Value> columns;
     SmallVector<SmallVector<Value>> loaded;
-    for (int64_t t = 0; t < steps->count; ++t) {
-      Value k = steps->column(b, l, t);
-      columns.push_back(k);
-      if (steps->whole(t)) {
-        loaded.push_back(loadLaneStep(b, l, op, at(k), width));
-        continue;
-      }
-      loaded.push_back(withLoads(guarded(
-          b, l, steps->inRow(b, l, k),
-          [&](OpBuilder &gb) {
-            return loadsOf(loadLaneStep(gb, l, op, at(k), width));
-          },
-          [&](OpBuilder &gb, TypeRange types) {
-            return zerosOf(gb, l, types);
-          })));
-    }
+    std::tie(columns, loaded) =
+        loadSteps(b, l, *steps, isLoad, [&](OpBuilder &gb, Value k) {
+          return loadLaneStep(gb, l, op, at(k), width);
+        });
     Value acc = identity;
     for (int64_t t = 0; t < steps->count; ++t) {
       if (steps->whole(t)) {
@@ -689,32 +706,11 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
   if (std::optional<LaneSteps> steps =
           unrolledSteps(start, rowLength, rowLanes, width,
                         stepRegisters(vectorBuffers, width))) {
-    auto present = [](ArrayRef<Value> vs) {
-      return llvm::filter_to_vector(vs, [](Value v) { return bool(v); });
-    };
-    auto placed = [&](ArrayRef<Value> loads) {
-      SmallVector<Value> all;
-      unsigned next = 0;
-      for (bool v : asVector)
-        all.push_back(v ? loads[next++] : Value());
-      return all;
-    };
     SmallVector<Value> columns;
     SmallVector<SmallVector<Value>> loaded;
-    for (int64_t t = 0; t < steps->count; ++t) {
-      Value k = steps->column(b, l, t);
-      columns.push_back(k);
-      if (steps->whole(t)) {
-        loaded.push_back(loadStep(b, k));
-        continue;
-      }
-      loaded.push_back(placed(guarded(
-          b, l, steps->inRow(b, l, k),
-          [&](OpBuilder &gb) { return present(loadStep(gb, k)); },
-          [&](OpBuilder &gb, TypeRange types) {
-            return zerosOf(gb, l, types);
-          })));
-    }
+    std::tie(columns, loaded) =
+        loadSteps(b, l, *steps, asVector,
+                  [&](OpBuilder &gb, Value k) { return loadStep(gb, k); });
     SmallVector<Value> accs = identities;
     for (int64_t t = 0; t < steps->count; ++t) {
       if (steps->whole(t)) {
