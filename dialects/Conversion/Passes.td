@@ -265,12 +265,17 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "with one consumer warpgroup, tiles that cover the SMs once and "
            "up to 16 stages (false: the single-warpgroup kernel with "
            "narrowed tiles)">,
-    Option<"pipelinedPromotion", "pipelined-promotion", "bool", "false",
+    Option<"pipelinedPromotion", "pipelined-promotion", "bool", "true",
            "The decode plan's promoting consumer (one row band, one "
            "promotion unit per K tile, tiles at most 64 wide) issues 4 K "
            "tiles' wgmmas (2 past 48 columns) before retiring them in order "
-           "(wait_group 3..0) instead of a whole wgmma round trip per tile. "
-           "Off by default: not yet run on a GPU (docs/GPU.md)">,
+           "(wait_group 3..0) instead of a whole wgmma round trip per tile "
+           "(bit-identical; false: the round trip per tile)">,
+    Option<"decodeKGroups", "decode-k-groups", "unsigned", "1",
+           "With pipelined-promotion: the decode consumer's K tiles split "
+           "over this many consumer warpgroups (1 or 2; where the K tiles "
+           "and stages divide), each with its own total, summed through "
+           "shared memory before the first one's register epilogue">,
     Option<"gridDependency", "grid-dependency", "bool", "false",
            "Kernels control their own grid dependency (programmatic "
            "dependent launch, sm_90; fp8-gpu-grid-dependency): the "

@@ -382,6 +382,8 @@ private:
       options.gemmFastAccumulation = o.fastAccumulation;
       options.gemmEpilogues = o.gemmEpilogues;
       options.decodeEpilogues = o.decodeEpilogues;
+      options.gemmPipelinedPromotion = o.pipelinedPromotion;
+      options.gemmDecodeKGroups = o.decodeKGroups;
       options.attentionPingPong = o.attentionPingPong;
       options.attentionDecodeKernel = o.attentionDecodeKernel;
       options.mergeSiblingProducts = o.mergeProducts.value_or(true);

@@ -264,6 +264,8 @@ void fp8::buildFP8GPULoweringPipeline(
     gemm.tmaPipeline = options.gemmTmaPipeline;
     gemm.warpSpecialized = options.gemmWarpSpecialized;
     gemm.fastAccumulation = options.gemmFastAccumulation;
+    gemm.pipelinedPromotion = options.gemmPipelinedPromotion;
+    gemm.decodeKGroups = options.gemmDecodeKGroups;
     gemm.gridDependency =
         options.gridDependency && chipNumber(options.chip) >= 90;
     // The kernels come as gpu.funcs in their own gpu.modules (with the

@@ -17,8 +17,10 @@
 // RUN: fp8-opt %s -split-input-file --convert-fp8-gemm-to-gpu="clip-lhs-rows=0" \
 // RUN:   | FileCheck %s --check-prefix=NOCLIP
 // RUN: fp8-opt %s -split-input-file \
-// RUN:   --convert-fp8-gemm-to-gpu="pipelined-promotion=1 remarks=true" 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=PIPE
+// RUN:   --convert-fp8-gemm-to-gpu="pipelined-promotion=0 remarks=true" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=ROUNDTRIP
+// RUN: fp8-opt %s -split-input-file --convert-fp8-gemm-to-gpu="decode-k-groups=2 remarks=true" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=KSPLIT
 
 // The warp-specialized kernel (TMA loads, M >= 128): 384 threads, warpgroups
 // 0 and 1 consume (64 rows each of a 128-row CTA tile), warpgroup 2
@@ -316,7 +318,7 @@ func.func private @__fp8_gemm_bf16_odd_k(%a: memref<64x100xbf16>, %sa: memref<f3
 // CHECK-LABEL: func.func private @__fp8_gemm_decode
 func.func private @__fp8_gemm_decode(%a: memref<16x4096xf8E4M3FN>, %sa: memref<16x32xf32>, %b: memref<6144x4096xf8E4M3FN>, %sb: memref<48x32xf32>, %out: memref<16x6144xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n48k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x48x128, promotion every 128 K, grid 128 persistent CTAs over 128 tiles, TMA into 16 128B-swizzled stages}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n48k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x48x128, promotion every 128 K (4 K tiles in flight), grid 128 persistent CTAs over 128 tiles, TMA into 16 128B-swizzled stages}}
   // SINGLEWG: fp8 gemm: wgmma kernel m64n40k32, CTA tile 64x40x128, promotion every 128 K, grid 154x1x1, TMA into 8 128B-swizzled stages
   return
 }
@@ -331,13 +333,13 @@ func.func private @__fp8_gemm_decode(%a: memref<16x4096xf8E4M3FN>, %sa: memref<1
 // has SBO 0 (LBO 1, 128B swizzle: 1 << 16 | 1 << 62), B's SBO 1024 (64 <<
 // 32). With decode-ws=0 the single-warpgroup kernel (24-wide tiles,
 // two CTAs an SM) keeps 64-row boxes.
-// The consumer's K loop: one tile an iteration, wait_group 0 after each.
-// pipelined-promotion=1 (off by default until run on a GPU) takes the 32 K
-// tiles 4 at a time: each tile's wgmmas (4 x k32) issued into a fresh
-// partial (scale-d zero) once its stage is full, then the four waited for
-// in order -- wait_group 3, 2, 1, 0, each followed by the stage's release
-// and the partial's promotion -- so a group costs one wgmma round trip;
-// nothing in flight at the back edge.
+// The consumer's K loop (pipelined promotion) takes the 32 K tiles 4 at a
+// time: each tile's wgmmas (4 x k32) issued into a fresh partial (scale-d
+// zero) once its stage is full, then the four waited for in order --
+// wait_group 3, 2, 1, 0, each followed by the stage's release and the
+// partial's promotion -- so a group costs one wgmma round trip; nothing in
+// flight at the back edge. pipelined-promotion=0: one tile an iteration,
+// wait_group 0 after each.
 // CHECK-LABEL: func.func private @__fp8_gemm_decode_o
 // CHECK:         %[[ROWS:.*]] = llvm.getelementptr %{{.*}}[4]
 // CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : i64
@@ -350,28 +352,56 @@ func.func private @__fp8_gemm_decode(%a: memref<16x4096xf8E4M3FN>, %sa: memref<1
 // CHECK:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c4224_i32
 // CHECK:         arith.constant 4611686018427453440 : i64
 // CHECK:         arith.constant 4611686293305360384 : i64
-// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c1{{.*}} iter_args(
-// CHECK:           nvvm.wgmma.commit.group.sync.aligned
+// CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args(
+// CHECK-COUNT-4:   nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT:       nvvm.wgmma.mma_async
+// CHECK:           nvvm.wgmma.wait.group.sync.aligned 3
+// CHECK:           nvvm.mbarrier.arrive
+// CHECK:           nvvm.wgmma.wait.group.sync.aligned 2
+// CHECK:           nvvm.mbarrier.arrive
+// CHECK:           nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK:           nvvm.mbarrier.arrive
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-NOT:       nvvm.wgmma.wait.group.sync.aligned 1
-// PIPE: remark: fp8 gemm: wgmma kernel m64n32k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x32x128, promotion every 128 K (4 K tiles in flight), grid 128 persistent CTAs
-// PIPE-LABEL: func.func private @__fp8_gemm_decode_o
-// PIPE:         scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args(
-// PIPE-COUNT-4:   nvvm.wgmma.commit.group.sync.aligned
-// PIPE-NOT:       nvvm.wgmma.mma_async
-// PIPE:           nvvm.wgmma.wait.group.sync.aligned 3
-// PIPE:           nvvm.mbarrier.arrive
-// PIPE:           nvvm.wgmma.wait.group.sync.aligned 2
-// PIPE:           nvvm.mbarrier.arrive
-// PIPE:           nvvm.wgmma.wait.group.sync.aligned 1
-// PIPE:           nvvm.mbarrier.arrive
-// PIPE:           nvvm.wgmma.wait.group.sync.aligned 0
-// PIPE:           nvvm.mbarrier.arrive
-// PIPE:           scf.yield
+// CHECK:           nvvm.mbarrier.arrive
+// CHECK:           scf.yield
+// ROUNDTRIP: remark: fp8 gemm: wgmma kernel m64n32k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x32x128, promotion every 128 K, grid 128 persistent CTAs
+// ROUNDTRIP-LABEL: func.func private @__fp8_gemm_decode_o
+// ROUNDTRIP:         scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c1{{.*}} iter_args(
+// ROUNDTRIP:           nvvm.wgmma.commit.group.sync.aligned
+// ROUNDTRIP:           nvvm.wgmma.wait.group.sync.aligned 0
+// ROUNDTRIP-NOT:       nvvm.wgmma.wait.group.sync.aligned 1
+// ROUNDTRIP:           scf.yield
+// decode-k-groups=2 splits the 32 K tiles over two consumer warpgroups
+// (384 threads): warpgroup g takes tiles g, g + 2, ... -- 16, 4 groups of
+// 4 -- in the stages of its parity (a stage two on, less 16 past the
+// last); then group 1 writes its 16 registers to the reduction buffer
+// after the 16 stages (16 x 5120 bytes), named barrier 3 (256 threads),
+// group 0 adds them, barrier 3 again (the buffer free for the next tile),
+// and group 0 alone stores.
+// KSPLIT: remark: fp8 gemm: wgmma kernel m64n32k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x32x128, promotion every 128 K (4 K tiles in flight per consumer, K tiles split over 2 consumers), grid 128 persistent CTAs over 128 tiles, TMA into 16 128B-swizzled stages loading 1 row of A
+// KSPLIT-LABEL: func.func private @__fp8_gemm_decode_o
+// KSPLIT:         gpu.launch_func {{.*}} threads in (%c384
+// KSPLIT:         scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args(
+// KSPLIT:           %[[NEXT:.*]] = arith.addi %{{.*}}, %c2{{.*}} : index
+// KSPLIT-NEXT:      %c16{{.*}} = arith.constant 16 : index
+// KSPLIT-NEXT:      %[[WRAP:.*]] = arith.cmpi uge, %[[NEXT]], %c16
+// KSPLIT-NEXT:      %c-16 = arith.constant -16 : index
+// KSPLIT-NEXT:      %[[BACK:.*]] = arith.addi %[[NEXT]], %c-16 : index
+// KSPLIT-NEXT:      arith.select %[[WRAP]], %[[BACK]], %[[NEXT]] : index
+// KSPLIT:           nvvm.wgmma.wait.group.sync.aligned 3
+// KSPLIT:           nvvm.wgmma.wait.group.sync.aligned 0
+// KSPLIT:           scf.yield
+// KSPLIT:         arith.constant 81920 : index
+// KSPLIT-COUNT-16: llvm.store %{{.*}} : f32, !llvm.ptr<3>
+// KSPLIT:         nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// KSPLIT-COUNT-16: llvm.fadd
+// KSPLIT:         nvvm.barrier id = %c3_i32 number_of_threads = %c256_i32
+// KSPLIT:         scf.if
+// KSPLIT:           llvm.store %{{.*}} : vector<2xbf16>, !llvm.ptr<1>
 // SINGLEWG: fp8 gemm: wgmma kernel m64n24k32, CTA tile 64x24x128, promotion every 128 K, grid 171x1x1, TMA into 8 128B-swizzled stages
 func.func private @__fp8_gemm_decode_o(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x1xf32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<4096x1xf32>, %out: memref<1x4096xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n32k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x32x128, promotion every 128 K, grid 128 persistent CTAs over 128 tiles, TMA into 16 128B-swizzled stages loading 1 row of A}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n32k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x32x128, promotion every 128 K (4 K tiles in flight), grid 128 persistent CTAs over 128 tiles, TMA into 16 128B-swizzled stages loading 1 row of A}}
   return
 }
 
@@ -385,7 +415,7 @@ func.func private @__fp8_gemm_decode_o(%a: memref<1x4096xf8E4M3FN>, %sa: memref<
 // NOCLIP:         return
 func.func private @__fp8_gemm_decode_noclip(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x1xf32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<4096x1xf32>, %out: memref<1x4096xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}} {
-  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n32k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x32x128, promotion every 128 K, grid 128 persistent CTAs over 128 tiles, TMA into 16 128B-swizzled stages loading 1 row of A}}
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n32k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x32x128, promotion every 128 K (4 K tiles in flight), grid 128 persistent CTAs over 128 tiles, TMA into 16 128B-swizzled stages loading 1 row of A}}
   return
 }
 

@@ -204,8 +204,11 @@ TEST_F(GemmPlanTest, DecodeConsumersPromoteWithSeveralTilesInFlight) {
       EXPECT_TRUE(c.pipelinedPromotion) << m << "x" << k << "x" << n;
       EXPECT_LE(c.bn, 48);
       EXPECT_EQ(pipelinedPromotionGroup(c), 4);
-      // Off by default (not yet run on a GPU).
-      EXPECT_FALSE(chooseGemmConfig(p, options()).pipelinedPromotion);
+      // On by default; pipelined-promotion=0 keeps a round trip per tile.
+      EXPECT_TRUE(chooseGemmConfig(p, options()).pipelinedPromotion);
+      GemmOptions off = options();
+      off.pipelinedPromotion = false;
+      EXPECT_FALSE(chooseGemmConfig(p, off).pipelinedPromotion);
     }
   // Fast accumulation keeps its own in-flight accumulator; a prefill's
   // two-band tiles and the wide single-warpgroup decode products keep
@@ -224,4 +227,54 @@ TEST_F(GemmPlanTest, DecodeConsumersPromoteWithSeveralTilesInFlight) {
   GemmConfig wide;
   wide.bn = 64;
   EXPECT_EQ(pipelinedPromotionGroup(wide), 2);
+}
+
+TEST_F(GemmPlanTest, DecodeKTilesSplitOverTwoConsumers) {
+  // decode-k-groups=2: the pipelined decode consumers split each tile's K
+  // tiles (even and odd ones, in stages of the same parity): 2 consumer
+  // warpgroups + the producer (384 threads), an even number of stages, the
+  // register epilogue, and a reduction buffer of one 64 x BN f32 total.
+  GemmOptions on = options();
+  on.pipelinedPromotion = true;
+  on.decodeKGroups = 2;
+  for (bool block : {false, true})
+    for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 4096, 4096},
+                           {8, 4096, 6144},
+                           {1, 14336, 4096},
+                           {64, 4096, 1024}}) {
+      GemmProblem p = problem(m, k, n, block);
+      GemmConfig c = chooseGemmConfig(p, on);
+      std::string why;
+      ASSERT_TRUE(succeeded(verifyGemmConfig(p, c, why))) << why;
+      EXPECT_EQ(c.kGroups, 2) << m << "x" << k << "x" << n;
+      EXPECT_EQ(c.consumerWarpgroups, 1);
+      EXPECT_EQ(c.computeWarpgroups(), 2);
+      EXPECT_EQ(c.threads(), 384);
+      EXPECT_EQ(c.stages % 2, 0);
+      EXPECT_EQ(c.epilogue, EpilogueKind::Registers);
+      EXPECT_EQ(SmemLayout::get(c).reduceBytes, 64 * c.bn * 4);
+      // One consumer per band without the option or pipelined promotion.
+      GemmOptions pipelinedOnly = on;
+      pipelinedOnly.decodeKGroups = 1;
+      EXPECT_EQ(chooseGemmConfig(p, pipelinedOnly).kGroups, 1);
+      GemmOptions plain = on;
+      plain.pipelinedPromotion = false;
+      EXPECT_EQ(chooseGemmConfig(p, plain).kGroups, 1);
+    }
+  // An odd number of K tiles (33) keeps one consumer.
+  EXPECT_EQ(chooseGemmConfig(problem(1, 4224, 4096, false), on).kGroups, 1);
+  // The verifier: K groups only with the pipelined consumer, whole pairs of
+  // stages and K tiles, the register epilogue.
+  GemmProblem p = problem(1, 4096, 4096, false);
+  GemmConfig c = chooseGemmConfig(p, on);
+  std::string why;
+  GemmConfig bad = c;
+  bad.pipelinedPromotion = false;
+  EXPECT_TRUE(failed(verifyGemmConfig(p, bad, why)));
+  bad = c;
+  bad.stages = c.stages - 1;
+  EXPECT_TRUE(failed(verifyGemmConfig(p, bad, why)));
+  bad = c;
+  bad.kGroups = 3;
+  EXPECT_TRUE(failed(verifyGemmConfig(p, bad, why)));
 }

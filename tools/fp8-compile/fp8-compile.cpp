@@ -83,6 +83,21 @@ static cl::opt<bool> decodeEpilogues(
              "{max-rows=64}; bit-identical to the unfused step; "
              "--decode-epilogues=false keeps them apart)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> pipelinedPromotion(
+    "pipelined-promotion",
+    cl::desc("GPU: decode GEMMs' consumer warpgroups keep 4 K tiles' wgmmas "
+             "in flight (2 past 48 columns) between FP32 promotions, instead "
+             "of waiting for each tile's (convert-fp8-gemm-to-gpu"
+             "{pipelined-promotion}; the same promotions in the same order, "
+             "bit-identical; =false: a wgmma round trip per K tile)"),
+    cl::init(true), cl::cat(category));
+static cl::opt<unsigned> decodeKGroups(
+    "decode-k-groups",
+    cl::desc("GPU, with --pipelined-promotion: decode GEMMs' K tiles split "
+             "over this many consumer warpgroups (1 or 2), each summing its "
+             "share, added before the epilogue (convert-fp8-gemm-to-gpu"
+             "{decode-k-groups})"),
+    cl::init(1), cl::cat(category));
 static cl::opt<cl::boolOrDefault> mergeProducts(
     "merge-products",
     cl::desc("Products of one activation with constant weights (q, k, v; "
@@ -405,6 +420,8 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.fastAccumulation = fastAccumulation;
   o.gemmEpilogues = gemmEpilogues;
   o.decodeEpilogues = decodeEpilogues;
+  o.pipelinedPromotion = pipelinedPromotion;
+  o.decodeKGroups = decodeKGroups;
   o.attentionPingPong = attentionPingPong;
   o.attentionDecodeKernel = attentionDecodeKernel;
   if (mergeProducts != cl::BOU_UNSET)

@@ -106,6 +106,12 @@ struct CompileOptions {
   /// consumer in the GEMM epilogue (fp8-fuse-gemm-epilogues{max-rows=64};
   /// bit-identical to the unfused step, docs/GPU.md).
   bool decodeEpilogues = true;
+  /// GPU: decode GEMMs' consumers keep several K tiles' wgmmas in flight
+  /// between promotions (convert-fp8-gemm-to-gpu{pipelined-promotion}).
+  bool pipelinedPromotion = true;
+  /// GPU: with pipelinedPromotion, decode GEMMs' K tiles split over this many
+  /// consumer warpgroups (convert-fp8-gemm-to-gpu{decode-k-groups}; 1 or 2).
+  unsigned decodeKGroups = 1;
   /// Products of one activation with constant weights as one product over
   /// the concatenated weights (fp8-merge-sibling-products); unset: on for
   /// the GPU targets (fewer kernels), off for the CPU (no gain there).

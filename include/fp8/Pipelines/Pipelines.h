@@ -101,6 +101,19 @@ struct GPULoweringPipelineOptions
                      "rows (fp8-fuse-gemm-epilogues{max-rows=64}); "
                      "bit-identical to the unfused step (docs/GPU.md)"),
       llvm::cl::init(true)};
+  Option<bool> gemmPipelinedPromotion{
+      *this, "gemm-pipelined-promotion",
+      llvm::cl::desc("Decode GEMMs' consumers keep several K tiles' wgmmas "
+                     "in flight between FP32 promotions (convert-fp8-gemm-"
+                     "to-gpu{pipelined-promotion}; the same promotions in the "
+                     "same order)"),
+      llvm::cl::init(true)};
+  Option<unsigned> gemmDecodeKGroups{
+      *this, "gemm-decode-k-groups",
+      llvm::cl::desc("With gemm-pipelined-promotion: decode GEMMs' K tiles "
+                     "split over this many consumer warpgroups (1 or 2; "
+                     "convert-fp8-gemm-to-gpu{decode-k-groups})"),
+      llvm::cl::init(1)};
   Option<bool> mergeSiblingProducts{
       *this, "merge-sibling-products",
       llvm::cl::desc("Products of one activation with constant weights "

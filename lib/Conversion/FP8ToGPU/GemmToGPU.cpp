@@ -106,6 +106,7 @@ struct ConvertFP8GemmToGPUPass
     options.stageEpilogueInput = stageEpilogueInput;
     options.decodeWarpSpecialized = decodeWarpSpecialized;
     options.pipelinedPromotion = pipelinedPromotion;
+    options.decodeKGroups = decodeKGroups;
     options.clipLhsRows = clipLhsRows;
     options.gridDependency = gridDependency;
     FailureOr<SmallVector<gemm::GemmPlan, 2>> plans =

@@ -75,7 +75,25 @@ Value OutputValues::finish(KernelBuilder &kb, Value acc, int64_t i, Value col,
   return x;
 }
 
+Value OutputValues::finishClamped(KernelBuilder &kb,
+                                  const AccumulatorFragment &frag, Value acc,
+                                  int64_t i, Value stagedInput) const {
+  const GemmProblem &p = kb.p;
+  Value col = kb.minC(frag.colOf(kb, i), p.n - 1);
+  Value row = clampRow(kb, kv, frag.rowOf(i));
+  Value outLin = kb.add(kv.outBase, kb.add(kb.mulC(row, p.n), col));
+  return finish(kb, acc, i, col, outLin, stagedInput);
+}
+
 namespace {
+
+/// Registers whose outputs the register epilogue finishes before it stores
+/// any of them: their loads (per-column scales, bias, a fused consumer's
+/// inputs) are issued together instead of one round trip per guarded store
+/// (stores to `out` may alias the inputs for ptxas, which keeps each
+/// guarded load behind the previous store). 16 registers: 8 pairs in
+/// flight, a few registers beside the total.
+constexpr int64_t kEpilogueChunk = 16;
 
 /// Opens `if (row < M && col < N)` for register `i` and leaves the builder
 /// inside it (callers hold an InsertionGuard); returns the output's linear
@@ -92,13 +110,11 @@ Value openInBounds(KernelBuilder &kb, const KernelValues &kv,
   return kb.add(kv.outBase, kb.add(kb.mulC(row, p.n), col));
 }
 
-/// Register `i` of the total, finished and stored if inside the output.
+/// Register `i`'s finished value `x`, stored if inside the output.
 void storeRegister(KernelBuilder &kb, const KernelValues &kv,
-                   const AccumulatorFragment &frag, const OutputValues &values,
-                   Value acc, int64_t i) {
+                   const AccumulatorFragment &frag, Value x, int64_t i) {
   OpBuilder::InsertionGuard g(kb.b);
   Value outLin = openInBounds(kb, kv, frag, i);
-  Value x = values.finish(kb, acc, i, frag.colOf(kb, i), outLin);
   memref::StoreOp::create(kb.b, kb.loc, x, kv.out, ValueRange{outLin});
 }
 
@@ -107,8 +123,8 @@ void storeRegister(KernelBuilder &kb, const KernelValues &kv,
 /// pair's first element index is even, so the store is aligned. Halves the
 /// epilogue's store instructions. `outPtr`: the output as !llvm.ptr<1>.
 void storePair(KernelBuilder &kb, const KernelValues &kv,
-               const AccumulatorFragment &frag, const OutputValues &values,
-               Value acc, int64_t i, Value outPtr) {
+               const AccumulatorFragment &frag, ArrayRef<Value> x, int64_t i,
+               Value outPtr) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = kb.p;
@@ -116,11 +132,8 @@ void storePair(KernelBuilder &kb, const KernelValues &kv,
   Value outLin = openInBounds(kb, kv, frag, i);
   auto vecType = VectorType::get({2}, p.outType);
   Value v = LLVM::UndefOp::create(b, loc, vecType);
-  for (int64_t j = 0; j < 2; ++j) {
-    Value x = values.finish(kb, acc, i + j, frag.colOf(kb, i + j),
-                            kb.addC(outLin, j));
-    v = LLVM::InsertElementOp::create(b, loc, v, x, kb.cI32(j));
-  }
+  for (int64_t j = 0; j < 2; ++j)
+    v = LLVM::InsertElementOp::create(b, loc, v, x[j], kb.cI32(j));
   Value ptr = LLVM::GEPOp::create(b, loc, outPtr.getType(), p.outType, outPtr,
                                   ArrayRef<LLVM::GEPArg>{kb.toI64(outLin)});
   const unsigned bytes = 2 * p.outType.getIntOrFloatBitWidth() / 8;
@@ -161,12 +174,20 @@ void gemm::buildRegisterEpilogue(KernelBuilder &kb, const GemmPlan &plan,
                                  const KernelValues &kv,
                                  const AccumulatorFragment &frag, Value acc) {
   OutputValues values(kb, kv, frag);
-  if (kb.p.n % 2 == 0) {
-    Value outPtr = llvmPointer(kb, kv.out, 1, /*fromGeneric=*/true);
-    for (int64_t i = 0; i < frag.numRegs; i += 2)
-      storePair(kb, kv, frag, values, acc, i, outPtr);
-    return;
+  const bool pairs = kb.p.n % 2 == 0;
+  Value outPtr =
+      pairs ? llvmPointer(kb, kv.out, 1, /*fromGeneric=*/true) : Value();
+  for (int64_t first = 0; first < frag.numRegs; first += kEpilogueChunk) {
+    const int64_t end = std::min(frag.numRegs, first + kEpilogueChunk);
+    SmallVector<Value> x;
+    for (int64_t i = first; i < end; ++i)
+      x.push_back(values.finishClamped(kb, frag, acc, i));
+    for (int64_t i = first; i < end; i += pairs ? 2 : 1) {
+      if (pairs)
+        storePair(kb, kv, frag, ArrayRef<Value>(x).slice(i - first, 2), i,
+                  outPtr);
+      else
+        storeRegister(kb, kv, frag, x[i - first], i);
+    }
   }
-  for (int64_t i = 0; i < frag.numRegs; ++i)
-    storeRegister(kb, kv, frag, values, acc, i);
 }

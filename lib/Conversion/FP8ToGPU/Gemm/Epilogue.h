@@ -48,6 +48,10 @@ public:
   /// here).
   Value finish(KernelBuilder &kb, Value acc, int64_t i, Value col, Value outLin,
                Value stagedInput = {}) const;
+  /// Register `i` finished with its row and column clamped into the output
+  /// (every load in bounds: no guard needed, whether or not it is stored).
+  Value finishClamped(KernelBuilder &kb, const AccumulatorFragment &frag,
+                      Value acc, int64_t i, Value stagedInput = {}) const;
 
 private:
   const KernelValues &kv;

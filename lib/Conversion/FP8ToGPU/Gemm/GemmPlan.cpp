@@ -767,18 +767,41 @@ void clipLhsRows(const GemmProblem &p, const GemmOptions &options,
     c.aRows = std::max<int64_t>(p.m, 1);
 }
 
-/// Whether the decode plan's consumer promotes with two partials in flight
-/// (GemmConfig::pipelinedPromotion): a promoting kernel (fast accumulation
-/// keeps one accumulator in flight already) of one row band and one
-/// promotion unit per K tile, without staged scales, whose three
-/// accumulators (the total, two partials: BN / 2 registers each) stay
-/// within kMaxPipelinedPromotionTile columns' worth.
+/// Whether the decode plan's consumer promotes with several K tiles in
+/// flight (GemmConfig::pipelinedPromotion): a promoting kernel (fast
+/// accumulation keeps one accumulator in flight already) of one row band
+/// and one promotion unit per K tile, without staged scales, with tiles up
+/// to kMaxPipelinedPromotionTile columns (the total and 4 partials of 48
+/// columns, or 2 of 64: BN / 2 registers each).
 constexpr int64_t kMaxPipelinedPromotionTile = 64;
 bool servesPipelinedPromotion(const GemmProblem &p, const GemmOptions &options,
                               const GemmConfig &c) {
   return options.pipelinedPromotion && !c.fastAccumulation &&
          c.rowBands() == 1 && c.bk == p.promo && !c.stagedScales.enabled() &&
          c.bn <= kMaxPipelinedPromotionTile;
+}
+
+/// GemmConfig::kGroups for the pipelined decode consumer: the K tiles
+/// split over `decodeKGroups` consumers where they divide (and the stages
+/// that fit beside the consumers' reduction buffer, rounded down to a
+/// multiple). Their epilogue is the register one: a decode tile's few rows
+/// leave the TMA-store epilogue nothing to gain, and only the first
+/// consumer writes.
+void splitDecodeK(const GemmProblem &p, const GemmOptions &options,
+                  GemmConfig &c) {
+  const int64_t groups = options.decodeKGroups;
+  if (groups <= 1 || !c.pipelinedPromotion ||
+      llvm::divideCeil(p.k, c.bk) % groups != 0)
+    return;
+  c.kGroups = groups;
+  c.epilogue = EpilogueKind::Registers;
+  c.storeBytes = 0;
+  c.storeChunks = 1;
+  c.stagedInput = false;
+  c.stages =
+      warpSpecializedStages(p, options, c, kMaxDecodeStages) / groups * groups;
+  if (c.stages < groups)
+    c.kGroups = 1;
 }
 
 /// The warp-specialized kernel for such a product: one consumer warpgroup
@@ -800,6 +823,7 @@ void makeDecodeWarpSpecialized(const GemmProblem &p,
   c.stages = warpSpecializedStages(p, options, c, kMaxDecodeStages);
   c.prefetchB = servesPrefetchB(p, options, c);
   c.pipelinedPromotion = servesPipelinedPromotion(p, options, c);
+  splitDecodeK(p, options, c);
 }
 
 /// Products of few rows (decode steps: M <= 64 tokens) read B once and
@@ -910,7 +934,7 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
     // the consumers' setmaxnreg.inc forever.
     const int64_t launched =
         std::min<int64_t>(255, 65536 / c.threads()) / 8 * 8 * c.threads();
-    if ((c.producerRegisters + c.consumerRegisters * c.consumerWarpgroups) *
+    if ((c.producerRegisters + c.consumerRegisters * c.computeWarpgroups()) *
             kWarpgroupThreads >
         launched)
       return fail("the warpgroups' setmaxnreg counts exceed the registers "
@@ -918,6 +942,15 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
   }
   if (c.bn % 8 != 0 || c.bn < 8 || c.bn > 256)
     return fail("wgmma N must be a multiple of 8 in [8, 256]");
+  if (c.kGroups < 1 || c.kGroups > 2)
+    return fail("a row band's K tiles split over 1 or 2 consumers");
+  if (c.kGroups > 1 &&
+      (!c.pipelinedPromotion || c.epilogue != EpilogueKind::Registers ||
+       c.stages % c.kGroups != 0 ||
+       llvm::divideCeil(p.k, c.bk) % c.kGroups != 0 || c.clusterM != 1))
+    return fail("K tiles split over consumers are for the pipelined "
+                "promoting consumer with the register epilogue, stages and "
+                "K tiles in multiples of the consumers, without clusters");
   if (c.fastAccumulation &&
       (c.kind != KernelKind::WarpSpecialized || p.lhsScale.dependsOnK() ||
        p.rhsScale.dependsOnK()))
@@ -1059,7 +1092,7 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
   os << "wgmma kernel m64n" << c.bn << "k" << kMmaK / p.elementBytes
      << (p.elementBytes == 2 ? " bf16" : "");
   if (c.kind == KernelKind::WarpSpecialized)
-    os << ", warp-specialized (1 producer + " << c.consumerWarpgroups
+    os << ", warp-specialized (1 producer + " << c.computeWarpgroups()
        << " consumer warpgroups, setmaxnreg " << c.producerRegisters << "/"
        << c.consumerRegisters << ")";
   if (c.mWaves > 1)
@@ -1071,7 +1104,11 @@ std::string gemm::describeGemmPlan(const GemmPlan &plan) {
                    " K")
      << (c.pipelinedPromotion
              ? " (" + std::to_string(pipelinedPromotionGroup(c)) +
-                   " K tiles in flight)"
+                   " K tiles in flight" +
+                   (c.kGroups > 1 ? " per consumer, K tiles split over " +
+                                        std::to_string(c.kGroups) + " consumers"
+                                  : std::string()) +
+                   ")"
              : std::string())
      << ", grid ";
   if (c.persistentCtas)

@@ -239,8 +239,10 @@ struct GemmConfig {
 
   /// Warpgroups per CTA, producer included.
   int64_t warpgroups() const {
-    return consumerWarpgroups + (kind == KernelKind::WarpSpecialized ? 1 : 0);
+    return computeWarpgroups() + (kind == KernelKind::WarpSpecialized ? 1 : 0);
   }
+  /// Warpgroups running wgmma: every band's K groups.
+  int64_t computeWarpgroups() const { return consumerWarpgroups * kGroups; }
   /// TMA: rows of A each tile loads (1..BM; 0: BM). Decode products (a
   /// static M below 64, one row band) load their M rows instead of a
   /// 64-row box whose rows past M the TMA unit fills with zeros (measured
@@ -258,11 +260,23 @@ struct GemmConfig {
   /// predecessor finishes.
   bool prefetchB = false;
   /// Promoting warp-specialized consumer of one row band and one promotion
-  /// unit per K tile (the decode plan): each K tile's wgmmas are issued
-  /// before the previous tile's are waited for (wait_group 1), two partials
-  /// in flight, so a tile costs the consumer its issue and its promotion
-  /// rather than a whole wgmma round trip (buildPipelinedPromotingLoop).
+  /// unit per K tile (the decode plan): the K tiles go in groups
+  /// (pipelinedPromotionGroup: 4, or 2 past 48 columns) whose wgmmas are all
+  /// issued, each into a fresh partial, before the first is waited for
+  /// (wait_group 3..0), so a group costs one wgmma round trip instead of
+  /// one per tile (buildPipelinedPromotingLoop; the same promotions in the
+  /// same order).
   bool pipelinedPromotion = false;
+  /// Consumer warpgroups that share each row band's K tiles (split K inside
+  /// the CTA; the decode plan, with pipelinedPromotion): group g of a band
+  /// takes the band's K tiles g, g + kGroups, ..., which live in the stages
+  /// s with s % kGroups == g (stages and K tiles are multiples of
+  /// kGroups), keeps its own FP32 total, and groups 1.. hand theirs to
+  /// group 0 through shared memory (SmemLayout::reduceOffset) before its
+  /// epilogue. At a decode tile's few columns a K tile's wgmma round trip,
+  /// not the bytes, bounds a consumer: two consumers stream twice the K
+  /// tiles. 1: one consumer per band.
+  int64_t kGroups = 1;
 
   /// 64-row bands of the CTA tile (BM / 64).
   int64_t rowBands() const { return consumerWarpgroups * mWaves; }
@@ -324,9 +338,11 @@ struct GemmOptions {
   /// of A per tile (GemmConfig::aRows); false: 64-row boxes.
   bool clipLhsRows = true;
   /// The decode plan's consumer promotes with several K tiles in flight
-  /// (GemmConfig::pipelinedPromotion) where they fit its registers. Off by
-  /// default until it has run on a GPU (docs/GPU.md).
-  bool pipelinedPromotion = false;
+  /// (GemmConfig::pipelinedPromotion) where they fit its registers.
+  bool pipelinedPromotion = true;
+  /// The pipelined decode consumer's K tiles split over this many consumer
+  /// warpgroups (GemmConfig::kGroups; 1 or 2) where the K tiles divide.
+  int64_t decodeKGroups = 1;
   /// Kernels control their grid dependency (programmatic dependent launch,
   /// sm_90): warp-specialized kernels with a constant B prefetch it before
   /// waiting (GemmConfig::prefetchB).

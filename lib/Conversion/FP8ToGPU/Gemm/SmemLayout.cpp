@@ -79,7 +79,10 @@ SmemLayout SmemLayout::get(const GemmConfig &config) {
   // The staging tile is 128B-swizzled: it starts on a 1024-byte atom.
   l.storeOffset =
       l.storeTileBytes ? llvm::alignTo(scalesEnd, l.alignment) : scalesEnd;
-  const int64_t tilesEnd = l.storeOffset + l.storeTileBytes;
+  l.reduceOffset = l.storeOffset + l.storeTileBytes;
+  l.reduceBytes =
+      (config.kGroups - 1) * config.rowBands() * kWgmmaM * config.bn * 4;
+  const int64_t tilesEnd = l.reduceOffset + l.reduceBytes;
   l.barrierOffset = l.numBarriers ? tilesEnd : 0;
   // The dynamic buffer is only 16-byte aligned: the kernel rounds its base
   // up to `alignment`, which may cost alignment - 16 bytes.

@@ -83,6 +83,11 @@ struct SmemLayout {
   /// storeChunks) output elements after the stages, 1024-aligned, as one
   /// 64-row part per row band (`storeTileBytes` = 0 without it).
   int64_t storeOffset = 0, storeTileBytes = 0;
+  /// K groups' totals handed to group 0 (GemmConfig::kGroups > 1): for
+  /// each group past the first, every register of its fragment as 128
+  /// consecutive f32 (one per thread of the warpgroup), after the staging
+  /// tile (`reduceBytes` = 0 with one group).
+  int64_t reduceOffset = 0, reduceBytes = 0;
   /// Offset of the mbarriers (`numBarriers` x 8 bytes), 0 when none.
   int64_t barrierOffset = 0;
   int64_t numBarriers = 0;

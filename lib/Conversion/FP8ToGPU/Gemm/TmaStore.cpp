@@ -50,25 +50,6 @@ void openIssuer(KernelBuilder &kb, const KernelValues &wkv) {
   kb.b.setInsertionPointToStart(&only.getThenRegion().front());
 }
 
-/// Element of `out` (clamped into the output) holding register `i`'s row
-/// and column `col` (clamped too).
-Value clampedElement(KernelBuilder &kb, const KernelValues &wkv,
-                     const AccumulatorFragment &frag, int64_t i, Value col) {
-  const GemmProblem &p = kb.p;
-  Value row = clampRow(kb, wkv, frag.rowOf(i));
-  return kb.add(wkv.outBase, kb.add(kb.mulC(row, p.n), col));
-}
-
-/// Register `i` finished, its indices clamped into the output;
-/// `stagedInput`: the fused consumer's staged input there (or null).
-Value finishClamped(KernelBuilder &kb, const KernelValues &wkv,
-                    const AccumulatorFragment &frag, const OutputValues &values,
-                    Value acc, int64_t i, Value stagedInput = {}) {
-  Value col = kb.minC(frag.colOf(kb, i), kb.p.n - 1);
-  return values.finish(kb, acc, i, col, clampedElement(kb, wkv, frag, i, col),
-                       stagedInput);
-}
-
 /// Registers `i`, `i + 1` (two adjacent columns of a row) as one i32 of two
 /// 16-bit values; `inputPair` (i32, or null): the staged input's two
 /// elements there, as ldmatrix gave them.
@@ -90,8 +71,7 @@ Value packPair(KernelBuilder &kb, const KernelValues &wkv,
                          .getResult()
                    : Value();
     v = LLVM::InsertElementOp::create(
-        b, loc, v, finishClamped(kb, wkv, frag, values, acc, i + j, in),
-        kb.cI32(j));
+        b, loc, v, values.finishClamped(kb, frag, acc, i + j, in), kb.cI32(j));
   }
   return LLVM::BitcastOp::create(b, loc, kb.i32, v);
 }
@@ -181,8 +161,7 @@ void writeF32Tiles(KernelBuilder &kb, const KernelValues &wkv,
     Value v = LLVM::UndefOp::create(b, loc, vecType);
     for (int64_t j = 0; j < 2; ++j)
       v = LLVM::InsertElementOp::create(
-          b, loc, v, finishClamped(kb, wkv, frag, values, acc, i + j),
-          kb.cI32(j));
+          b, loc, v, values.finishClamped(kb, frag, acc, i + j), kb.cI32(j));
     LLVM::StoreOp::create(b, loc, v, smemByte(kb, tiles, offset), 8);
   }
 }

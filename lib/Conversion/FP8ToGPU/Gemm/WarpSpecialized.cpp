@@ -175,14 +175,18 @@ private:
   Value cta, rank;
 };
 
-/// The stage and phase parity after `stage` (index) and `parity` (i32):
-/// the next stage, the parity flipped when the stages wrap.
+/// The stage and phase parity `step` K steps after `stage` (index) and
+/// `parity` (i32): the parity flipped when the stages wrap (`step` divides
+/// the stages: a K group's stages, GemmConfig::kGroups).
 std::pair<Value, Value> nextStage(KernelBuilder &kb, Value stage, Value parity,
-                                  int64_t stages) {
-  Value next = kb.addC(stage, 1);
-  Value wrap = arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::eq,
+                                  int64_t stages, int64_t step = 1) {
+  Value next = kb.addC(stage, step);
+  Value wrap = arith::CmpIOp::create(kb.b, kb.loc,
+                                     step == 1 ? arith::CmpIPredicate::eq
+                                               : arith::CmpIPredicate::uge,
                                      next, kb.cIdx(stages));
-  return {arith::SelectOp::create(kb.b, kb.loc, wrap, kb.cIdx(0), next),
+  Value wrapped = step == 1 ? kb.cIdx(0) : kb.addC(next, -stages);
+  return {arith::SelectOp::create(kb.b, kb.loc, wrap, wrapped, next),
           arith::SelectOp::create(
               kb.b, kb.loc, wrap,
               arith::XOrIOp::create(kb.b, kb.loc, parity, kb.cI32(1)), parity)};
@@ -200,7 +204,7 @@ void buildProducer(KernelBuilder &kb, const GemmPlan &plan,
   const GemmConfig &c = plan.config;
   NVVM::SetMaxRegisterOp::create(b, loc, c.producerRegisters,
                                  NVVM::SetMaxRegisterAction::decrease);
-  Value isIssuer = kb.eqC(kv.tid, c.consumerWarpgroups * kWarpgroupThreads);
+  Value isIssuer = kb.eqC(kv.tid, c.computeWarpgroups() * kWarpgroupThreads);
   // The weights' first stages load while the stream predecessor finishes;
   // then every producer thread waits for it before anything else.
   const int64_t prefetched =
@@ -271,7 +275,7 @@ void buildProducer(KernelBuilder &kb, const GemmPlan &plan,
   auto copier = scf::IfOp::create(
       b, loc,
       kb.eqC(kb.divC(kv.tid, 32),
-             c.consumerWarpgroups * (kWarpgroupThreads / 32) + 1),
+             c.computeWarpgroups() * (kWarpgroupThreads / 32) + 1),
       /*withElseRegion=*/false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&copier.getThenRegion().front());
@@ -454,24 +458,32 @@ buildPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
 /// Nothing is in flight across the loop's back edge: a partial carried
 /// there would be copied between registers while its wgmmas run, which
 /// ptxas serializes (C7514/C7515). The same promotions in the same order as
-/// buildPromotingLoop: bit-identical totals. Returns the total.
+/// buildPromotingLoop: bit-identical totals. With K groups
+/// (GemmConfig::kGroups) the consumer of group `kGroup` (index) walks the
+/// K tiles kGroup, kGroup + kGroups, ... (from `firstStep`, its first
+/// one's step) and returns its part of the total.
 Value buildPipelinedPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
                                   const SmemLayout &layout,
                                   const KernelValues &tile, TmaLoader &loader,
                                   Promotion &promotion, const RowBand &band,
-                                  Value lane, Value firstStep) {
+                                  Value lane, Value firstStep, Value kGroup) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const int64_t bk = plan.config.bk, stages = layout.stages;
-  const int64_t kTiles = numKTiles(plan);
+  const int64_t kGroups = plan.config.kGroups;
+  const int64_t kTiles = numKTiles(plan) / kGroups;
   const int64_t group = pipelinedPromotionGroup(plan.config);
+  // The K tile (index) of the group's `j`-th.
+  auto kTileOf = [&](Value j) {
+    return kGroups == 1 ? j : kb.add(kb.mulC(j, kGroups), kGroup);
+  };
   // A fresh partial's wgmmas overwrite their accumulator (scale-d 0): its
   // input is undefined rather than zeros, whose moves into the registers
   // while another partial's wgmmas run would make ptxas serialize them.
   Value fresh = LLVM::UndefOp::create(b, loc, band.frag.type);
-  // `count` K tiles from tile `kt` (index) on the stages from `stage` /
-  // `parity`: issued, then retired in order into `total`. Returns the
-  // total and the next stage and parity.
+  // `count` K tiles from the group's `kt`-th (index) on the stages from
+  // `stage` / `parity`: issued, then retired in order into `total`.
+  // Returns the total and the next stage and parity.
   auto runGroup = [&](Value kt, int64_t count, Value total, Value stage,
                       Value parity) {
     SmallVector<Value> partials, stagesUsed;
@@ -483,9 +495,10 @@ Value buildPipelinedPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
       Value aBase = arith::AddIOp::create(b, loc, stageBase, band.aRows);
       partials.push_back(issueUnitWgmma(kb, plan, layout, aBase, stageBase,
                                         layout.bOffset, fresh, 0));
-      scales.push_back(promotion.load(kb, kb.mulC(kb.addC(kt, i), bk), 0));
+      scales.push_back(
+          promotion.load(kb, kb.mulC(kTileOf(kb.addC(kt, i)), bk), 0));
       stagesUsed.push_back(stage);
-      std::tie(stage, parity) = nextStage(kb, stage, parity, stages);
+      std::tie(stage, parity) = nextStage(kb, stage, parity, stages, kGroups);
     }
     for (int64_t i = 0; i < count; ++i) {
       SmallVector<Value> factors = promotion.factors(kb, scales[i]);
@@ -517,11 +530,73 @@ Value buildPipelinedPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
   return total;
 }
 
+/// K group `kGroup`'s (index) total of `band` summed over the groups
+/// (GemmConfig::kGroups): groups 1.. write theirs into the reduction buffer
+/// (register i of thread t at f32 (group - 1) x regs x 128 + 128 i + t:
+/// consecutive threads, consecutive banks), the consumers meet at a named
+/// barrier, group 0 adds them in group order; a second barrier keeps the
+/// buffer until group 0 has read it (the next tile's totals reuse it). The
+/// result is group 0's (the others' is their own).
+Value sumKGroups(KernelBuilder &kb, const GemmPlan &plan,
+                 const SmemLayout &layout, const KernelValues &tile,
+                 const RowBand &band, Value kGroup, Value total) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const GemmConfig &c = plan.config;
+  const int64_t regs = band.frag.numRegs;
+  Value tiles = tilesPointer(kb, tile);
+  auto slot = [&](Value group, int64_t i) {
+    Value index = kb.add(kb.mulC(kb.addC(kb.mulC(kb.addC(group, -1), regs), i),
+                                 kWarpgroupThreads),
+                         band.wkv.tid);
+    return LLVM::GEPOp::create(b, loc, tiles.getType(), b.getI8Type(), tiles,
+                               ArrayRef<LLVM::GEPArg>{kb.toI64(kb.addC(
+                                   kb.mulC(index, 4), layout.reduceOffset))});
+  };
+  // Named barrier 0 is the CTA's; 1.. the TMA-store epilogue's per
+  // warpgroup (not used with K groups: their epilogue is the register one).
+  Value barrier = kb.cI32(1 + c.computeWarpgroups());
+  const int64_t threads = c.computeWarpgroups() * kWarpgroupThreads;
+  Value first = kb.eqC(kGroup, 0);
+  {
+    auto writer = scf::IfOp::create(b, loc, first, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&writer.getElseRegion().front());
+    for (int64_t i = 0; i < regs; ++i)
+      LLVM::StoreOp::create(b, loc,
+                            LLVM::ExtractValueOp::create(b, loc, total, i),
+                            slot(kGroup, i), 4);
+  }
+  namedBarrierSync(kb, barrier, threads);
+  auto reader = scf::IfOp::create(b, loc, band.frag.type, first,
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&reader.getThenRegion().front());
+    Value sum = total;
+    for (int64_t group = 1; group < c.kGroups; ++group)
+      for (int64_t i = 0; i < regs; ++i) {
+        Value other = LLVM::LoadOp::create(b, loc, b.getF32Type(),
+                                           slot(kb.cIdx(group), i), 4);
+        Value mine = LLVM::ExtractValueOp::create(b, loc, sum, i);
+        sum = LLVM::InsertValueOp::create(
+            b, loc, sum, LLVM::FAddOp::create(b, loc, mine, other), i);
+      }
+    scf::YieldOp::create(b, loc, sum);
+    b.setInsertionPointToStart(&reader.getElseRegion().front());
+    scf::YieldOp::create(b, loc, total);
+  }
+  namedBarrierSync(kb, barrier, threads);
+  return reader.getResult(0);
+}
+
 /// Consumer warpgroup `wg` (index) on one tile: its row bands, from the
-/// stages to the output. `t` is the tile's number in the CTA's walk.
+/// stages to the output. `t` is the tile's number in the CTA's walk. With K
+/// groups (GemmConfig::kGroups) `kGroup` (index) is the warpgroup's: it
+/// computes its part of the K tiles, and group 0 the epilogue.
 void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
                        const SmemLayout &layout, const KernelValues &tile,
-                       TmaLoader &loader, Value wg, Value t) {
+                       TmaLoader &loader, Value wg, Value kGroup, Value t) {
   const GemmConfig &c = plan.config;
   Value lane;
   SmallVector<RowBand, 2> bands;
@@ -550,6 +625,8 @@ void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
     issueStagedInput(kb, plan, layout, inputs, wg, /*chunk=*/0);
   }
   Value firstStep = kb.mulC(t, numKTiles(plan));
+  if (c.kGroups > 1)
+    firstStep = kb.add(firstStep, kGroup);
   SmallVector<Value, 2> totals;
   if (c.fastAccumulation)
     totals.push_back(buildFastAccumulationLoop(
@@ -558,7 +635,7 @@ void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
   else if (c.pipelinedPromotion)
     totals.push_back(buildPipelinedPromotingLoop(
         kb, plan, layout, tile, loader, promotions.front(), bands.front(), lane,
-        firstStep));
+        firstStep, kGroup));
   else
     totals = buildPromotingLoop(kb, plan, layout, tile, loader, promotions,
                                 bands, lane, firstStep);
@@ -567,6 +644,17 @@ void buildConsumerTile(KernelBuilder &kb, const GemmPlan &plan,
     for (auto [band, total] : llvm::zip(bands, totals))
       stores.push_back({&band.wkv, &band.frag, total, band.index});
     buildTmaStoreEpilogue(kb, plan, layout, stores, wg, t);
+    return;
+  }
+  if (c.kGroups > 1) {
+    totals.front() = sumKGroups(kb, plan, layout, tile, bands.front(), kGroup,
+                                totals.front());
+    auto writer = scf::IfOp::create(kb.b, kb.loc, kb.eqC(kGroup, 0),
+                                    /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(kb.b);
+    kb.b.setInsertionPointToStart(&writer.getThenRegion().front());
+    buildRegisterEpilogue(kb, plan, bands.front().wkv, bands.front().frag,
+                          totals.front());
     return;
   }
   for (auto [band, total] : llvm::zip(bands, totals))
@@ -589,7 +677,7 @@ void gemm::buildWarpSpecializedBody(KernelBuilder &kb, const GemmPlan &plan,
   const bool oneBand = plan.maxRows && plan.maxRows <= c.bm;
   TileWalk walk(kb, plan, oneBand ? Value() : kv.rowsM);
   Value wg = kb.divC(kv.tid, kWarpgroupThreads);
-  auto role = scf::IfOp::create(b, loc, kb.eqC(wg, c.consumerWarpgroups),
+  auto role = scf::IfOp::create(b, loc, kb.eqC(wg, c.computeWarpgroups()),
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&role.getThenRegion().front());
@@ -600,8 +688,15 @@ void gemm::buildWarpSpecializedBody(KernelBuilder &kb, const GemmPlan &plan,
   // They read activation scales and epilogue inputs and write the output.
   if (c.prefetchB)
     waitForGridDependency(b, loc);
+  // With K groups, warpgroup w computes band w % consumers, K group w /
+  // consumers.
+  Value bandWg = wg, kGroup;
+  if (c.kGroups > 1) {
+    bandWg = kb.remC(wg, c.consumerWarpgroups);
+    kGroup = kb.divC(wg, c.consumerWarpgroups);
+  }
   walk.forEachTile(kb, kv, [&](const KernelValues &tile, Value t) {
-    buildConsumerTile(kb, plan, layout, tile, loader, wg, t);
+    buildConsumerTile(kb, plan, layout, tile, loader, bandWg, kGroup, t);
   });
   if (c.epilogue == EpilogueKind::SharedTMA) {
     KernelValues wkv = kv;
