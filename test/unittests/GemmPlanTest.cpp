@@ -261,8 +261,12 @@ TEST_F(GemmPlanTest, DecodeKTilesSplitOverTwoConsumers) {
       plain.pipelinedPromotion = false;
       EXPECT_EQ(chooseGemmConfig(p, plain).kGroups, 1);
     }
-  // An odd number of K tiles (33) keeps one consumer.
+  // An odd number of K tiles (33) keeps one consumer; more than two groups
+  // asked for get two.
   EXPECT_EQ(chooseGemmConfig(problem(1, 4224, 4096, false), on).kGroups, 1);
+  GemmOptions three = on;
+  three.decodeKGroups = 3;
+  EXPECT_EQ(chooseGemmConfig(problem(1, 4096, 4096, false), three).kGroups, 2);
   // The verifier: K groups only with the pipelined consumer, whole pairs of
   // stages and K tiles, the register epilogue.
   GemmProblem p = problem(1, 4096, 4096, false);

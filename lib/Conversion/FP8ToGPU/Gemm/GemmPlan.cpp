@@ -782,26 +782,28 @@ bool servesPipelinedPromotion(const GemmProblem &p, const GemmOptions &options,
 }
 
 /// GemmConfig::kGroups for the pipelined decode consumer: the K tiles
-/// split over `decodeKGroups` consumers where they divide (and the stages
-/// that fit beside the consumers' reduction buffer, rounded down to a
-/// multiple). Their epilogue is the register one: a decode tile's few rows
-/// leave the TMA-store epilogue nothing to gain, and only the first
-/// consumer writes.
+/// split over `decodeKGroups` consumers (at most kMaxKGroups) where they
+/// divide and at least one stage per consumer fits beside the reduction
+/// buffer (the stages rounded down to a multiple). Their epilogue is the
+/// register one: a decode tile's few rows leave the TMA-store epilogue
+/// nothing to gain, and only the first consumer writes.
+constexpr int64_t kMaxKGroups = 2;
 void splitDecodeK(const GemmProblem &p, const GemmOptions &options,
                   GemmConfig &c) {
-  const int64_t groups = options.decodeKGroups;
+  const int64_t groups = std::min(options.decodeKGroups, kMaxKGroups);
   if (groups <= 1 || !c.pipelinedPromotion ||
       llvm::divideCeil(p.k, c.bk) % groups != 0)
     return;
-  c.kGroups = groups;
-  c.epilogue = EpilogueKind::Registers;
-  c.storeBytes = 0;
-  c.storeChunks = 1;
-  c.stagedInput = false;
-  c.stages =
-      warpSpecializedStages(p, options, c, kMaxDecodeStages) / groups * groups;
-  if (c.stages < groups)
-    c.kGroups = 1;
+  GemmConfig split = c;
+  split.kGroups = groups;
+  split.epilogue = EpilogueKind::Registers;
+  split.storeBytes = 0;
+  split.storeChunks = 1;
+  split.stagedInput = false;
+  split.stages = warpSpecializedStages(p, options, split, kMaxDecodeStages) /
+                 groups * groups;
+  if (split.stages >= groups)
+    c = split;
 }
 
 /// The warp-specialized kernel for such a product: one consumer warpgroup
@@ -942,7 +944,7 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
   }
   if (c.bn % 8 != 0 || c.bn < 8 || c.bn > 256)
     return fail("wgmma N must be a multiple of 8 in [8, 256]");
-  if (c.kGroups < 1 || c.kGroups > 2)
+  if (c.kGroups < 1 || c.kGroups > kMaxKGroups)
     return fail("a row band's K tiles split over 1 or 2 consumers");
   if (c.kGroups > 1 &&
       (!c.pipelinedPromotion || c.epilogue != EpilogueKind::Registers ||
