@@ -53,9 +53,9 @@ void openIssuer(KernelBuilder &kb, const KernelValues &wkv) {
 /// Registers `i`, `i + 1` (two adjacent columns of a row) as one i32 of two
 /// 16-bit values; `inputPair` (i32, or null): the staged input's two
 /// elements there, as ldmatrix gave them.
-Value packPair(KernelBuilder &kb, const KernelValues &wkv,
-               const AccumulatorFragment &frag, const OutputValues &values,
-               Value acc, int64_t i, Value inputPair) {
+Value packPair(KernelBuilder &kb, const AccumulatorFragment &frag,
+               const OutputValues &values, Value acc, int64_t i,
+               Value inputPair) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   Value inputs;
@@ -124,7 +124,7 @@ void writeHalfTiles(KernelBuilder &kb, const KernelValues &wkv,
           inputs
               ? LLVM::ExtractValueOp::create(b, kb.loc, inputs, m).getResult()
               : Value();
-      sources.push_back(packPair(kb, wkv, frag, values, acc,
+      sources.push_back(packPair(kb, frag, values, acc,
                                  4 * (cb + m / 2) + 2 * (m % 2), pair));
     }
     NVVM::StMatrixOp::create(
