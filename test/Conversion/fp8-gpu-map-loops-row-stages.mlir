@@ -9,12 +9,13 @@
 // rows; the sum's butterfly stays in each half (xor 8, 4, 2, 1), every lane
 // takes its half's first lane's total (lane_id & -16), computes the rsqrt
 // (the row's lane 0 stores both), then the lanes stride the row again for
-// the normalized elements (vectors of 4).
+// the normalized elements (vectors of 4): w loaded, x's vectors those the
+// sum's pass loaded (StepVectors), not loaded again.
 // CHECK-LABEL: func.func @rmsnorm
 // CHECK:         gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c32,
 // CHECK-NOT:       gpu.launch
 // CHECK:           arith.remui %{{.*}}, %c16_i32
-// CHECK:             vector.load %{{.*}} : memref<2x64xf32>, vector<4xf32>
+// CHECK:             %[[X:.*]] = vector.load %{{.*}} : memref<2x64xf32>, vector<4xf32>
 // CHECK-NOT:       gpu.shuffle  xor %{{.*}}, %c16_i32
 // CHECK:           gpu.shuffle  xor %{{.*}}, %c8_i32
 // CHECK:           gpu.shuffle  xor %{{.*}}, %c1_i32
@@ -32,7 +33,9 @@
 // CHECK:             memref.store %[[R]], %{{.*}} : memref<2x1xf32>
 // CHECK:           }
 // CHECK:             vector.load %{{.*}} : memref<64xf32>, vector<4xf32>
-// CHECK:             vector.load %{{.*}} : memref<2x64xf32>, vector<4xf32>
+// CHECK-NOT:         vector.load
+// CHECK:             vector.extract %[[X]][0] : f32 from vector<4xf32>
+// CHECK-NOT:         vector.load
 // CHECK:             arith.mulf %{{.*}}, %[[R]] : f32
 // CHECK:             vector.store %{{.*}} : memref<2x64xf32>, vector<4xf32>
 // CHECK-NOT:     gpu.launch
@@ -502,7 +505,9 @@ func.func @written_through_subview(%x: memref<2x64xf32>) -> (memref<4xf32>, memr
 // registers, its fill gone); a butterfly and lane 0's value for the amax;
 // the scale; a third pass that reads y back with the second pass's lanes
 // and vector width (each element by the thread that wrote it) and writes
-// the FP8 row; lane 0 stores the per-row values last.
+// the FP8 row -- y's vectors are those the second pass stored (through the
+// [2, 128] view: RowStage::readBack), not loaded again; lane 0 stores the
+// per-row values last.
 // CHECK-LABEL: func.func @norm_rowwise_quantize
 // CHECK:         gpu.launch
 // CHECK-NOT:       gpu.launch
@@ -510,11 +515,14 @@ func.func @written_through_subview(%x: memref<2x64xf32>) -> (memref<4xf32>, memr
 // CHECK:             arith.truncf %{{.*}} : f32 to f16
 // CHECK:             math.absf
 // CHECK:             arith.maximumf
-// CHECK:             vector.store %{{.*}} : memref<1x2x128xf16>, vector<4xf16>
+// CHECK:             %[[Y:.*]] = vector.from_elements %[[Y0:[^,]*]], %{{.*}} : vector<4xf16>
+// CHECK:             vector.store %[[Y]], %{{.*}} : memref<1x2x128xf16>, vector<4xf16>
 // CHECK:           gpu.shuffle  xor
 // CHECK:           gpu.shuffle  idx
 // CHECK:           %[[S:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
-// CHECK:             vector.load %{{.*}} : memref<2x128xf16>, vector<4xf16>
+// CHECK-NOT:         vector.load %{{.*}} : memref<2x128xf16>
+// CHECK:             arith.extf %[[Y0]] : f16 to f32
+// CHECK-NOT:         vector.load %{{.*}} : memref<2x128xf16>
 // CHECK:             arith.divf %{{.*}}, %[[S]] : f32
 // CHECK:             vector.store %{{.*}} : memref<2x128xf8E4M3FN>, vector<4xf8E4M3FN>
 // CHECK:           scf.if

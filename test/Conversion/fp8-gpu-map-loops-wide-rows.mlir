@@ -1,6 +1,9 @@
 // RUN: fp8-opt %s -split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(fp8-gpu-map-loops{block-size=256 vector-width=8},canonicalize))' \
 // RUN:   | FileCheck %s
+// RUN: fp8-opt %s -split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(fp8-gpu-map-loops{block-size=256 vector-width=8},canonicalize,cse))' \
+// RUN:   | FileCheck %s --check-prefix=CSE
 
 // Wide rows (RowReductions.h, kMaxRowWarps): few long rows get several
 // warps of one block each instead of one warp. A decode step's RMSNorm ->
@@ -200,10 +203,15 @@ func.func @one_long_row_no_fill(%a: memref<16384xf32>, %r: memref<f32>) {
 
 // A decode step's FFN activation quantization (SiLU(gate) * up recomputed
 // in its row kernel, RowReductions.cpp): one row of 14336 f16, 16 warps of
-// vectors of 8, 14336 = 3.5 x 512 x 8. Each pass is unrolled: a lane's
+// vectors of 8, 14336 = 3.5 x 512 x 8. The amax pass is unrolled: a lane's
 // four steps' loads of gate and up first (the fourth, the first 256 lanes'
-// only, under `column < 14336`), then the steps' arithmetic in order; the
-// quantizing pass likewise, its stores after its loads.
+// only, under `column < 14336`, zeros elsewhere), then the steps'
+// arithmetic in order, the fourth step's by every lane and kept (select)
+// where its column is in the row. The quantizing pass takes the vectors
+// the amax pass loaded (StepVectors: gate and up are not loaded again)
+// and stores its steps, the fourth under the guard. After CSE, each
+// element's SiLU(gate) * up is evaluated once: 32 exps a lane (4 steps x
+// 8), all before the barrier (until 2026-12-07: 64, and two loads of each).
 // CHECK-LABEL: func.func @silu_up_rowwise_quantize
 // CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c1, {{.*}} threads({{.*}}) in (%{{.*}} = %c512,
 // CHECK-NOT:       scf.for
@@ -223,30 +231,28 @@ func.func @one_long_row_no_fill(%a: memref<16384xf32>, %r: memref<f32>) {
 // CHECK:             vector.load %arg1[%{{[0-9a-z_]+}}, %[[K3]]]
 // CHECK:           } else {
 // CHECK:           math.exp
+// CHECK:           arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK:           gpu.barrier
-// CHECK-NOT:       scf.for
-// CHECK:           %[[J0:.*]] = arith.muli %{{.*}}, %c8 : index
-// CHECK:           vector.load %arg0[%{{[0-9a-z_]+}}, %[[J0]]]
-// CHECK:           vector.load %arg1[%{{[0-9a-z_]+}}, %[[J0]]]
-// CHECK-NOT:       vector.store
-// CHECK:           %[[J1:.*]] = arith.addi %[[J0]], %c4096 : index
-// CHECK:           vector.load %arg0[%{{[0-9a-z_]+}}, %[[J1]]]
-// CHECK-NOT:       vector.store
-// CHECK:           %[[J2:.*]] = arith.addi %[[J0]], %c8192 : index
-// CHECK:           vector.load %arg0[%{{[0-9a-z_]+}}, %[[J2]]]
-// CHECK-NOT:       vector.store
-// CHECK:           %[[J3:.*]] = arith.addi %[[J0]], %c12288 : index
-// CHECK:           scf.if %{{.*}} -> (vector<8xf16>, vector<8xf16>) {
-// CHECK-NOT:       math.exp
-// CHECK:           } else {
-// CHECK:           math.exp
-// CHECK:           vector.store %{{.*}}, %{{.*}}[%{{[0-9a-z_]+}}, %[[J0]]] {{.*}}: memref<1x14336xf8E4M3FN>, vector<8xf8E4M3FN>
-// CHECK:           vector.store %{{.*}}, %{{.*}}[%{{[0-9a-z_]+}}, %[[J1]]]
-// CHECK:           vector.store %{{.*}}, %{{.*}}[%{{[0-9a-z_]+}}, %[[J2]]]
+// CHECK-NOT:       vector.load
+// CHECK:           vector.store %{{.*}}, %{{.*}} {{.*}}: memref<1x14336xf8E4M3FN>, vector<8xf8E4M3FN>
+// CHECK-NOT:       vector.load
+// CHECK:           vector.store
+// CHECK-NOT:       vector.load
+// CHECK:           vector.store
+// CHECK-NOT:       vector.load
 // CHECK:           scf.if
-// CHECK:             vector.store %{{.*}}, %{{.*}}[%{{[0-9a-z_]+}}, %[[J3]]]
+// CHECK-NEXT:        vector.store
 // CHECK-NOT:     gpu.launch
 // CHECK:         return
+// CSE-LABEL: func.func @silu_up_rowwise_quantize
+// CSE-COUNT-32:    math.exp
+// CSE-NOT:         math.exp
+// CSE:             gpu.barrier
+// CSE-NOT:         math.exp
+// CSE-NOT:         vector.load
+// CSE:             vector.store
+// CSE-NOT:         math.exp
+// CSE:           return
 #silu2 = affine_map<(d0, d1) -> (d0, d1)>
 func.func @silu_up_rowwise_quantize(%g: memref<1x14336xf16>, %u: memref<1x14336xf16>) -> (memref<1xf32>, memref<1x1xf32>, memref<1x14336xf8E4M3FN>) {
   %zero = arith.constant 0.0 : f32

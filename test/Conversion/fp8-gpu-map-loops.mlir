@@ -382,7 +382,9 @@ func.func @matmul_thread_per_output(%a: memref<8x64xf32>, %b: memref<64x16xf32>,
 // position: lib/Import/BoundsChecks.cpp): a warp too, from minsi's identity
 // INT32_MAX, i32 shuffles, the lane's position read through linalg.index.
 // 100 = 3 x 32 + 4: the unrolled lane's fourth step is the first four
-// lanes' only, its load and its fold under `column < 100`.
+// lanes' only: its load under `column < 100` (zero elsewhere), its fold
+// computed by every lane (the body is speculatable) and kept where the
+// column is in the row.
 // CHECK-LABEL: func.func @first_bad_position_warps
 // CHECK-DAG:       %[[NONE:.*]] = arith.constant 2147483647 : i32
 // CHECK-NOT:       scf.for
@@ -396,11 +398,11 @@ func.func @matmul_thread_per_output(%a: memref<8x64xf32>, %b: memref<64x16xf32>,
 // CHECK:           arith.select %{{.*}}, %{{.*}}, %[[NONE]]
 // CHECK:           arith.minsi
 // CHECK:           %[[PART:.*]] = arith.minsi
-// CHECK:           %[[LAST:.*]] = scf.if %{{.*}} -> (i32) {
-// CHECK:             arith.cmpi sge, %[[X3]], %c512_i64
-// CHECK:             arith.minsi %{{.*}}, %[[PART]]
-// CHECK:           } else {
-// CHECK:             scf.yield %[[PART]] : i32
+// CHECK:           %[[IN3:.*]] = arith.cmpi ult, %[[K3]], %c100 : index
+// CHECK-NOT:       scf.if
+// CHECK:           arith.cmpi sge, %[[X3]], %c512_i64
+// CHECK:           %[[FOLD3:.*]] = arith.minsi %{{.*}}, %[[PART]]
+// CHECK:           %[[LAST:.*]] = arith.select %[[IN3]], %[[FOLD3]], %[[PART]] : i32
 // CHECK:           gpu.shuffle  xor %[[LAST]], %c16_i32, %c32_i32 : i32
 // CHECK-COUNT-4:   gpu.shuffle  xor %{{.*}} : i32
 // CHECK:           scf.if

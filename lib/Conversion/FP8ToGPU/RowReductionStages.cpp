@@ -390,6 +390,7 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
         if (same != elementValues.end() &&
             (stage.sameLanesAs < 0 || stage.sameLanesAs == writer)) {
           stage.sameLanesAs = writer;
+          stage.readBack.push_back(stage.sources.size());
           stage.sources.push_back(kFromOperand);
           continue;
         }

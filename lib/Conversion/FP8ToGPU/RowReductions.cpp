@@ -326,6 +326,16 @@ std::optional<LaneSteps> unrolledSteps(Value start, int64_t rowLength,
   return LaneSteps{start, rowLength, stride, count};
 }
 
+/// Whether `g`'s body may run for a lane whose column is past the row (its
+/// loads zeros, its result unused): every op free of memory effects and
+/// speculatable (no integer division by a value that may be zero).
+bool speculatable(linalg::GenericOp g) {
+  return llvm::all_of(g.getRegion().front().without_terminator(),
+                      [](Operation &op) {
+                        return isMemoryEffectFree(&op) && isSpeculatable(&op);
+                      });
+}
+
 /// `build` under `cond`, yielding its values, and `otherwise` (values of
 /// the same types) when `cond` is false.
 SmallVector<Value>
@@ -363,14 +373,14 @@ SmallVector<Value> zerosOf(OpBuilder &b, Location l, TypeRange types) {
 std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
 loadSteps(OpBuilder &b, Location l, const LaneSteps &steps,
           ArrayRef<bool> isLoad,
-          function_ref<SmallVector<Value>(OpBuilder &, Value)> load) {
+          function_ref<SmallVector<Value>(OpBuilder &, Value, int64_t)> load) {
   SmallVector<Value> columns;
   SmallVector<SmallVector<Value>> loaded;
   for (int64_t t = 0; t < steps.count; ++t) {
     Value k = steps.column(b, l, t);
     columns.push_back(k);
     if (steps.whole(t)) {
-      loaded.push_back(load(b, k));
+      loaded.push_back(load(b, k, t));
       continue;
     }
     // Only the loads go through the guard; the rest are taken from the
@@ -379,7 +389,7 @@ loadSteps(OpBuilder &b, Location l, const LaneSteps &steps,
     SmallVector<Value> inside = guarded(
         b, l, steps.inRow(b, l, k),
         [&](OpBuilder &gb) {
-          SmallVector<Value> all = load(gb, k), loads;
+          SmallVector<Value> all = load(gb, k, t), loads;
           for (auto [v, isL] : llvm::zip(all, isLoad)) {
             if (isL)
               loads.push_back(v);
@@ -397,13 +407,70 @@ loadSteps(OpBuilder &b, Location l, const LaneSteps &steps,
   return {columns, loaded};
 }
 
+/// The vectors a lane's unrolled steps over a row loaded from a buffer or
+/// wrote to one, by buffer, position and width, so that a later stage over
+/// the same columns takes them instead of loading them again: a decode
+/// step's FFN row (SiLU(gate) * up, then its per-row quantization) read
+/// gate and up twice and evaluated SiLU twice; with the second pass's
+/// inputs the first pass's values, the second evaluation is the first's
+/// (CSE) wherever the two are in one block (the whole steps). Only buffers
+/// the kernel never writes after the recorded access are recorded: inputs
+/// of the reduction and of the stages (rowReductionStages: nothing the
+/// kernel writes), and a stage's output, each element written once, which
+/// a later stage reads back at the position it was written.
+class StepVectors {
+public:
+  /// The per-step vectors `buffer` holds at `map` (indices as a function
+  /// of the reduction's loops) for steps of `width` elements, if recorded.
+  ArrayRef<Value> lookup(Value buffer, AffineMap map, int64_t width) const {
+    for (const Entry &e : entries)
+      if (e.buffer == buffer && e.map == map && e.width == width)
+        return e.steps;
+    return {};
+  }
+  void record(Value buffer, AffineMap map, int64_t width,
+              SmallVector<Value> steps) {
+    if (lookup(buffer, map, width).empty())
+      entries.push_back({buffer, map, width, std::move(steps)});
+  }
+  /// The per-step vectors stage `stage` stored (RowStage::readBack reads
+  /// them back, through views of the buffer), if recorded.
+  ArrayRef<Value> storedBy(int stage) const {
+    auto it = stored.find(stage);
+    return it == stored.end() ? ArrayRef<Value>() : ArrayRef(it->second);
+  }
+  void recordStored(int stage, SmallVector<Value> steps) {
+    stored[stage] = std::move(steps);
+  }
+
+private:
+  struct Entry {
+    Value buffer;
+    AffineMap map;
+    int64_t width;
+    SmallVector<Value> steps;
+  };
+  SmallVector<Entry> entries;
+  llvm::SmallDenseMap<int, SmallVector<Value>> stored;
+};
+
+/// `stage`'s indexing map of `operand` as a function of the reduction's
+/// loops (RowStage::dims), simplified; what StepVectors compares.
+AffineMap mapOverReductionLoops(const fp8::RowStage &stage, OpOperand *operand,
+                                unsigned numLoops) {
+  linalg::GenericOp g = stage.op;
+  AffineMap dims = AffineMap::get(numLoops, 0, stage.dims, g.getContext());
+  return simplifyAffineMap(g.getMatchingIndexingMap(operand).compose(dims));
+}
+
 /// A lane's fold of row `rowIvs` from `identity`: lane `lane` folds
 /// elements [lane V, lane V + V), then the same L V further on, ... (L =
-/// rowLanes); unrolled where unrolledSteps allows, the loads first.
+/// rowLanes); unrolled where unrolledSteps allows, the loads first (and
+/// recorded in `vectors`).
 Value foldLane(OpBuilder &b, Location l, linalg::GenericOp op,
                ArrayRef<Value> rowIvs, Value lane, Value rowSize,
                int64_t rowLength, int64_t rowLanes, int64_t width,
-               Value identity) {
+               Value identity, StepVectors &vectors) {
   Value start = arith::MulIOp::create(
       b, l, lane, arith::ConstantIndexOp::create(b, l, width));
   SmallVector<Value> buffers;
@@ -422,17 +489,35 @@ Value foldLane(OpBuilder &b, Location l, linalg::GenericOp op,
     SmallVector<Value> columns;
     SmallVector<SmallVector<Value>> loaded;
     std::tie(columns, loaded) =
-        loadSteps(b, l, *steps, isLoad, [&](OpBuilder &gb, Value k) {
+        loadSteps(b, l, *steps, isLoad, [&](OpBuilder &gb, Value k, int64_t) {
           return loadLaneStep(gb, l, op, at(k), width);
         });
+    for (auto [j, in] : llvm::enumerate(op.getDpsInputOperands()))
+      if (isa<VectorType>(loaded.front()[j].getType()))
+        vectors.record(in->get(),
+                       simplifyAffineMap(op.getMatchingIndexingMap(in)), width,
+                       llvm::map_to_vector(loaded, [&](ArrayRef<Value> step) {
+                         return step[j];
+                       }));
     Value acc = identity;
     for (int64_t t = 0; t < steps->count; ++t) {
       if (steps->whole(t)) {
         acc = foldLoadedStep(b, l, op, at(columns[t]), width, loaded[t], acc);
         continue;
       }
+      Value inRow = steps->inRow(b, l, columns[t]);
+      if (speculatable(op)) {
+        // Every lane folds (a lane past the row on the zeros it loaded) and
+        // keeps the result where the step is in the row: the evaluation is
+        // then in the block a later stage's is (StepVectors).
+        acc = arith::SelectOp::create(
+            b, l, inRow,
+            foldLoadedStep(b, l, op, at(columns[t]), width, loaded[t], acc),
+            acc);
+        continue;
+      }
       acc = guarded(
-          b, l, steps->inRow(b, l, columns[t]),
+          b, l, inRow,
           [&](OpBuilder &gb) {
             return SmallVector<Value>{foldLoadedStep(gb, l, op, at(columns[t]),
                                                      width, loaded[t], acc)};
@@ -613,12 +698,17 @@ struct Chained {
 /// reduction's own order when V is its width); buffers the column indexes
 /// contiguously are read and written as vectors of V. The loop also folds
 /// each chained reduction over the values it computes (and other inputs,
-/// loaded per element) into the lane's partial, which it returns.
+/// loaded per element) into the lane's partial, which it returns. Unrolled,
+/// it takes the vectors `stepVectors` holds for its inputs instead of
+/// loading them (those an earlier pass loaded from the same buffer at the
+/// same positions, those the stage it reads back stored), and records what
+/// it loads and, as stage `index`'s, the vectors it stores.
 SmallVector<Value>
 emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
                  ArrayRef<Value> rowIvs, Value lane, int64_t rowLength,
                  int64_t rowLanes, int64_t width, Value total,
-                 ArrayRef<Value> stageValues, ArrayRef<Chained> chained = {}) {
+                 ArrayRef<Value> stageValues, int index,
+                 StepVectors &stepVectors, ArrayRef<Chained> chained = {}) {
   linalg::GenericOp g = stage.op;
   Value start = arith::MulIOp::create(
       b, l, lane, arith::ConstantIndexOp::create(b, l, width));
@@ -637,13 +727,14 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
     if (asVector.back())
       vectorBuffers.push_back(in->get());
   }
-  // A step's vector loads at column k (null where an input is not one).
-  auto loadStep = [&](OpBuilder &fb, Value k) {
+  // A step's vector loads at column k of the inputs `load` marks (null
+  // where an input is not one).
+  auto loadStep = [&](OpBuilder &fb, Value k, ArrayRef<bool> load) {
     SmallVector<Value> at = stageIndices(fb, l, stage, rowIvs, k);
     SmallVector<Value> vectors;
     for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands())) {
       Value v;
-      if (asVector[j]) {
+      if (load[j]) {
         auto t = cast<MemRefType>(in->get().getType());
         v = vector::LoadOp::create(
             fb, l, VectorType::get({width}, t.getElementType()), in->get(),
@@ -656,9 +747,19 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
     return vectors;
   };
   // A step's elements at column k from its `vectors`: computed, stored,
-  // folded into the chained reductions' partials `accs`.
+  // folded into the chained reductions' partials `accs`; returns the
+  // partials, then the vector stored (when the output is one).
   auto computeStep = [&](OpBuilder &fb, Value k, ArrayRef<Value> vectors,
-                         SmallVector<Value> accs) {
+                         SmallVector<Value> accs, Value inRow = Value()) {
+    // With `inRow` (a partial step computed by every lane) the stores go
+    // under it and the partials keep their value where it is false.
+    auto effect = [&](function_ref<void(OpBuilder &)> build) {
+      if (!inRow)
+        return build(fb);
+      auto ifOp = scf::IfOp::create(fb, l, inRow, /*withElseRegion=*/false);
+      OpBuilder tb = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
+      build(tb);
+    };
     SmallVector<Value> at = stageIndices(fb, l, stage, rowIvs, k);
     OpOperand *res = g.getDpsInitOperand(0);
     AffineMap resMap = g.getMatchingIndexingMap(res);
@@ -676,8 +777,10 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
       if (storeVector)
         results.push_back(r);
       else
-        memref::StoreOp::create(fb, l, r, res->get(),
-                                applyMap(fb, l, resMap, indices));
+        effect([&](OpBuilder &sb) {
+          memref::StoreOp::create(sb, l, r, res->get(),
+                                  applyMap(sb, l, resMap, indices));
+        });
       // The chained reductions fold r (and their other inputs).
       for (auto [c, chain] : llvm::enumerate(chained)) {
         SmallVector<Value> cIndices =
@@ -685,17 +788,24 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
         SmallVector<Value> cInputs =
             elementInputs(fb, l, *chain.stage, cIndices, total, stageValues,
                           /*vectors=*/{}, e, r);
-        accs[c] = cloneStageBody(fb, *chain.stage, cInputs, cIndices, accs[c]);
+        Value next =
+            cloneStageBody(fb, *chain.stage, cInputs, cIndices, accs[c]);
+        accs[c] = inRow ? arith::SelectOp::create(fb, l, inRow, next, accs[c])
+                              .getResult()
+                        : next;
       }
     }
     if (storeVector) {
       auto t = cast<MemRefType>(res->get().getType());
       Value vec = vector::FromElementsOp::create(
           fb, l, VectorType::get({width}, t.getElementType()), results);
-      vector::StoreOp::create(
-          fb, l, vec, res->get(), applyMap(fb, l, resMap, at),
-          /*nontemporal=*/false,
-          llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
+      effect([&](OpBuilder &sb) {
+        vector::StoreOp::create(
+            sb, l, vec, res->get(), applyMap(sb, l, resMap, at),
+            /*nontemporal=*/false,
+            llvm::MaybeAlign(*fp8::vectorAccessAlignment(t, width)));
+      });
+      accs.push_back(vec);
     }
     return accs;
   };
@@ -706,33 +816,99 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
   if (std::optional<LaneSteps> steps =
           unrolledSteps(start, rowLength, rowLanes, width,
                         stepRegisters(vectorBuffers, width))) {
+    // Inputs whose steps' vectors an earlier pass over the same columns
+    // holds are taken from it; the others are loaded (and recorded).
+    const unsigned numLoops = rowIvs.size() + 1;
+    SmallVector<ArrayRef<Value>> held;
+    SmallVector<bool> isLoad;
+    for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands())) {
+      ArrayRef<Value> h;
+      if (asVector[j] && llvm::is_contained(stage.readBack, j))
+        h = stepVectors.storedBy(stage.sameLanesAs);
+      if (asVector[j] && h.empty())
+        h = stepVectors.lookup(
+            in->get(), mapOverReductionLoops(stage, in, numLoops), width);
+      // (asVector: a buffer; held vectors must be what a load would give.)
+      if (!h.empty() &&
+          (static_cast<int64_t>(h.size()) != steps->count ||
+           h.front().getType() !=
+               VectorType::get(
+                   {width},
+                   cast<MemRefType>(in->get().getType()).getElementType())))
+        h = {};
+      held.push_back(h);
+      isLoad.push_back(asVector[j] && held.back().empty());
+    }
     SmallVector<Value> columns;
     SmallVector<SmallVector<Value>> loaded;
     std::tie(columns, loaded) =
-        loadSteps(b, l, *steps, asVector,
-                  [&](OpBuilder &gb, Value k) { return loadStep(gb, k); });
-    SmallVector<Value> accs = identities;
+        loadSteps(b, l, *steps, isLoad, [&](OpBuilder &gb, Value k, int64_t t) {
+          SmallVector<Value> vectors = loadStep(gb, k, isLoad);
+          for (auto [j, h] : llvm::enumerate(held))
+            if (!h.empty())
+              vectors[j] = h[t];
+          return vectors;
+        });
+    for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands()))
+      if (isLoad[j])
+        stepVectors.record(
+            in->get(), mapOverReductionLoops(stage, in, numLoops), width,
+            llvm::map_to_vector(loaded,
+                                [&](ArrayRef<Value> step) { return step[j]; }));
+    // A partial step is every lane's where the bodies allow it.
+    const bool speculative =
+        speculatable(g) && llvm::all_of(chained, [](const Chained &c) {
+          return speculatable(c.stage->op);
+        });
+    // The partials, then each step's stored vector (if the output is one).
+    SmallVector<Value> accs = identities, stored;
+    auto takeStored = [&](SmallVector<Value> values) {
+      if (values.size() > identities.size())
+        stored.push_back(values.pop_back_val());
+      accs = std::move(values);
+    };
     for (int64_t t = 0; t < steps->count; ++t) {
       if (steps->whole(t)) {
-        accs = computeStep(b, columns[t], loaded[t], accs);
+        takeStored(computeStep(b, columns[t], loaded[t], accs));
         continue;
       }
-      accs = guarded(
-          b, l, steps->inRow(b, l, columns[t]),
+      Value inRow = steps->inRow(b, l, columns[t]);
+      if (speculative) {
+        // As the reduction's partial step (foldLane): computed by every
+        // lane, stored and folded where the step is in the row.
+        takeStored(computeStep(b, columns[t], loaded[t], accs, inRow));
+        continue;
+      }
+      takeStored(guarded(
+          b, l, inRow,
           [&](OpBuilder &gb) {
             return computeStep(gb, columns[t], loaded[t], accs);
           },
-          [&](OpBuilder &, TypeRange) { return accs; });
+          [&](OpBuilder &eb, TypeRange types) {
+            SmallVector<Value> values(accs);
+            if (types.size() > accs.size())
+              values.push_back(zerosOf(eb, l, types.back()).front());
+            return values;
+          }));
+    }
+    OpOperand *res = g.getDpsInitOperand(0);
+    if (stored.size() == static_cast<size_t>(steps->count)) {
+      stepVectors.record(res->get(),
+                         mapOverReductionLoops(stage, res, numLoops), width,
+                         stored);
+      stepVectors.recordStored(index, stored);
     }
     return accs;
   }
+  SmallVector<bool> loadAll(asVector);
   auto loop = scf::ForOp::create(
       b, l, start, arith::ConstantIndexOp::create(b, l, rowLength),
       arith::ConstantIndexOp::create(b, l, rowLanes * width), identities,
       [&](OpBuilder &fb, Location fl, Value k, ValueRange partials) {
-        scf::YieldOp::create(
-            fb, fl,
-            computeStep(fb, k, loadStep(fb, k), SmallVector<Value>(partials)));
+        SmallVector<Value> next = computeStep(fb, k, loadStep(fb, k, loadAll),
+                                              SmallVector<Value>(partials));
+        next.resize(identities.size()); // (not the stored vector)
+        scf::YieldOp::create(fb, fl, next);
       });
   return SmallVector<Value>(loop.getResults());
 }
@@ -886,9 +1062,12 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         Value identity = arith::ConstantOp::create(b, l, comb->identity);
         // Lane `lane` folds elements [lane * V, lane * V + V), then the
         // same L * V further on, ... (L = rowLanes)
+        // What the lane's unrolled steps load (and the stages write), for
+        // the stages that read the same columns again.
+        StepVectors stepVectors;
         Value partial = foldLane(b, l, op, rowIvs, lane, sizes.back(),
                                  dynamic ? ShapedType::kDynamic : rowLength,
-                                 rowLanes, width, identity);
+                                 rowLanes, width, identity, stepVectors);
         // The row's partials: a butterfly leaves the total in every lane.
         // With stages, every lane takes lane 0's total (warpAllReduce), so
         // that lanes agree bit for bit with what lane 0 stores.
@@ -950,9 +1129,9 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
                 chainedIdx.push_back(j);
                 chained.push_back({&other, *matchCombiner(other.op)});
               }
-            SmallVector<Value> partials =
-                emitElementStage(b, l, stage, rowIvs, lane, rowLength, rowLanes,
-                                 widthOf(i), updated, stageValues, chained);
+            SmallVector<Value> partials = emitElementStage(
+                b, l, stage, rowIvs, lane, rowLength, rowLanes, widthOf(i),
+                updated, stageValues, i, stepVectors, chained);
             for (auto [c, j] : llvm::enumerate(chainedIdx)) {
               const Combiner &cc = chained[c].combiner;
               Value t = rowAllReduce(b, l, cc, partials[c], rowLanes, lane);
@@ -988,7 +1167,8 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
           for (auto [i, stage] : llvm::enumerate(stages))
             if (stage.perElement)
               emitElementStage(b, l, stage, rowIvs, lane, rowLength, rowLanes,
-                               widthOf(i), updated, stageValues);
+                               widthOf(i), updated, stageValues, i,
+                               stepVectors);
       });
   if (rowLanes > kReductionLanes)
     nest->setAttr(kBlockThreadsAttr, rewriter.getI64IntegerAttr(rowLanes));

@@ -63,6 +63,10 @@ struct RowStage {
   /// lanes and vector width, so that each element is read back by the
   /// thread that wrote it; -1: its own width.
   int sameLanesAs = -1;
+  /// The input operands (kFromOperand) that read back, at the positions it
+  /// wrote them, elements stage `sameLanesAs` wrote: an unrolled stage
+  /// takes that stage's stored vectors instead of loading them.
+  SmallVector<unsigned> readBack;
   bool isReduction() const { return static_cast<bool>(fill); }
 };
 
