@@ -271,6 +271,10 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "tiles' wgmmas (2 past 48 columns) before retiring them in order "
            "(wait_group 3..0) instead of a whole wgmma round trip per tile "
            "(bit-identical; false: the round trip per tile)">,
+    Option<"decodeStages", "decode-stages", "unsigned", "16",
+           "Most pipeline stages of the decode plan (1..32; as many as fit "
+           "the shared memory up to this): the K tiles of B a decode CTA "
+           "keeps in flight">,
     Option<"decodeKGroups", "decode-k-groups", "unsigned", "1",
            "With pipelined-promotion: the decode consumer's K tiles split "
            "over this many consumer warpgroups (1 or 2; where the K tiles "

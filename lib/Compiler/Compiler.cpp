@@ -384,6 +384,7 @@ private:
       options.decodeEpilogues = o.decodeEpilogues;
       options.gemmPipelinedPromotion = o.pipelinedPromotion;
       options.gemmDecodeKGroups = o.decodeKGroups;
+      options.gemmDecodeStages = o.decodeStages;
       options.attentionPingPong = o.attentionPingPong;
       options.attentionDecodeKernel = o.attentionDecodeKernel;
       options.mergeSiblingProducts = o.mergeProducts.value_or(true);

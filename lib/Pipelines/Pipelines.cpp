@@ -266,6 +266,7 @@ void fp8::buildFP8GPULoweringPipeline(
     gemm.fastAccumulation = options.gemmFastAccumulation;
     gemm.pipelinedPromotion = options.gemmPipelinedPromotion;
     gemm.decodeKGroups = options.gemmDecodeKGroups;
+    gemm.decodeStages = options.gemmDecodeStages;
     gemm.gridDependency =
         options.gridDependency && chipNumber(options.chip) >= 90;
     // The kernels come as gpu.funcs in their own gpu.modules (with the

@@ -21,6 +21,10 @@
 // RUN:   | FileCheck %s --check-prefix=ROUNDTRIP
 // RUN: fp8-opt %s -split-input-file --convert-fp8-gemm-to-gpu="decode-k-groups=2 remarks=true" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=KSPLIT
+// RUN: fp8-opt %s -split-input-file --convert-fp8-gemm-to-gpu="decode-stages=32 remarks=true" 2>&1 >/dev/null \
+// RUN:   | FileCheck %s --check-prefix=DSTAGES
+// RUN: fp8-opt %s -split-input-file --convert-fp8-gemm-to-gpu="decode-stages=99 remarks=true" 2>&1 >/dev/null \
+// RUN:   | FileCheck %s --check-prefix=DSTAGES
 
 // The warp-specialized kernel (TMA loads, M >= 128): 384 threads, warpgroups
 // 0 and 1 consume (64 rows each of a 128-row CTA tile), warpgroup 2
@@ -399,6 +403,9 @@ func.func private @__fp8_gemm_decode(%a: memref<16x4096xf8E4M3FN>, %sa: memref<1
 // KSPLIT:         scf.if
 // KSPLIT:           llvm.store %{{.*}} : vector<2xbf16>, !llvm.ptr<1>
 // SINGLEWG: fp8 gemm: wgmma kernel m64n24k32, CTA tile 64x24x128, promotion every 128 K, grid 171x1x1, TMA into 8 128B-swizzled stages
+// decode-stages=32 (and 99, clamped to 32): all 32 K tiles in flight
+// (32 x 4224 bytes).
+// DSTAGES: fp8 gemm: wgmma kernel m64n32k32, {{.*}} grid 128 persistent CTAs over 128 tiles, TMA into 32 128B-swizzled stages loading 1 row of A
 func.func private @__fp8_gemm_decode_o(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x1xf32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<4096x1xf32>, %out: memref<1x4096xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}} {
   // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n32k32, warp-specialized (1 producer + 1 consumer warpgroups, setmaxnreg 40/232), CTA tile 64x32x128, promotion every 128 K (4 K tiles in flight), grid 128 persistent CTAs over 128 tiles, TMA into 16 128B-swizzled stages loading 1 row of A}}

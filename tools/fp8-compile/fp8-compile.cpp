@@ -98,6 +98,12 @@ static cl::opt<unsigned> decodeKGroups(
              "share, added before the epilogue (convert-fp8-gemm-to-gpu"
              "{decode-k-groups})"),
     cl::init(1), cl::cat(category));
+static cl::opt<unsigned> decodeStages(
+    "decode-stages",
+    cl::desc("GPU: most pipeline stages of decode GEMMs (1..32; as many as "
+             "fit the shared memory up to this): the K tiles of weights a "
+             "CTA keeps in flight (convert-fp8-gemm-to-gpu{decode-stages})"),
+    cl::init(16), cl::cat(category));
 static cl::opt<cl::boolOrDefault> mergeProducts(
     "merge-products",
     cl::desc("Products of one activation with constant weights (q, k, v; "
@@ -422,6 +428,7 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.decodeEpilogues = decodeEpilogues;
   o.pipelinedPromotion = pipelinedPromotion;
   o.decodeKGroups = decodeKGroups;
+  o.decodeStages = decodeStages;
   o.attentionPingPong = attentionPingPong;
   o.attentionDecodeKernel = attentionDecodeKernel;
   if (mergeProducts != cl::BOU_UNSET)

@@ -112,6 +112,9 @@ struct CompileOptions {
   /// GPU: with pipelinedPromotion, decode GEMMs' K tiles split over this many
   /// consumer warpgroups (convert-fp8-gemm-to-gpu{decode-k-groups}; 1 or 2).
   unsigned decodeKGroups = 1;
+  /// GPU: most pipeline stages of decode GEMMs, 1..32
+  /// (convert-fp8-gemm-to-gpu{decode-stages}).
+  unsigned decodeStages = 16;
   /// Products of one activation with constant weights as one product over
   /// the concatenated weights (fp8-merge-sibling-products); unset: on for
   /// the GPU targets (fewer kernels), off for the CPU (no gain there).

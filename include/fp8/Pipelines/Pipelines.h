@@ -114,6 +114,12 @@ struct GPULoweringPipelineOptions
                      "split over this many consumer warpgroups (1 or 2; "
                      "convert-fp8-gemm-to-gpu{decode-k-groups})"),
       llvm::cl::init(1)};
+  Option<unsigned> gemmDecodeStages{
+      *this, "gemm-decode-stages",
+      llvm::cl::desc("Most pipeline stages of decode GEMMs (1..32; as many "
+                     "as fit up to this; convert-fp8-gemm-to-gpu"
+                     "{decode-stages})"),
+      llvm::cl::init(16)};
   Option<bool> mergeSiblingProducts{
       *this, "merge-sibling-products",
       llvm::cl::desc("Products of one activation with constant weights "

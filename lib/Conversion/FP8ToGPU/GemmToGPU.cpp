@@ -107,6 +107,7 @@ struct ConvertFP8GemmToGPUPass
     options.decodeWarpSpecialized = decodeWarpSpecialized;
     options.pipelinedPromotion = pipelinedPromotion;
     options.decodeKGroups = decodeKGroups;
+    options.decodeStages = decodeStages;
     options.clipLhsRows = clipLhsRows;
     options.gridDependency = gridDependency;
     FailureOr<SmallVector<gemm::GemmPlan, 2>> plans =

@@ -597,6 +597,12 @@ int64_t warpSpecializedStages(const GemmProblem &p, const GemmOptions &options,
   return maxStages(p, c, most);
 }
 
+/// The most stages of the decode plan: GemmOptions::decodeStages within
+/// 1..kMaxPipelineStages.
+int64_t decodeStages(const GemmOptions &options) {
+  return std::clamp<int64_t>(options.decodeStages, 1, kMaxPipelineStages);
+}
+
 /// GemmConfig::prefetchB: a constant B, M static (every persistent CTA
 /// has a tile, whose loads it must not leave in flight when it exits), no
 /// cluster, kernels that control their grid dependency.
@@ -800,8 +806,9 @@ void splitDecodeK(const GemmProblem &p, const GemmOptions &options,
   split.storeBytes = 0;
   split.storeChunks = 1;
   split.stagedInput = false;
-  split.stages = warpSpecializedStages(p, options, split, kMaxDecodeStages) /
-                 groups * groups;
+  split.stages =
+      warpSpecializedStages(p, options, split, decodeStages(options)) / groups *
+      groups;
   if (split.stages >= groups)
     c = split;
 }
@@ -822,7 +829,7 @@ void makeDecodeWarpSpecialized(const GemmProblem &p,
   if (options.persistent)
     c.persistentCtas = std::min<int64_t>(
         options.smCount, rowTiles * llvm::divideCeil(p.n, c.bn));
-  c.stages = warpSpecializedStages(p, options, c, kMaxDecodeStages);
+  c.stages = warpSpecializedStages(p, options, c, decodeStages(options));
   c.prefetchB = servesPrefetchB(p, options, c);
   c.pipelinedPromotion = servesPipelinedPromotion(p, options, c);
   splitDecodeK(p, options, c);
@@ -1014,8 +1021,8 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
       return fail("TMA loads need 128B swizzle and BK = 128");
     if (p.k % 16 != 0)
       return fail("TMA needs K to be a multiple of 16 (16-byte row strides)");
-    if (c.stages < 1 || c.stages > kMaxDecodeStages)
-      return fail("TMA pipeline stages must be 1..16");
+    if (c.stages < 1 || c.stages > kMaxPipelineStages)
+      return fail("TMA pipeline stages must be 1..32");
   } else if (c.stages != 1 || c.swizzle != Swizzle::None) {
     return fail("thread copies serve one unswizzled stage");
   }

@@ -343,6 +343,9 @@ struct GemmOptions {
   /// The pipelined decode consumer's K tiles split over this many consumer
   /// warpgroups (GemmConfig::kGroups; 1 or 2) where the K tiles divide.
   int64_t decodeKGroups = 1;
+  /// Most stages of the decode plan (makeDecodeWarpSpecialized), at most
+  /// kMaxPipelineStages.
+  int64_t decodeStages = 16;
   /// Kernels control their grid dependency (programmatic dependent launch,
   /// sm_90): warp-specialized kernels with a constant B prefetch it before
   /// waiting (GemmConfig::prefetchB).
@@ -356,6 +359,8 @@ constexpr int64_t kMaxStages = 8;
 /// their CTAs stream B with one consumer and few FLOPs per byte, so more
 /// bytes in flight is what hides the DRAM latency.
 constexpr int64_t kMaxDecodeStages = 16;
+/// The most stages any TMA pipeline may have (GemmOptions::decodeStages).
+constexpr int64_t kMaxPipelineStages = 32;
 /// Shared memory a CTA may use on sm_90 (227 KB, opt-in).
 constexpr int64_t kMaxSmemBytes = 232448;
 
