@@ -413,11 +413,11 @@ loadSteps(OpBuilder &b, Location l, const LaneSteps &steps,
 /// step's FFN row (SiLU(gate) * up, then its per-row quantization) read
 /// gate and up twice and evaluated SiLU twice; with the second pass's
 /// inputs the first pass's values, the second evaluation is the first's
-/// (CSE) wherever the two are in one block (the whole steps). Only buffers
-/// the kernel never writes after the recorded access are recorded: inputs
-/// of the reduction and of the stages (rowReductionStages: nothing the
-/// kernel writes), and a stage's output, each element written once, which
-/// a later stage reads back at the position it was written.
+/// (CSE) wherever the two are in one block (the whole steps). Recorded:
+/// the loads of the reduction's and the stages' inputs (buffers the kernel
+/// never writes: rowReductionStages), and by stage, the vectors a stage
+/// stored, each element once, which a later stage reads back where it was
+/// written (RowStage::readBack).
 class StepVectors {
 public:
   /// The per-step vectors `buffer` holds at `map` (indices as a function
@@ -891,13 +891,8 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
             return values;
           }));
     }
-    OpOperand *res = g.getDpsInitOperand(0);
-    if (stored.size() == static_cast<size_t>(steps->count)) {
-      stepVectors.record(res->get(),
-                         mapOverReductionLoops(stage, res, numLoops), width,
-                         stored);
-      stepVectors.recordStored(index, stored);
-    }
+    if (stored.size() == static_cast<size_t>(steps->count))
+      stepVectors.recordStored(index, std::move(stored));
     return accs;
   }
   SmallVector<bool> loadAll(asVector);
@@ -1060,11 +1055,11 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
         Value lane = ivs.back();
         SmallVector<Value> rowIvs(ivs.drop_back());
         Value identity = arith::ConstantOp::create(b, l, comb->identity);
-        // Lane `lane` folds elements [lane * V, lane * V + V), then the
-        // same L * V further on, ... (L = rowLanes)
-        // What the lane's unrolled steps load (and the stages write), for
+        // What the lane's unrolled steps load (and the stages store), for
         // the stages that read the same columns again.
         StepVectors stepVectors;
+        // Lane `lane` folds elements [lane * V, lane * V + V), then the
+        // same L * V further on, ... (L = rowLanes)
         Value partial = foldLane(b, l, op, rowIvs, lane, sizes.back(),
                                  dynamic ? ShapedType::kDynamic : rowLength,
                                  rowLanes, width, identity, stepVectors);

@@ -815,8 +815,8 @@ void splitDecodeK(const GemmProblem &p, const GemmOptions &options,
 
 /// The warp-specialized kernel for such a product: one consumer warpgroup
 /// (64 rows), persistent CTAs over tiles decodeTileN wide, and as many
-/// stages as fit (up to kMaxDecodeStages). The producer runs ahead of the
-/// consumer, so a K tile costs the consumer its wgmmas and a barrier wait
+/// stages as fit (up to GemmOptions::decodeStages). The producer runs ahead of
+/// the consumer, so a K tile costs the consumer its wgmmas and a barrier wait
 /// instead of a CTA barrier and a refill. With a static M (below 64) the
 /// tiles load only its rows of A (GemmConfig::aRows).
 void makeDecodeWarpSpecialized(const GemmProblem &p,

@@ -285,6 +285,17 @@ struct GemmConfig {
   int64_t threads() const { return warpgroups() * kWarpgroupThreads; }
 };
 
+/// Most pipeline stages a kernel uses (mbarrier phases are tracked per K
+/// tile, so more would only cost shared memory).
+constexpr int64_t kMaxStages = 8;
+/// ... except for decode products (GemmOptions::decodeWarpSpecialized):
+/// their CTAs stream B with one consumer and few FLOPs per byte, so more
+/// bytes in flight is what hides the DRAM latency (GemmOptions::decodeStages'
+/// default; 32 measured no faster on an H200, 2026-12-07).
+constexpr int64_t kMaxDecodeStages = 16;
+/// The most stages any TMA pipeline may have (GemmOptions::decodeStages).
+constexpr int64_t kMaxPipelineStages = 32;
+
 /// Options of convert-fp8-gemm-to-gpu that reach the heuristic.
 struct GemmOptions {
   /// TMA loads into 128B-swizzled stages behind mbarriers (K % 16 == 0).
@@ -345,22 +356,13 @@ struct GemmOptions {
   int64_t decodeKGroups = 1;
   /// Most stages of the decode plan (makeDecodeWarpSpecialized), at most
   /// kMaxPipelineStages.
-  int64_t decodeStages = 16;
+  int64_t decodeStages = kMaxDecodeStages;
   /// Kernels control their grid dependency (programmatic dependent launch,
   /// sm_90): warp-specialized kernels with a constant B prefetch it before
   /// waiting (GemmConfig::prefetchB).
   bool gridDependency = false;
 };
 
-/// Most pipeline stages a kernel uses (mbarrier phases are tracked per K
-/// tile, so more would only cost shared memory).
-constexpr int64_t kMaxStages = 8;
-/// ... except for decode products (GemmOptions::decodeWarpSpecialized):
-/// their CTAs stream B with one consumer and few FLOPs per byte, so more
-/// bytes in flight is what hides the DRAM latency.
-constexpr int64_t kMaxDecodeStages = 16;
-/// The most stages any TMA pipeline may have (GemmOptions::decodeStages).
-constexpr int64_t kMaxPipelineStages = 32;
 /// Shared memory a CTA may use on sm_90 (227 KB, opt-in).
 constexpr int64_t kMaxSmemBytes = 232448;
 
