@@ -454,6 +454,15 @@ private:
   llvm::SmallDenseMap<int, SmallVector<Value>> stored;
 };
 
+/// Input `j`'s value at every step of `loaded` (loadSteps' values).
+SmallVector<Value> inputAcrossSteps(ArrayRef<SmallVector<Value>> loaded,
+                                    size_t j) {
+  SmallVector<Value> steps;
+  for (ArrayRef<Value> step : loaded)
+    steps.push_back(step[j]);
+  return steps;
+}
+
 /// `stage`'s indexing map of `operand` as a function of the reduction's
 /// loops (RowStage::dims), simplified; what StepVectors compares.
 AffineMap mapOverReductionLoops(const fp8::RowStage &stage, OpOperand *operand,
@@ -496,9 +505,7 @@ Value foldLane(OpBuilder &b, Location l, linalg::GenericOp op,
       if (isa<VectorType>(loaded.front()[j].getType()))
         vectors.record(in->get(),
                        simplifyAffineMap(op.getMatchingIndexingMap(in)), width,
-                       llvm::map_to_vector(loaded, [&](ArrayRef<Value> step) {
-                         return step[j];
-                       }));
+                       inputAcrossSteps(loaded, j));
     Value acc = identity;
     for (int64_t t = 0; t < steps->count; ++t) {
       if (steps->whole(t)) {
@@ -851,10 +858,9 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
         });
     for (auto [j, in] : llvm::enumerate(g.getDpsInputOperands()))
       if (isLoad[j])
-        stepVectors.record(
-            in->get(), mapOverReductionLoops(stage, in, numLoops), width,
-            llvm::map_to_vector(loaded,
-                                [&](ArrayRef<Value> step) { return step[j]; }));
+        stepVectors.record(in->get(),
+                           mapOverReductionLoops(stage, in, numLoops), width,
+                           inputAcrossSteps(loaded, j));
     // A partial step is every lane's where the bodies allow it.
     const bool speculative =
         speculatable(g) && llvm::all_of(chained, [](const Chained &c) {
