@@ -263,7 +263,7 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "Products of at most 64 rows whose 128-wide tiles leave SMs "
            "idle (decode steps) run the persistent warp-specialized kernel "
            "with one consumer warpgroup, tiles that cover the SMs once and "
-           "up to 16 stages (false: the single-warpgroup kernel with "
+           "up to decode-stages stages (false: the single-warpgroup kernel with "
            "narrowed tiles)">,
     Option<"pipelinedPromotion", "pipelined-promotion", "bool", "true",
            "The decode plan's promoting consumer (one row band, one "

@@ -901,12 +901,11 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
       stepVectors.recordStored(index, std::move(stored));
     return accs;
   }
-  SmallVector<bool> loadAll(asVector);
   auto loop = scf::ForOp::create(
       b, l, start, arith::ConstantIndexOp::create(b, l, rowLength),
       arith::ConstantIndexOp::create(b, l, rowLanes * width), identities,
       [&](OpBuilder &fb, Location fl, Value k, ValueRange partials) {
-        SmallVector<Value> next = computeStep(fb, k, loadStep(fb, k, loadAll),
+        SmallVector<Value> next = computeStep(fb, k, loadStep(fb, k, asVector),
                                               SmallVector<Value>(partials));
         next.resize(identities.size()); // (not the stored vector)
         scf::YieldOp::create(fb, fl, next);
