@@ -478,6 +478,12 @@ def ConvertFP8AttentionToGPU : Pass<"convert-fp8-attention-to-gpu",
            "7% faster at 8192 causal tokens on the H200). 16-bit kernels "
            "never take it (measured equal causal, 9% slower without a "
            "mask, docs/GPU.md)">,
+    Option<"decodeTensorCores", "decode-tensor-cores", "bool", "true",
+           "Decode steps over an FP8 cache (head dims 64/128, at most 8 "
+           "query heads per kv head): a tensor-core loop (mma.sync with the "
+           "GQA group's heads as columns), taken at run time when both "
+           "cache scales are powers of two that fold out exactly; false: "
+           "the CUDA-core loop only">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -387,6 +387,7 @@ private:
       options.gemmDecodeStages = o.decodeStages;
       options.attentionPingPong = o.attentionPingPong;
       options.attentionDecodeKernel = o.attentionDecodeKernel;
+      options.attentionDecodeTensorCores = o.attentionDecodeTensorCores;
       options.mergeSiblingProducts = o.mergeProducts.value_or(true);
       // Dynamic dimensions (prepareModelFunction): memref descriptors.
       options.modelABIDescriptors = (*module)->hasAttr(kModelArgShapesAttr);

@@ -276,6 +276,7 @@ void fp8::buildFP8GPULoweringPipeline(
   if (options.fusedAttention) {
     ConvertFP8AttentionToGPUOptions attention;
     attention.pingPong = options.attentionPingPong;
+    attention.decodeTensorCores = options.attentionDecodeTensorCores;
     pm.addPass(createConvertFP8AttentionToGPU(attention));
   }
   pm.addPass(createInlinerPass());

@@ -296,20 +296,66 @@ func.func private @__fp8_attention_decode(%q: memref<1x8x1x128xbf16>, %k: memref
 // dequantization: (k8, k_scale, v8, v_scale, q, mask, workspace, out)): the
 // kernel takes (q, k8, v8, mask, k_scale, v_scale, workspace, out), loads
 // 8 bytes of a row per lane, decodes pairs to f16, scales, and rounds
-// through f16 and bf16 as kv_dequant says.
+// through f16 and bf16 as kv_dequant says -- unless both scales are powers
+// of two 2^e with -15 <= e <= 7 (every x * 2^e of an E4M3 value exact in
+// f16: the casts round nothing; checked at run time, uniform): then a
+// tensor-core loop takes the cache's values unscaled, per warp 16 keys at a
+// time -- K rows r and r + 8 as 32 bytes each, four V rows as 16 bytes --
+// S^T = K Q^T in 8 mma k-steps, the scores times k_scale * scale, the online
+// softmax on S^T's fragment, P^T transposed by two movmatrix, and O^T +=
+// V^T P^T in 8 m-tiles whose A operand interleaves two key rows' bytes
+// (prmt); the outputs times v_scale when they go to shared memory.
 // CHECK-LABEL: func.func private @__fp8_attention_decode_cache
 // CHECK:         gpu.launch_func  @__fp8_attention_decode_cache_kernel::@__fp8_attention_decode_cache_kernel blocks in (%c32, %c2, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}})  dynamic_shared_memory_size %c16640_i32 args(%{{.*}} : memref<1024xbf16>, %{{.*}} : memref<256000xf8E4M3FN>, %{{.*}} : memref<256000xf8E4M3FN>, %{{.*}} : memref<1000xf32>, %{{.*}} : memref<f32>, %{{.*}} : memref<f32>, %{{.*}} : memref<33280xf32>, %{{.*}} : memref<1024xbf16>)
 // CHECK-LABEL: gpu.func @__fp8_attention_decode_cache_kernel(
+// CHECK:         %[[KS:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK:         %[[VS:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// A power of two 2^e, -15 <= e <= 7: sign and mantissa 0 (mask 0x807fffff),
+// the biased exponent 112 + [0, 22].
+// CHECK:         %[[KB:.*]] = arith.bitcast %[[KS]] : f32 to i32
+// CHECK:         arith.andi %[[KB]], %c-2139095041_i32
+// CHECK:         %[[KE:.*]] = arith.subi %[[KB]], %c939524096_i32
+// CHECK:         arith.cmpi ule, %[[KE]], %c184549376_i32
+// CHECK:         %[[KF:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK:         arith.bitcast %[[VS]] : f32 to i32
+// CHECK:         %[[VF:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK-NEXT:    %[[FOLD:.*]] = arith.andi %[[KF]], %[[VF]] : i1
+// CHECK:         scf.if %[[FOLD]] {
+// CHECK-NOT:       arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           %[[FACTOR:.*]] = arith.mulf %[[KS]], %{{.*}} : f32
+// CHECK-NOT:       arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           scf.for
+// CHECK-COUNT-2:     llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xi32>
+// CHECK-COUNT-4:     llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK-NOT:         arith.truncf %{{.*}} : f32 to bf16
+// CHECK:             nvvm.convert.f8x2.to.f16x2
+// CHECK-COUNT-8:     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-NOT:         arith.truncf %{{.*}} : f32 to bf16
+// CHECK:             arith.mulf %{{.*}}, %[[FACTOR]] : f32
+// CHECK-COUNT-2:     "movmatrix.sync.aligned.m8n8.trans.b16
+// CHECK-NOT:         arith.truncf %{{.*}} : f32 to bf16
+// CHECK:             nvvm.prmt <default> %c20800_i32
+// CHECK-COUNT-8:     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-NOT:         arith.truncf %{{.*}} : f32 to bf16
+// CHECK:             scf.yield
+// CHECK-NOT:       arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           arith.mulf %{{.*}}, %[[VS]] : f32
+// CHECK-NOT:       arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           gpu.barrier
+// CHECK-NOT:       arith.truncf %{{.*}} : f32 to bf16
+// CHECK:         } else {
 // CHECK:           scf.for
 // CHECK:             llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<1> -> vector<8xi8>
 // CHECK:             nvvm.convert.f8x2.to.f16x2
-// CHECK:             arith.mulf
+// CHECK:             arith.mulf %{{.*}}, %[[KS]]
 // CHECK-NEXT:        arith.truncf %{{.*}} : f32 to f16
 // CHECK-NEXT:        arith.extf %{{.*}} : f16 to f32
 // CHECK-NEXT:        arith.truncf %{{.*}} : f32 to bf16
+// CHECK:             llvm.intr.fma
+// CHECK:           gpu.barrier
 func.func private @__fp8_attention_decode_cache(%k: memref<1x2x1000x128xf8E4M3FN>, %ks: memref<f32>, %v: memref<1x2x1000x128xf8E4M3FN>, %vs: memref<f32>, %q: memref<1x8x1x128xbf16>, %m: memref<1x1x1x1000xf32>, %ws: memref<1x8x32x130xf32>, %out: memref<1x8x1x128xbf16>)
     attributes {fp8.attention = {scale = 0.0883883476 : f32, causal = false, has_mask = true, kv_dequant = [f16, f32, bf16]}} {
-  // expected-remark @-2 {{fp8 attention: split-key decode attention kernel: 8 heads (2 kv heads), 1 x 1000 keys, head dim 128, additive mask, reading a f8E4M3FN cache (scaled, rounded to f16 f32 bf16); 32 splits of 32 keys x 2 kv heads x 1 sequences, 4 warps per CTA, then a kernel that combines the splits}}
+  // expected-remark @-2 {{fp8 attention: split-key decode attention kernel: 8 heads (2 kv heads), 1 x 1000 keys, head dim 128, additive mask, reading a f8E4M3FN cache (scaled, rounded to f16 f32 bf16; scales 2^-15..2^7 fold out: tensor-core loop); 32 splits of 32 keys x 2 kv heads x 1 sequences, 4 warps per CTA, then a kernel that combines the splits}}
   return
 }
 

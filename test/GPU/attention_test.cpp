@@ -226,6 +226,10 @@ struct Case {
   /// reference reads x * scale exactly; the kernel also rounds it through
   /// the graph's types, within the 16-bit tolerance).
   bool fp8Cache = false;
+  /// The scales rounded up to powers of two (2^ceil(log2(amax / 448))): the
+  /// decode kernel's folded loop (foldableScaleExponents) instead of the
+  /// dequantizing one.
+  bool pow2Scales = false;
 };
 
 using Scalar = MemRef<0>;
@@ -331,7 +335,9 @@ void check(const Case &c, RunFn run) {
       amax = std::max(amax, std::fabs(x[i]));
     }
     for (float &sc : scale[t])
-      sc = quantized[t] ? sc / 448.0f : 1.0f;
+      sc = !quantized[t]  ? 1.0f
+           : c.pow2Scales ? std::exp2(std::ceil(std::log2(sc / 448.0f)))
+                          : sc / 448.0f;
     for (int64_t i = 0; i < b.numel(); ++i)
       b.set(i, x[i] / scale[t][blockOf(t, i)]);
   };
@@ -661,8 +667,20 @@ int main(int argc, char **argv) {
       {{"decode_cache_f16", 3, 4, 2, 1, 333, 64, false, MaskKind::None, Ty::F16,
         Ty::F32, 0, 0, false, false, 6, true},
        run_decode_cache_f16},
+      // ... with power-of-two scales (the folded loop).
+      {{"decode_cache_pow2_b1", 1, 32, 8, 1, 2080, 128, false,
+        MaskKind::Padding, Ty::BF16, Ty::BF16, 0, 30, false, true, 33, true,
+        true},
+       run_decode_cache_b1},
+      {{"decode_cache_pow2_f16", 3, 4, 2, 1, 333, 64, false, MaskKind::None,
+        Ty::F16, Ty::F32, 0, 0, false, false, 6, true, true},
+       run_decode_cache_f16},
       {{"perf_decode_cache_b8", 8, 32, 8, 1, 2080, 128, false,
         MaskKind::Padding, Ty::BF16, Ty::BF16, 0, 30, false, true, 6, true},
+       run_perf_decode_cache_b8},
+      {{"perf_decode_cache_pow2_b8", 8, 32, 8, 1, 2080, 128, false,
+        MaskKind::Padding, Ty::BF16, Ty::BF16, 0, 30, false, true, 6, true,
+        true},
        run_perf_decode_cache_b8},
   };
   for (const Entry &e : all) {

@@ -122,6 +122,13 @@ static cl::opt<bool> attentionDecodeKernel(
              "heads sharing them, then a kernel that combines the splits "
              "(docs/GPU.md); =false: the FlashAttention kernel"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> attentionDecodeTensorCores(
+    "attention-decode-tensor-cores",
+    cl::desc("GPU: the decode split kernel reads an FP8 KV cache whose "
+             "scales are powers of two (the default scale 1) on tensor cores "
+             "(mma.sync, the GQA group's heads as the columns; docs/GPU.md); "
+             "=false: its CUDA-core loop, which every other scale takes"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> attentionPingPong(
     "attention-ping-pong",
     cl::desc("GPU: the fused FP8 attention kernel's two consumer warpgroups "
@@ -431,6 +438,7 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.decodeStages = decodeStages;
   o.attentionPingPong = attentionPingPong;
   o.attentionDecodeKernel = attentionDecodeKernel;
+  o.attentionDecodeTensorCores = attentionDecodeTensorCores;
   if (mergeProducts != cl::BOU_UNSET)
     o.mergeProducts = mergeProducts == cl::BOU_TRUE;
   o.cpu = cpu;

@@ -124,6 +124,9 @@ struct CompileOptions {
   /// GPU: decode steps' attention as the split-key kernel (else the
   /// FlashAttention kernel with one query per tile).
   bool attentionDecodeKernel = true;
+  /// GPU: that kernel's tensor-core loop for FP8 caches whose scales fold
+  /// out (power-of-two scales; else its CUDA-core loop).
+  bool attentionDecodeTensorCores = true;
   /// Host CPU for code generation: native, generic or an LLVM CPU name.
   std::string cpu = "native";
   /// The CUDA toolkit (ptxas, driver stub); empty: $CUDA_ROOT, then the

@@ -139,6 +139,12 @@ struct GPULoweringPipelineOptions
                      "attention-to-gpu{ping-pong}: FlashAttention-3's "
                      "ping-pong)"),
       llvm::cl::init(true)};
+  Option<bool> attentionDecodeTensorCores{
+      *this, "attention-decode-tensor-cores",
+      llvm::cl::desc("The decode split kernel's tensor-core loop for FP8 "
+                     "caches whose scales fold out (convert-fp8-attention-"
+                     "to-gpu{decode-tensor-cores}); false: CUDA cores only"),
+      llvm::cl::init(true)};
   Option<bool> attentionDecodeKernel{
       *this, "attention-decode-kernel",
       llvm::cl::desc("Decode steps' attention (one query per head) as the "

@@ -50,6 +50,7 @@ struct ConvertFP8AttentionToGPUPass
       attention::AttentionOptions options;
       options.overlap = intraWarpgroupOverlap;
       options.pingPong = pingPong;
+      options.decodeTensorCores = decodeTensorCores;
       FailureOr<attention::AttentionPlan> plan =
           attention::planAttention(func, options, why);
       // Served or not, the function is an ordinary one from here on.

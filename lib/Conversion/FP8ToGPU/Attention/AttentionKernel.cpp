@@ -1046,7 +1046,7 @@ void attention::buildAttentionKernel(func::FuncOp func,
   OpBuilder b = OpBuilder::atBlockEnd(&entry);
   KernelIR k(b, func.getLoc());
   if (plan.problem.decodeSplits)
-    buildDecodeAttentionKernels(k, func, plan.problem, symbols);
+    buildDecodeAttentionKernels(k, func, plan, symbols);
   else
     KernelGen(k, plan).buildHostAndKernel(func, symbols);
 }

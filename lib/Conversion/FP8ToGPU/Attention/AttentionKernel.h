@@ -30,7 +30,7 @@ void buildAttentionKernel(func::FuncOp func, const AttentionPlan &plan,
 /// kernel that combines the splits (DecodeAttentionKernel.cpp), launched
 /// from the emptied body of `func` at `k`'s builder.
 void buildDecodeAttentionKernels(KernelIR &k, func::FuncOp func,
-                                 const AttentionProblem &problem,
+                                 const AttentionPlan &plan,
                                  SymbolTable &symbols);
 
 } // namespace mlir::fp8::attention

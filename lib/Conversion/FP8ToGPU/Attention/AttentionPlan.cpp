@@ -11,10 +11,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -36,6 +38,38 @@ MemRefType rank4(Type t) {
 }
 
 } // namespace
+
+std::pair<int, int>
+attention::foldableScaleExponents(const AttentionProblem &p) {
+  const auto &fp8 = cast<FloatType>(p.kvType).getFloatSemantics();
+  auto asDouble = [](APFloat v) {
+    bool lost;
+    v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    return v.convertToDouble();
+  };
+  const double max8 = asDouble(APFloat::getLargest(fp8));
+  const int tiny8 = llvm::ilogb(APFloat::getSmallest(fp8));
+  int lo = -126, hi = 127;
+  SmallVector<Type> chain(p.kvDequant.begin(), p.kvDequant.end());
+  chain.push_back(Float32Type::get(p.kvType.getContext()));
+  for (Type t : chain) {
+    const auto &sem = cast<FloatType>(t).getFloatSemantics();
+    if (APFloat::semanticsPrecision(sem) < APFloat::semanticsPrecision(fp8))
+      return {1, 0};
+    lo = std::max(lo, llvm::ilogb(APFloat::getSmallest(sem)) - tiny8);
+    const double maxT = asDouble(APFloat::getLargest(sem));
+    int e = llvm::ilogb(APFloat::getLargest(sem)) - std::ilogb(max8);
+    while (std::ldexp(max8, e) > maxT)
+      --e;
+    hi = std::min(hi, e);
+  }
+  return {lo, hi};
+}
+
+bool attention::decodeMmaServes(const AttentionProblem &p) {
+  return p.kvType && p.dv == p.d && (p.d == 64 || p.d == 128) &&
+         p.groups() <= 8;
+}
 
 int64_t attention::decodeSplitKeys(int64_t skv, int64_t splits, int64_t d) {
   return llvm::alignTo(llvm::divideCeil(skv, splits), decodeKeysPerStep(d));
@@ -301,6 +335,8 @@ AttentionConfig
 attention::chooseAttentionConfig(const AttentionProblem &p,
                                  const AttentionOptions &options) {
   AttentionConfig c;
+  c.decodeTensorCores =
+      p.decodeSplits && options.decodeTensorCores && decodeMmaServes(p);
   // With an additive mask the overlapped loop needs more registers than
   // the consumers have (ptxas spills the mask's addressing at head dim 128).
   // FP8 promotes each tile's P V into FP32 (a second accumulator): the
@@ -349,6 +385,10 @@ std::string attention::describeAttentionPlan(const AttentionPlan &plan) {
       os << ", reading a " << p.kvType << " cache (scaled, rounded to";
       for (Type t : p.kvDequant)
         os << " " << t;
+      auto [lo, hi] = foldableScaleExponents(p);
+      if (lo <= hi)
+        os << "; scales 2^" << lo << "..2^" << hi << " fold out"
+           << (c.decodeTensorCores ? ": tensor-core loop" : "");
       os << ")";
     }
     return llvm::formatv(

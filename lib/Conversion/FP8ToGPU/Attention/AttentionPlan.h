@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <string>
+#include <utility>
 
 namespace mlir::fp8::attention {
 
@@ -112,6 +113,19 @@ constexpr int64_t decodeKeysPerStep(int64_t d) {
   return kDecodeWarps * (256 / d) * kDecodeUnroll;
 }
 
+/// The exponents e for which a cache scale 2^e folds out of an FP8 cache's
+/// dequantization exactly (the decode kernel's folded loop): x * 2^e is
+/// exact in every type of p.kvDequant, and in f32, for every finite value x
+/// of p.kvType -- no overflow, no bit below the type's smallest subnormal --
+/// and 2^e is a normal f32. {lo, hi}; lo > hi when none (a type with fewer
+/// mantissa bits than the cache's). E4M3 through f16: {-15, 7}.
+std::pair<int, int> foldableScaleExponents(const AttentionProblem &p);
+
+/// Whether the decode kernel's tensor-core loop serves the problem when its
+/// cache scales fold out (foldableScaleExponents): an FP8 cache, head dims
+/// 64 or 128, at most 8 query heads per kv head (mma.m16n8k16's 8 columns).
+bool decodeMmaServes(const AttentionProblem &p);
+
 /// Keys per split of the decode kernel for `splits` splits.
 int64_t decodeSplitKeys(int64_t skv, int64_t splits, int64_t d);
 
@@ -144,6 +158,9 @@ struct AttentionConfig {
   /// issuing Q K^T (named barriers), so one's softmax runs while the
   /// other's products use the tensor cores (one key block at a time only).
   bool pingPong = false;
+  /// A decode step's split kernel has the tensor-core loop beside the
+  /// CUDA-core one (AttentionOptions::decodeTensorCores, decodeMmaServes).
+  bool decodeTensorCores = false;
 
   int64_t threads() const {
     return (consumerWarpgroups + 1) * kWarpgroupThreads;
@@ -164,6 +181,9 @@ FailureOr<AttentionProblem> analyzeAttention(func::FuncOp func,
 struct AttentionOptions {
   bool overlap = false;
   bool pingPong = true;
+  /// Decode steps over an FP8 cache: the tensor-core loop where it serves
+  /// (decodeMmaServes) and the scales fold out (checked at run time).
+  bool decodeTensorCores = true;
 };
 
 AttentionConfig chooseAttentionConfig(const AttentionProblem &problem,

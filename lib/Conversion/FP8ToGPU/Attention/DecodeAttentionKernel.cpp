@@ -44,6 +44,7 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -60,8 +61,8 @@ constexpr int64_t kLaneBytes = 16;
 
 class DecodeGen {
 public:
-  DecodeGen(KernelIR &k, const AttentionProblem &p)
-      : k(k), b(k.b), loc(k.loc), p(p) {
+  DecodeGen(KernelIR &k, const AttentionProblem &p, bool tensorCores)
+      : k(k), b(k.b), loc(k.loc), p(p), tensorCores(tensorCores) {
     perLane = kLaneBytes / p.elementBytes();
     lanes = p.d / perLane;
     groups = kWarpThreads / lanes;
@@ -75,6 +76,31 @@ public:
 private:
   void buildSplitKernel(gpu::GPUFuncOp kernel);
   void buildCombineKernel(gpu::GPUFuncOp kernel);
+
+  // The tensor-core loop (folded FP8 cache scales; decodeMmaServes).
+  bool mmaServes() const { return tensorCores; }
+  struct MmaInputs {
+    Value q, key, val, mask, kScale, vScale, sp, warp, lane, batch, kvHead,
+        start, end, kvRows;
+  };
+  /// Walks the split's keys in blocks of 16 per warp with mma.sync and
+  /// writes each warp's states to shared memory (state = warp).
+  void mmaLoop(const MmaInputs &in);
+  /// d = a * b + c, mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32:
+  /// a 4 and b 2 registers of f16 pairs, c 4 f32.
+  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
+                         ArrayRef<Value> c);
+  /// The transpose of an 8 x 8 f16 fragment
+  /// (movmatrix.sync.aligned.m8n8.trans.b16).
+  Value transpose8x8(Value x);
+  /// Two f32 values rounded to an f16 pair (the first in the low half).
+  Value packF16x2(Value lo, Value hi);
+  /// The FP8 pair in half `half` (0: bytes 0-1, 1: bytes 2-3) of the
+  /// 32-bit `word`, decoded exactly to an f16 pair.
+  Value decodeHalf(Value word, int64_t half);
+  /// Bytes `first` and `first` + 1 of `x` interleaved with those of `y`
+  /// (prmt): x[first], y[first], x[first + 1], y[first + 1].
+  Value interleave(Value x, Value y, int64_t first);
 
   /// The online-softmax state of one key group and query head.
   struct State {
@@ -139,7 +165,8 @@ private:
 
   /// The 8 bytes of an FP8 cache row a lane reads (perLane elements), each
   /// dequantized as the graph did: x * scale in f32, then rounded to each
-  /// of p.kvDequant's types in turn; as f32 values.
+  /// of p.kvDequant's types in turn; as f32 values. Without a scale (the
+  /// folded loop, foldableScale): x itself.
   SmallVector<Value> loadCacheRow(Value ptr, Value offset, Value scale) {
     auto i8 = b.getI8Type();
     auto vec = VectorType::get({perLane}, i8);
@@ -160,6 +187,8 @@ private:
             LLVM::ExtractElementOp::create(b, loc, halves, k.cI32(h))
                 .getResult()));
     }
+    if (!scale)
+      return decoded;
     SmallVector<Value> out;
     for (int64_t e = 0; e < perLane; ++e) {
       Value f = fmul(decoded[e], scale);
@@ -179,10 +208,45 @@ private:
     return out;
   }
 
+  /// Whether both cache scales fold out of the dequantization exactly
+  /// (an i1, uniform across the grid), or null where no scale can: a power
+  /// of two 2^e whose every product x * 2^e with an FP8 value x is exact in
+  /// each of p.kvDequant's types (foldableScaleExponents) leaves every rounding
+  /// of the graph's casts a no-op, and commutes with every f32 rounding of
+  /// the kernel's sums and products (away from f32's overflow and
+  /// subnormals). So q.(x * s) = (q.x) * s and sum p (y * s) = (sum p y) * s
+  /// bit for bit, and the loop skips the multiplication and casts per element
+  /// (ten instructions per pair of cache bytes).
+  Value foldableScales(Value kScale, Value vScale) {
+    auto [lo, hi] = foldableScaleExponents(p);
+    if (lo > hi)
+      return Value();
+    // A positive power of two 2^e, lo <= e <= hi: a zero sign and mantissa,
+    // its biased exponent within [127 + lo, 127 + hi].
+    auto fits = [&](Value scale) {
+      Value bits = arith::BitcastOp::create(b, loc, k.i32, scale);
+      Value signAndMantissa = arith::AndIOp::create(
+          b, loc, bits, k.cI32(static_cast<int32_t>(0x807fffffu)));
+      Value shifted =
+          arith::SubIOp::create(b, loc, bits, k.cI32(int64_t(127 + lo) << 23));
+      return arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                signAndMantissa, k.cI32(0)),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, shifted,
+                                k.cI32(int64_t(hi - lo) << 23)));
+    };
+    Value kFits = fits(kScale), vFits = fits(vScale);
+    return arith::AndIOp::create(b, loc, kFits, vFits);
+  }
   // Arithmetic.
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value fma(Value x, Value y, Value acc) { return fadd(fmul(x, y), acc); }
+  /// x * y + acc rounded once (fma.rn.f32): the kernel is bound by
+  /// instruction issue, and its dot products and P.V sums are most of it.
+  Value fma(Value x, Value y, Value acc) {
+    return LLVM::FMAOp::create(b, loc, x, y, acc);
+  }
   Value fmax(Value x, Value y) {
     return arith::MaximumFOp::create(b, loc, x, y);
   }
@@ -198,6 +262,8 @@ private:
   OpBuilder &b;
   Location loc;
   const AttentionProblem &p;
+  /// AttentionConfig::decodeTensorCores.
+  bool tensorCores;
   /// Elements per lane and key row, lanes per key row, key groups per warp,
   /// keys per split, softmax states per CTA and query head, floats per
   /// workspace row.
@@ -283,6 +349,259 @@ Value DecodeGen::finalValue(Value o, Value l) {
   return v;
 }
 
+SmallVector<Value> DecodeGen::mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
+                                  ArrayRef<Value> c) {
+  auto f32 = k.f32;
+  auto type =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  SmallVector<Value> operands(a);
+  operands.append(bRegs.begin(), bRegs.end());
+  operands.append(c.begin(), c.end());
+  Value d =
+      LLVM::InlineAsmOp::create(
+          b, loc, type, operands,
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0,$1,$2,$3}, "
+          "{$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
+          "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", /*has_side_effects=*/true,
+          /*is_align_stack=*/false, LLVM::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/ArrayAttr())
+          .getResult(0);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
+  return out;
+}
+
+Value DecodeGen::transpose8x8(Value x) {
+  return LLVM::InlineAsmOp::create(
+             b, loc, k.i32, ValueRange{x},
+             "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r",
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
+Value DecodeGen::packF16x2(Value lo, Value hi) {
+  auto f16 = b.getF16Type();
+  Value v = LLVM::UndefOp::create(b, loc, VectorType::get({2}, f16));
+  v = LLVM::InsertElementOp::create(
+      b, loc, v, arith::TruncFOp::create(b, loc, f16, lo), k.cI32(0));
+  v = LLVM::InsertElementOp::create(
+      b, loc, v, arith::TruncFOp::create(b, loc, f16, hi), k.cI32(1));
+  return LLVM::BitcastOp::create(b, loc, k.i32, v);
+}
+
+Value DecodeGen::decodeHalf(Value word, int64_t half) {
+  auto i16 = b.getI16Type();
+  if (half)
+    word = arith::ShRUIOp::create(b, loc, word, k.cI32(16));
+  Value pair =
+      LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getI8Type()),
+                              arith::TruncIOp::create(b, loc, i16, word));
+  Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
+      b, loc, VectorType::get({2}, b.getF16Type()), pair, /*relu=*/false,
+      p.kvType);
+  return LLVM::BitcastOp::create(b, loc, k.i32, halves);
+}
+
+Value DecodeGen::interleave(Value x, Value y, int64_t first) {
+  // Selector nibbles: result byte i takes pool byte n_i (x: 0-3, y: 4-7).
+  const int64_t selector = first == 0 ? 0x5140 : 0x7362;
+  return NVVM::PermuteOp::create(b, loc, k.i32, x, y, k.cI32(selector),
+                                 NVVM::PermuteMode::DEFAULT);
+}
+
+// The tensor-core loop, flash-decoding with the GQA group's heads as mma's
+// columns (the roles transposed, so that the group's <= 8 heads are n and
+// the keys and dims m): per block of 16 keys a warp computes
+//   S^T [16 keys x 8 heads] = K [16 keys x D] . Q^T [D x 8 heads]
+// (D / 16 mma k-steps; K as A straight from its rows, Q^T as B, the heads
+// past the group's zeros), the online softmax per head on S^T's fragment
+// (lane: keys r = lane / 4 and r + 8, heads 2 q4 and 2 q4 + 1, q4 = lane %
+// 4; maxima and sums over the 8 lanes of a column, xor 4, 8, 16), then
+//   O^T [D x 8 heads] += V^T [D x 16 keys] . P^T [16 keys x 8 heads]
+// (D / 16 m-tiles; P^T's two 8 x 8 halves transposed in registers by
+// movmatrix into the B fragment, V^T's A fragment two key rows' bytes
+// interleaved). The sums are over dims and keys, so both may be permuted
+// consistently: lane q4 reads dims [D/4 q4, D/4 (q4 + 1)) of its K rows and
+// Q row (k-step c takes its bytes 4c .. 4c + 3), lane r dims [D/8 r,
+// D/8 (r + 1)) of its V rows, whose m-tile i is dims D/8 r + 2i (fragment
+// row r) and D/8 r + 2i + 1 (row r + 8). The cache's values enter unscaled
+// (f16 holds E4M3/E5M2 exactly): the scores are S * k_scale * scale and
+// the outputs O * v_scale, exact for the power-of-two scales this loop
+// serves (foldableScales); q is rounded to f16 (bf16 -> f16 is exact in
+// f16's range) and P to f16, as FlashAttention's P.V does.
+void DecodeGen::mmaLoop(const MmaInputs &in) {
+  const int64_t groupsPerHead = p.groups();
+  const int64_t kBytes = p.d / 4, vBytes = p.d / 8, ksteps = p.d / 16;
+  auto i8 = b.getI8Type();
+  Value r = k.divC(in.lane, 4), q4 = k.remC(in.lane, 4);
+
+  // Q^T's B fragments: head r of the group (zeros past it), dims
+  // [kBytes q4, kBytes (q4 + 1)).
+  Value headOk = k.ultC(r, groupsPerHead);
+  Value hq = arith::SelectOp::create(b, loc, headOk, r, k.cIdx(0));
+  Value qRow = k.add(k.mulC(in.batch, p.heads),
+                     k.add(k.mulC(in.kvHead, groupsPerHead), hq));
+  Value qv = LLVM::LoadOp::create(
+      b, loc, VectorType::get({kBytes}, p.elementType),
+      gep(in.q, p.elementType, k.add(k.mulC(qRow, p.d), k.mulC(q4, kBytes))),
+      /*alignment=*/16);
+  SmallVector<Value> qf;
+  for (int64_t e = 0; e < kBytes; ++e) {
+    Value x = arith::ExtFOp::create(
+        b, loc, k.f32,
+        LLVM::ExtractElementOp::create(b, loc, qv, k.cI32(e)).getResult());
+    qf.push_back(arith::SelectOp::create(b, loc, headOk, x, k.cF32(0)));
+  }
+  SmallVector<std::array<Value, 2>> qb;
+  for (int64_t c = 0; c < ksteps; ++c)
+    qb.push_back({packF16x2(qf[4 * c], qf[4 * c + 1]),
+                  packF16x2(qf[4 * c + 2], qf[4 * c + 3])});
+  // The score factor k_scale * scale (exact: k_scale is a power of two).
+  Value factor = fmul(in.kScale, k.cF32(static_cast<float>(p.scale)));
+
+  // Loop-carried: m and l of heads 2 q4 + j, then O^T's D / 16 x 4 values.
+  const int64_t blockKeys = 16 * kDecodeWarps;
+  const int64_t steps = llvm::divideCeil(chunk, blockKeys);
+  SmallVector<Value> init{negInf(), negInf(), k.cF32(0), k.cF32(0)};
+  init.append(4 * ksteps, k.cF32(0));
+  auto loop =
+      scf::ForOp::create(b, loc, k.cIdx(0), k.cIdx(steps), k.cIdx(1), init);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    auto iter = loop.getRegionIterArgs();
+    Value kb = k.add(
+        in.start,
+        k.mulC(k.add(in.warp, k.mulC(loop.getInductionVar(), kDecodeWarps)),
+               16));
+    // Key j of the block: whether it is the split's, and the row read
+    // (keys past the split read its first row, masked below).
+    auto keyAt = [&](Value j) -> std::pair<Value, Value> {
+      Value valid = k.ult(j, in.end);
+      Value row = arith::SelectOp::create(b, loc, valid, j, in.start);
+      return {valid, k.add(in.kvRows, row)};
+    };
+    // n bytes of a row from column `col`, as n / 4 32-bit words.
+    auto loadWords = [&](Value base, Value row, Value col, int64_t n) {
+      Value v =
+          LLVM::LoadOp::create(b, loc, VectorType::get({n / 4}, k.i32),
+                               gep(base, i8, k.add(k.mulC(row, p.d), col)),
+                               /*alignment=*/std::min<int64_t>(n, 16));
+      SmallVector<Value> words;
+      for (int64_t w = 0; w < n / 4; ++w)
+        words.push_back(LLVM::ExtractElementOp::create(b, loc, v, k.cI32(w)));
+      return words;
+    };
+    // K rows r and r + 8 (A), V rows 2 q4 + {0, 1, 8, 9} (V^T's A).
+    Value maskKeys[2], valid[2];
+    SmallVector<Value> kRows[2], vRows[4];
+    for (int64_t t = 0; t < 2; ++t) {
+      Value j = k.add(kb, k.addC(r, 8 * t));
+      auto [ok, row] = keyAt(j);
+      valid[t] = ok;
+      maskKeys[t] = arith::SelectOp::create(b, loc, ok, j, in.start);
+      kRows[t] = loadWords(in.key, row, k.mulC(q4, kBytes), kBytes);
+    }
+    const int64_t vKeys[4] = {0, 1, 8, 9};
+    for (int64_t t = 0; t < 4; ++t) {
+      Value row = keyAt(k.add(kb, k.addC(k.mulC(q4, 2), vKeys[t]))).second;
+      vRows[t] = loadWords(in.val, row, k.mulC(r, vBytes), vBytes);
+    }
+
+    // S^T = K . Q^T.
+    SmallVector<Value> acc(4, k.cF32(0));
+    for (int64_t c = 0; c < ksteps; ++c)
+      acc = mma({decodeHalf(kRows[0][c], 0), decodeHalf(kRows[1][c], 0),
+                 decodeHalf(kRows[0][c], 1), decodeHalf(kRows[1][c], 1)},
+                {qb[c][0], qb[c][1]}, acc);
+
+    // Scores s[t][j] (key r + 8t, head 2 q4 + j), the online softmax per
+    // head over the block's 16 keys.
+    Value sc[2][2], pr[2][2], alpha[2];
+    SmallVector<Value> yields;
+    for (int64_t j = 0; j < 2; ++j) {
+      Value h = k.addC(k.mulC(q4, 2), j);
+      Value hOk = k.ultC(h, groupsPerHead);
+      Value hq = arith::SelectOp::create(b, loc, hOk, h, k.cIdx(0));
+      Value bm = negInf();
+      for (int64_t t = 0; t < 2; ++t) {
+        Value x = fmul(acc[2 * t + j], factor);
+        if (p.hasMask) {
+          Value at =
+              k.add(k.add(k.mulC(in.batch, p.maskStrides[0]),
+                          k.mulC(k.add(k.mulC(in.kvHead, groupsPerHead), hq),
+                                 p.maskStrides[1])),
+                    k.mulC(maskKeys[t], p.maskStrides[3]));
+          x = fadd(x, loadF32(in.mask, p.maskType, at));
+        }
+        Value ok = arith::AndIOp::create(b, loc, valid[t], hOk);
+        sc[t][j] = arith::SelectOp::create(b, loc, ok, x, negInf());
+        bm = fmax(bm, sc[t][j]);
+      }
+      for (int64_t off : {4, 8, 16})
+        bm = fmax(bm, shuffleXor(bm, off));
+      Value m = fmax(iter[j], bm);
+      Value use = usableMax(m);
+      alpha[j] = weight(iter[j], use);
+      for (int64_t t = 0; t < 2; ++t)
+        pr[t][j] = weight(sc[t][j], use);
+      yields.push_back(m);
+    }
+    for (int64_t j = 0; j < 2; ++j)
+      yields.push_back(
+          fadd(fadd(fmul(iter[2 + j], alpha[j]), pr[0][j]), pr[1][j]));
+
+    // O^T += V^T . P^T.
+    Value pb[2] = {transpose8x8(packF16x2(pr[0][0], pr[0][1])),
+                   transpose8x8(packF16x2(pr[1][0], pr[1][1]))};
+    // m-tile i reads columns 2i, 2i + 1 of the lane's V bytes: word i / 2,
+    // interleaved from the key rows (2 q4, 2 q4 + 1) and (2 q4 + 8, 2 q4 + 9).
+    for (int64_t i = 0; i < ksteps; ++i) {
+      SmallVector<Value> o;
+      for (int64_t e = 0; e < 4; ++e)
+        o.push_back(fmul(iter[4 + 4 * i + e], alpha[e % 2]));
+      Value lo = interleave(vRows[0][i / 2], vRows[1][i / 2], 2 * (i % 2));
+      Value hi = interleave(vRows[2][i / 2], vRows[3][i / 2], 2 * (i % 2));
+      o = mma({decodeHalf(lo, 0), decodeHalf(lo, 1), decodeHalf(hi, 0),
+               decodeHalf(hi, 1)},
+              {pb[0], pb[1]}, o);
+      yields.append(o);
+    }
+    scf::YieldOp::create(b, loc, yields);
+  }
+
+  // Each warp's states to shared memory (state = warp): l summed over the
+  // column's 8 lanes, O in the output's units; lane (r, q4) holds dims
+  // D/8 r + 2i (+ 1) of heads 2 q4 + j.
+  auto res = loop.getResults();
+  for (int64_t j = 0; j < 2; ++j) {
+    Value l = res[2 + j];
+    for (int64_t off : {4, 8, 16})
+      l = fadd(l, shuffleXor(l, off));
+    Value h = k.addC(k.mulC(q4, 2), j);
+    auto inGroup = scf::IfOp::create(b, loc, k.ultC(h, groupsPerHead),
+                                     /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&inGroup.getThenRegion().front());
+    Value row = k.mulC(k.add(k.mulC(in.warp, groupsPerHead), h), stride);
+    for (int64_t i = 0; i < ksteps; ++i)
+      for (int64_t half = 0; half < 2; ++half)
+        storeF32(fmul(res[4 + 4 * i + 2 * half + j], in.vScale), in.sp,
+                 k.add(row, k.addC(k.mulC(r, vBytes), 2 * i + half)));
+    auto leader =
+        scf::IfOp::create(b, loc, k.eqC(r, 0), /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&leader.getThenRegion().front());
+    storeF32(res[j], in.sp, k.addC(row, p.dv));
+    storeF32(l, in.sp, k.addC(row, p.dv + 1));
+  }
+}
+
 void DecodeGen::buildSplitKernel(gpu::GPUFuncOp kernel) {
   const int64_t groupsPerHead = p.heads / p.kvHeads; // query heads per kv head
   auto args = kernel.getArguments();
@@ -321,15 +640,17 @@ void DecodeGen::buildSplitKernel(gpu::GPUFuncOp kernel) {
   }
 
   // The K loop: per step each key group loads kDecodeUnroll K and V rows.
+  // `folded`: the cache's values unscaled, the key scale applied to each
+  // score and the value scale to the outputs after the loop (foldableScales).
   const int64_t steps = chunk / decodeKeysPerStep(p.d);
   SmallVector<Value> init;
   for (int64_t g = 0; g < groupsPerHead; ++g) {
     init.append({negInf(), k.cF32(0)});
     init.append(perLane, k.cF32(0));
   }
-  auto loop =
-      scf::ForOp::create(b, loc, k.cIdx(0), k.cIdx(steps), k.cIdx(1), init);
-  {
+  auto keyLoop = [&](bool folded) -> SmallVector<Value> {
+    auto loop =
+        scf::ForOp::create(b, loc, k.cIdx(0), k.cIdx(steps), k.cIdx(1), init);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
     Value first =
@@ -343,9 +664,11 @@ void DecodeGen::buildSplitKernel(gpu::GPUFuncOp kernel) {
       keys.push_back(arith::SelectOp::create(b, loc, valid.back(), j, start));
       Value at = k.add(k.mulC(k.add(kvRows, keys.back()), p.d), laneCol);
       SmallVector<Value> kr =
-          p.kvType ? loadCacheRow(key, at, kScale) : loadRow(key, at);
+          p.kvType ? loadCacheRow(key, at, folded ? Value() : kScale)
+                   : loadRow(key, at);
       SmallVector<Value> vr =
-          p.kvType ? loadCacheRow(val, at, vScale) : loadRow(val, at);
+          p.kvType ? loadCacheRow(val, at, folded ? Value() : vScale)
+                   : loadRow(val, at);
       kRows.append(kr);
       vRows.append(vr);
     }
@@ -359,6 +682,8 @@ void DecodeGen::buildSplitKernel(gpu::GPUFuncOp kernel) {
           dot = fma(qs[g][e], kRows[u * perLane + e], dot);
         for (int64_t off = lanes / 2; off >= 1; off /= 2)
           dot = fadd(dot, shuffleXor(dot, off));
+        if (folded)
+          dot = fmul(dot, kScale);
         if (p.hasMask) {
           Value at = k.add(k.add(k.mulC(batch, p.maskStrides[0]),
                                  k.mulC(heads[g], p.maskStrides[1])),
@@ -376,64 +701,101 @@ void DecodeGen::buildSplitKernel(gpu::GPUFuncOp kernel) {
       yields.append(s.o);
     }
     scf::YieldOp::create(b, loc, yields);
-  }
-
+    b.setInsertionPointAfter(loop);
+    SmallVector<Value> results(loop.getResults());
+    if (folded)
+      for (int64_t g = 0; g < groupsPerHead; ++g)
+        for (int64_t e = 0; e < perLane; ++e) {
+          Value &o = results[g * (perLane + 2) + 2 + e];
+          o = fmul(o, vScale);
+        }
+    return results;
+  };
   // Each key group's states to shared memory: state (warp * groups + group),
   // head g at floats ((state * G) + g) * (Dv + 2): o, then m and l.
   Value sp = sharedPtr();
-  Value state = k.add(k.mulC(warp, groups), group);
-  for (int64_t g = 0; g < groupsPerHead; ++g) {
-    const int64_t base = g * (perLane + 2);
-    Value row = k.mulC(k.addC(k.mulC(state, groupsPerHead), g), stride);
-    for (int64_t e = 0; e < perLane; ++e)
-      storeF32(loop.getResult(base + 2 + e), sp,
-               k.add(row, k.addC(laneCol, e)));
-    auto leader =
-        scf::IfOp::create(b, loc, k.eqC(li, 0), /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard ig(b);
-    b.setInsertionPointToStart(&leader.getThenRegion().front());
-    storeF32(loop.getResult(base), sp, k.addC(row, p.dv));
-    storeF32(loop.getResult(base + 1), sp, k.addC(row, p.dv + 1));
-  }
-  gpu::BarrierOp::create(b, loc);
+  auto storeLaneStates = [&](ArrayRef<Value> results) {
+    Value state = k.add(k.mulC(warp, groups), group);
+    for (int64_t g = 0; g < groupsPerHead; ++g) {
+      const int64_t base = g * (perLane + 2);
+      Value row = k.mulC(k.addC(k.mulC(state, groupsPerHead), g), stride);
+      for (int64_t e = 0; e < perLane; ++e)
+        storeF32(results[base + 2 + e], sp, k.add(row, k.addC(laneCol, e)));
+      auto leader =
+          scf::IfOp::create(b, loc, k.eqC(li, 0), /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard ig(b);
+      b.setInsertionPointToStart(&leader.getThenRegion().front());
+      storeF32(results[base], sp, k.addC(row, p.dv));
+      storeF32(results[base + 1], sp, k.addC(row, p.dv + 1));
+    }
+  };
 
-  // Merge the states: thread t takes outputs (g, c) = t, t + threads, ...
-  const int64_t outputs = groupsPerHead * p.dv;
-  for (int64_t first = 0; first < outputs; first += kDecodeThreads) {
-    Value idx = k.addC(tid, first);
-    auto inRange = scf::IfOp::create(b, loc, k.ultC(idx, outputs),
-                                     /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard ig(b);
-    b.setInsertionPointToStart(&inRange.getThenRegion().front());
-    Value g = k.divC(idx, p.dv), c = k.remC(idx, p.dv);
-    auto rowOf = [&](int64_t s) {
-      return k.mulC(k.add(k.cIdx(s * groupsPerHead), g), stride);
-    };
-    Value m = negInf();
-    for (int64_t s = 0; s < states; ++s)
-      m = fmax(m, loadF32(sp, k.f32, k.addC(rowOf(s), p.dv)));
-    Value use = usableMax(m), l = k.cF32(0), o = k.cF32(0);
-    for (int64_t s = 0; s < states; ++s) {
-      Value row = rowOf(s);
-      Value w = weight(loadF32(sp, k.f32, k.addC(row, p.dv)), use);
-      l = fma(loadF32(sp, k.f32, k.addC(row, p.dv + 1)), w, l);
-      o = fma(loadF32(sp, k.f32, k.add(row, c)), w, o);
+  // Merge `count` states: thread t takes outputs (g, c) = t, t + threads, ...
+  auto mergeStates = [&](int64_t count) {
+    gpu::BarrierOp::create(b, loc);
+    const int64_t outputs = groupsPerHead * p.dv;
+    for (int64_t first = 0; first < outputs; first += kDecodeThreads) {
+      Value idx = k.addC(tid, first);
+      auto inRange = scf::IfOp::create(b, loc, k.ultC(idx, outputs),
+                                       /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard ig(b);
+      b.setInsertionPointToStart(&inRange.getThenRegion().front());
+      Value g = k.divC(idx, p.dv), c = k.remC(idx, p.dv);
+      auto rowOf = [&](int64_t s) {
+        return k.mulC(k.add(k.cIdx(s * groupsPerHead), g), stride);
+      };
+      Value m = negInf();
+      for (int64_t s = 0; s < count; ++s)
+        m = fmax(m, loadF32(sp, k.f32, k.addC(rowOf(s), p.dv)));
+      Value use = usableMax(m), l = k.cF32(0), o = k.cF32(0);
+      for (int64_t s = 0; s < count; ++s) {
+        Value row = rowOf(s);
+        Value w = weight(loadF32(sp, k.f32, k.addC(row, p.dv)), use);
+        l = fma(loadF32(sp, k.f32, k.addC(row, p.dv + 1)), w, l);
+        o = fma(loadF32(sp, k.f32, k.add(row, c)), w, o);
+      }
+      Value plane = k.add(k.mulC(batch, p.heads),
+                          k.add(k.mulC(kvHead, groupsPerHead), g));
+      if (p.decodeSplits == 1) {
+        Value v = finalValue(o, l);
+        LLVM::StoreOp::create(
+            b, loc, v, gep(out, p.outType, k.add(k.mulC(plane, p.dv), c)));
+        continue;
+      }
+      Value row = k.mulC(k.add(k.mulC(plane, p.decodeSplits), split), stride);
+      storeF32(o, ws, k.add(row, c));
+      auto leader =
+          scf::IfOp::create(b, loc, k.eqC(c, 0), /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&leader.getThenRegion().front());
+      storeF32(m, ws, k.addC(row, p.dv));
+      storeF32(l, ws, k.addC(row, p.dv + 1));
     }
-    Value plane =
-        k.add(k.mulC(batch, p.heads), k.add(k.mulC(kvHead, groupsPerHead), g));
-    if (p.decodeSplits == 1) {
-      Value v = finalValue(o, l);
-      LLVM::StoreOp::create(b, loc, v,
-                            gep(out, p.outType, k.add(k.mulC(plane, p.dv), c)));
-      continue;
+  };
+  auto cudaCorePath = [&](bool folded) {
+    storeLaneStates(keyLoop(folded));
+    mergeStates(states);
+  };
+
+  // With foldable scales (uniform), the tensor-core loop where it serves
+  // (mmaServes), else the CUDA-core loop without the per-element scaling.
+  if (Value fold = p.kvType ? foldableScales(kScale, vScale) : Value()) {
+    auto choice = scf::IfOp::create(b, loc, fold, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&choice.getThenRegion().front());
+      if (mmaServes()) {
+        MmaInputs in{q,    key,  val,   mask,   kScale, vScale, sp,
+                     warp, lane, batch, kvHead, start,  end,    kvRows};
+        mmaLoop(in);
+        mergeStates(kDecodeWarps);
+      } else {
+        cudaCorePath(/*folded=*/true);
+      }
+      b.setInsertionPointToStart(&choice.getElseRegion().front());
+      cudaCorePath(/*folded=*/false);
     }
-    Value row = k.mulC(k.add(k.mulC(plane, p.decodeSplits), split), stride);
-    storeF32(o, ws, k.add(row, c));
-    auto leader =
-        scf::IfOp::create(b, loc, k.eqC(c, 0), /*withElseRegion=*/false);
-    b.setInsertionPointToStart(&leader.getThenRegion().front());
-    storeF32(m, ws, k.addC(row, p.dv));
-    storeF32(l, ws, k.addC(row, p.dv + 1));
+  } else {
+    cudaCorePath(/*folded=*/false);
   }
   gpu::ReturnOp::create(b, loc);
 }
@@ -501,7 +863,8 @@ void DecodeGen::buildCombineKernel(gpu::GPUFuncOp kernel) {
 } // namespace
 
 void attention::buildDecodeAttentionKernels(KernelIR &k, func::FuncOp func,
-                                            const AttentionProblem &problem,
+                                            const AttentionPlan &plan,
                                             SymbolTable &symbols) {
-  DecodeGen(k, problem).build(func, symbols);
+  DecodeGen(k, plan.problem, plan.config.decodeTensorCores)
+      .build(func, symbols);
 }
