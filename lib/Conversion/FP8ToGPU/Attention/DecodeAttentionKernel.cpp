@@ -18,6 +18,10 @@
 //   registers: the natural scale, so that a row of the mask's lowest values
 //   stays finite, as the reference computes it);
 //
+// or, for an FP8 cache whose two scales are powers of two that fold out
+// exactly (checked at run time), on tensor cores (mmaLoop: mma.sync with the
+// GQA group's heads as the columns);
+//
 // then the CTA merges its warps' and groups' states in shared memory and
 // writes the split's unnormalized output, maximum and sum to the workspace
 // [B, Hq, splits, Dv + 2]; a second kernel (one CTA per (batch, head), a
@@ -166,7 +170,7 @@ private:
   /// The 8 bytes of an FP8 cache row a lane reads (perLane elements), each
   /// dequantized as the graph did: x * scale in f32, then rounded to each
   /// of p.kvDequant's types in turn; as f32 values. Without a scale (the
-  /// folded loop, foldableScale): x itself.
+  /// folded loop, foldableScales): x itself.
   SmallVector<Value> loadCacheRow(Value ptr, Value offset, Value scale) {
     auto i8 = b.getI8Type();
     auto vec = VectorType::get({perLane}, i8);
@@ -218,7 +222,9 @@ private:
   /// bit for bit, and the loop skips the multiplication and casts per element
   /// (ten instructions per pair of cache bytes).
   Value foldableScales(Value kScale, Value vScale) {
-    auto [lo, hi] = foldableScaleExponents(p);
+    // (Not a structured binding: clang's C++17 rejects capturing one.)
+    const std::pair<int, int> range = foldableScaleExponents(p);
+    const int lo = range.first, hi = range.second;
     if (lo > hi)
       return Value();
     // A positive power of two 2^e, lo <= e <= hi: a zero sign and mantissa,
