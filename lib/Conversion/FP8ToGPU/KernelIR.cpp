@@ -60,6 +60,25 @@ Value KernelIR::exp2Approx(Value x) {
              ValueRange{x})
       .getResult(0);
 }
+Value KernelIR::inlinePtx(Type type, ValueRange operands, StringRef text,
+                          StringRef constraints) {
+  return LLVM::InlineAsmOp::create(
+             b, loc, type, operands, text, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+Value KernelIR::packPair(Type elem, Value lo, Value hi) {
+  Value v = LLVM::UndefOp::create(b, loc, VectorType::get({2}, elem));
+  const Value halves[2] = {lo, hi};
+  for (int64_t e = 0; e < 2; ++e)
+    v = LLVM::InsertElementOp::create(
+        b, loc, v, arith::TruncFOp::create(b, loc, elem, halves[e]), cI32(e));
+  return LLVM::BitcastOp::create(b, loc, i32, v);
+}
 Value KernelIR::toI64(Value index) {
   return arith::IndexCastOp::create(b, loc, i64, index);
 }

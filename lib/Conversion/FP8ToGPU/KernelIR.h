@@ -42,6 +42,14 @@ struct KernelIR {
   Value fmul(Value x, Value y);
   /// 2^x with PTX's ex2.approx.ftz.f32 (softmax in the attention kernels).
   Value exp2Approx(Value x);
+  /// Inline PTX `text` (AT&T operand syntax, $0 ...) with `constraints`,
+  /// kept in place (has_side_effects: the warp-synchronous instructions it
+  /// holds must not move or merge); its one result of `type`.
+  Value inlinePtx(Type type, ValueRange operands, StringRef text,
+                  StringRef constraints);
+  /// `lo` and `hi` (f32) rounded to `elem` (f16 or bf16) and packed into one
+  /// 32-bit register, `lo` in the low half: an mma / wgmma operand pair.
+  Value packPair(Type elem, Value lo, Value hi);
   Value toI64(Value index);
   Value toI32(Value index);
   Value eqC(Value x, int64_t c);

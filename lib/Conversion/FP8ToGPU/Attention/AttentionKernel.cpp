@@ -682,15 +682,8 @@ void KernelGen::buildSoftmax(SmallVectorImpl<Value> &s, Value j, Value rowMin,
   }
   // P as the A operand of k16 chunks: chunk ch holds registers 8 ch ..
   // 8 ch + 7, paired into four 32-bit registers.
-  auto vec2 = VectorType::get({2}, p.elementType);
-  for (int64_t i = 0; i < n; i += 2) {
-    Value v = LLVM::UndefOp::create(b, loc, vec2);
-    for (int64_t e = 0; e < 2; ++e)
-      v = LLVM::InsertElementOp::create(
-          b, loc, v, arith::TruncFOp::create(b, loc, p.elementType, pv[i + e]),
-          k.cI32(e));
-    pRegs.push_back(LLVM::BitcastOp::create(b, loc, k.i32, v));
-  }
+  for (int64_t i = 0; i < n; i += 2)
+    pRegs.push_back(k.packPair(p.elementType, pv[i], pv[i + 1]));
 }
 
 Value KernelGen::rescale(Value o, Value alpha[2], Value j) {
@@ -769,14 +762,7 @@ Value KernelGen::buildPV(Value o, ArrayRef<Value> pRegs, Value stageAddr,
     operands.push_back(k.cI32(fresh && ch == 0 ? 0 : 1));
     for (int64_t i = 0; i < nAcc; ++i)
       operands.push_back(LLVM::ExtractValueOp::create(b, loc, o, i));
-    o = LLVM::InlineAsmOp::create(
-            b, loc, o.getType(), operands, asmText, constraints,
-            /*has_side_effects=*/true, /*is_align_stack=*/false,
-            LLVM::TailCallKind::None,
-            LLVM::AsmDialectAttr::get(b.getContext(),
-                                      LLVM::AsmDialect::AD_ATT),
-            /*operand_attrs=*/ArrayAttr())
-            .getResult(0);
+    o = k.inlinePtx(o.getType(), operands, asmText, constraints);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);

@@ -51,6 +51,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::fp8;
@@ -97,8 +99,6 @@ private:
   /// The transpose of an 8 x 8 f16 fragment
   /// (movmatrix.sync.aligned.m8n8.trans.b16).
   Value transpose8x8(Value x);
-  /// Two f32 values rounded to an f16 pair (the first in the low half).
-  Value packF16x2(Value lo, Value hi);
   /// The FP8 pair in half `half` (0: bytes 0-1, 1: bytes 2-3) of the
   /// 32-bit `word`, decoded exactly to an f16 pair.
   Value decodeHalf(Value word, int64_t half);
@@ -245,6 +245,21 @@ private:
     Value kFits = fits(kScale), vFits = fits(vScale);
     return arith::AndIOp::create(b, loc, kFits, vFits);
   }
+  /// Key `j` of the split [start, end): whether it is one of the split's,
+  /// and the key a load reads (keys past the split read its first row;
+  /// their scores are -inf).
+  std::pair<Value, Value> splitKey(Value j, Value start, Value end) {
+    Value valid = k.ult(j, end);
+    return {valid, arith::SelectOp::create(b, loc, valid, j, start)};
+  }
+  /// The additive mask at (sequence, query head, key), as f32.
+  Value maskAt(Value mask, Value batch, Value head, Value key) {
+    Value at = k.add(
+        k.add(k.mulC(batch, p.maskStrides[0]), k.mulC(head, p.maskStrides[1])),
+        k.mulC(key, p.maskStrides[3]));
+    return loadF32(mask, p.maskType, at);
+  }
+
   // Arithmetic.
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
@@ -363,16 +378,11 @@ SmallVector<Value> DecodeGen::mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
   SmallVector<Value> operands(a);
   operands.append(bRegs.begin(), bRegs.end());
   operands.append(c.begin(), c.end());
-  Value d =
-      LLVM::InlineAsmOp::create(
-          b, loc, type, operands,
-          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0,$1,$2,$3}, "
-          "{$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
-          "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", /*has_side_effects=*/true,
-          /*is_align_stack=*/false, LLVM::TailCallKind::None,
-          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-          /*operand_attrs=*/ArrayAttr())
-          .getResult(0);
+  Value d = k.inlinePtx(
+      type, operands,
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {$0,$1,$2,$3}, "
+      "{$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};",
+      "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f");
   SmallVector<Value> out;
   for (int64_t i = 0; i < 4; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
@@ -380,25 +390,8 @@ SmallVector<Value> DecodeGen::mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
 }
 
 Value DecodeGen::transpose8x8(Value x) {
-  return LLVM::InlineAsmOp::create(
-             b, loc, k.i32, ValueRange{x},
-             "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r",
-             /*has_side_effects=*/true, /*is_align_stack=*/false,
-             LLVM::TailCallKind::None,
-             LLVM::AsmDialectAttr::get(b.getContext(),
-                                       LLVM::AsmDialect::AD_ATT),
-             /*operand_attrs=*/ArrayAttr())
-      .getResult(0);
-}
-
-Value DecodeGen::packF16x2(Value lo, Value hi) {
-  auto f16 = b.getF16Type();
-  Value v = LLVM::UndefOp::create(b, loc, VectorType::get({2}, f16));
-  v = LLVM::InsertElementOp::create(
-      b, loc, v, arith::TruncFOp::create(b, loc, f16, lo), k.cI32(0));
-  v = LLVM::InsertElementOp::create(
-      b, loc, v, arith::TruncFOp::create(b, loc, f16, hi), k.cI32(1));
-  return LLVM::BitcastOp::create(b, loc, k.i32, v);
+  return k.inlinePtx(k.i32, x, "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;",
+                     "=r,r");
 }
 
 Value DecodeGen::decodeHalf(Value word, int64_t half) {
@@ -466,8 +459,8 @@ void DecodeGen::mmaLoop(const MmaInputs &in) {
   }
   SmallVector<std::array<Value, 2>> qb;
   for (int64_t c = 0; c < ksteps; ++c)
-    qb.push_back({packF16x2(qf[4 * c], qf[4 * c + 1]),
-                  packF16x2(qf[4 * c + 2], qf[4 * c + 3])});
+    qb.push_back({k.packPair(b.getF16Type(), qf[4 * c], qf[4 * c + 1]),
+                  k.packPair(b.getF16Type(), qf[4 * c + 2], qf[4 * c + 3])});
   // The score factor k_scale * scale (exact: k_scale is a power of two).
   Value factor = fmul(in.kScale, k.cF32(static_cast<float>(p.scale)));
 
@@ -486,13 +479,6 @@ void DecodeGen::mmaLoop(const MmaInputs &in) {
         in.start,
         k.mulC(k.add(in.warp, k.mulC(loop.getInductionVar(), kDecodeWarps)),
                16));
-    // Key j of the block: whether it is the split's, and the row read
-    // (keys past the split read its first row, masked below).
-    auto keyAt = [&](Value j) -> std::pair<Value, Value> {
-      Value valid = k.ult(j, in.end);
-      Value row = arith::SelectOp::create(b, loc, valid, j, in.start);
-      return {valid, k.add(in.kvRows, row)};
-    };
     // n bytes of a row from column `col`, as n / 4 32-bit words.
     auto loadWords = [&](Value base, Value row, Value col, int64_t n) {
       Value v =
@@ -505,19 +491,21 @@ void DecodeGen::mmaLoop(const MmaInputs &in) {
       return words;
     };
     // K rows r and r + 8 (A), V rows 2 q4 + {0, 1, 8, 9} (V^T's A).
-    Value maskKeys[2], valid[2];
+    Value keys[2], valid[2];
     SmallVector<Value> kRows[2], vRows[4];
     for (int64_t t = 0; t < 2; ++t) {
-      Value j = k.add(kb, k.addC(r, 8 * t));
-      auto [ok, row] = keyAt(j);
-      valid[t] = ok;
-      maskKeys[t] = arith::SelectOp::create(b, loc, ok, j, in.start);
-      kRows[t] = loadWords(in.key, row, k.mulC(q4, kBytes), kBytes);
+      std::tie(valid[t], keys[t]) =
+          splitKey(k.add(kb, k.addC(r, 8 * t)), in.start, in.end);
+      kRows[t] = loadWords(in.key, k.add(in.kvRows, keys[t]),
+                           k.mulC(q4, kBytes), kBytes);
     }
     const int64_t vKeys[4] = {0, 1, 8, 9};
     for (int64_t t = 0; t < 4; ++t) {
-      Value row = keyAt(k.add(kb, k.addC(k.mulC(q4, 2), vKeys[t]))).second;
-      vRows[t] = loadWords(in.val, row, k.mulC(r, vBytes), vBytes);
+      Value read =
+          splitKey(k.add(kb, k.addC(k.mulC(q4, 2), vKeys[t])), in.start, in.end)
+              .second;
+      vRows[t] =
+          loadWords(in.val, k.add(in.kvRows, read), k.mulC(r, vBytes), vBytes);
     }
 
     // S^T = K . Q^T.
@@ -538,14 +526,10 @@ void DecodeGen::mmaLoop(const MmaInputs &in) {
       Value bm = negInf();
       for (int64_t t = 0; t < 2; ++t) {
         Value x = fmul(acc[2 * t + j], factor);
-        if (p.hasMask) {
-          Value at =
-              k.add(k.add(k.mulC(in.batch, p.maskStrides[0]),
-                          k.mulC(k.add(k.mulC(in.kvHead, groupsPerHead), hq),
-                                 p.maskStrides[1])),
-                    k.mulC(maskKeys[t], p.maskStrides[3]));
-          x = fadd(x, loadF32(in.mask, p.maskType, at));
-        }
+        if (p.hasMask)
+          x = fadd(x, maskAt(in.mask, in.batch,
+                             k.add(k.mulC(in.kvHead, groupsPerHead), hq),
+                             keys[t]));
         Value ok = arith::AndIOp::create(b, loc, valid[t], hOk);
         sc[t][j] = arith::SelectOp::create(b, loc, ok, x, negInf());
         bm = fmax(bm, sc[t][j]);
@@ -564,8 +548,9 @@ void DecodeGen::mmaLoop(const MmaInputs &in) {
           fadd(fadd(fmul(iter[2 + j], alpha[j]), pr[0][j]), pr[1][j]));
 
     // O^T += V^T . P^T.
-    Value pb[2] = {transpose8x8(packF16x2(pr[0][0], pr[0][1])),
-                   transpose8x8(packF16x2(pr[1][0], pr[1][1]))};
+    Value pb[2] = {
+        transpose8x8(k.packPair(b.getF16Type(), pr[0][0], pr[0][1])),
+        transpose8x8(k.packPair(b.getF16Type(), pr[1][0], pr[1][1]))};
     // m-tile i reads columns 2i, 2i + 1 of the lane's V bytes: word i / 2,
     // interleaved from the key rows (2 q4, 2 q4 + 1) and (2 q4 + 8, 2 q4 + 9).
     for (int64_t i = 0; i < ksteps; ++i) {
@@ -665,9 +650,9 @@ void DecodeGen::buildSplitKernel(gpu::GPUFuncOp kernel) {
     for (int64_t u = 0; u < kDecodeUnroll; ++u) {
       Value j = k.add(
           first, k.add(k.mulC(k.addC(warp, u * kDecodeWarps), groups), group));
-      valid.push_back(k.ult(j, end));
-      // Keys past the split read its first row (there, masked below).
-      keys.push_back(arith::SelectOp::create(b, loc, valid.back(), j, start));
+      auto [ok, read] = splitKey(j, start, end);
+      valid.push_back(ok);
+      keys.push_back(read);
       Value at = k.add(k.mulC(k.add(kvRows, keys.back()), p.d), laneCol);
       SmallVector<Value> kr =
           p.kvType ? loadCacheRow(key, at, folded ? Value() : kScale)
@@ -690,12 +675,8 @@ void DecodeGen::buildSplitKernel(gpu::GPUFuncOp kernel) {
           dot = fadd(dot, shuffleXor(dot, off));
         if (folded)
           dot = fmul(dot, kScale);
-        if (p.hasMask) {
-          Value at = k.add(k.add(k.mulC(batch, p.maskStrides[0]),
-                                 k.mulC(heads[g], p.maskStrides[1])),
-                           k.mulC(keys[u], p.maskStrides[3]));
-          dot = fadd(dot, loadF32(mask, p.maskType, at));
-        }
+        if (p.hasMask)
+          dot = fadd(dot, maskAt(mask, batch, heads[g], keys[u]));
         x.push_back(arith::SelectOp::create(b, loc, valid[u], dot, negInf()));
       }
       const int64_t base = g * (perLane + 2);
