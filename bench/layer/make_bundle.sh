@@ -24,6 +24,8 @@
 # --attention-ping-pong=false (the FP8 attention kernel without ping-pong).
 # A suffix "-nomerge" (before "-layer": rowwise-all-fast-nomerge-layer) adds
 # --merge-products=false (q, k, v and gate, up as separate GEMMs).
+# A suffix "-tmN" (before "-layer": block-all-tm256-layer) adds
+# --gemm-tile-m=N: the promoting GEMMs' CTA tile M (128, 192 or 256).
 # A suffix "-layer" (outermost of all: current-all-fast-layer) compiles the
 # decoder layer alone (bench/layer/extract_layer.py: hidden states and
 # rotary cos/sin in, the layer's output out; EXPORT_DIR/layer.onnx, made
@@ -45,6 +47,10 @@ for r0 in "${recipes[@]}"; do
     model=$export_dir/layer.onnx
     [ -f "$model" ] || /usr/bin/python3 "$root/bench/layer/extract_layer.py" \
       "$export_dir/model.onnx" "$model"
+  fi
+  if [[ $r =~ ^(.*)-tm([0-9]+)$ ]]; then
+    r=${BASH_REMATCH[1]}
+    extra+=(--gemm-tile-m="${BASH_REMATCH[2]}")
   fi
   rm=${r%-nomerge}
   [ "$rm" != "$r" ] && extra+=(--merge-products=false)

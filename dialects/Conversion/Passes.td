@@ -236,11 +236,12 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
            "CTA tile N of the warp-specialized kernel (a multiple of 8 up to "
            "256; 0: the heuristic's choice)">,
     Option<"tileM", "tile-m", "unsigned", "0",
-           "CTA tile M of the two-consumer warp-specialized kernel: 128, or "
-           "256 (each consumer computes two 64-row bands per stage; served "
-           "for promoting products with tiles up to 128 wide and a static "
-           "M); 0: the heuristic's choice (256 for block-scaled products "
-           "whose tiles fill the SMs' rounds)">,
+           "CTA tile M of the promoting warp-specialized kernel (tiles up "
+           "to 128 wide, a static M): 128 (two consumer warpgroups), 192 "
+           "(three consumer warpgroups of one 64-row band each; not with a "
+           "fused consumer) or 256 (two consumers of two 64-row bands); 0: "
+           "the heuristic's choice (block-scaled products: 192 up to K = "
+           "8192, 256 beyond, where their rounds over the SMs pay)">,
     Option<"stageScales", "stage-scales", "bool", "true",
            "Warp-specialized kernels with 256-row tiles copy the f32 scales "
            "that vary along K (block scales) into shared memory with each K "

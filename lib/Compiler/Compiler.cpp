@@ -385,6 +385,7 @@ private:
       options.gemmPipelinedPromotion = o.pipelinedPromotion;
       options.gemmDecodeKGroups = o.decodeKGroups;
       options.gemmDecodeStages = o.decodeStages;
+      options.gemmTileM = o.gemmTileM;
       options.attentionPingPong = o.attentionPingPong;
       options.attentionDecodeKernel = o.attentionDecodeKernel;
       options.attentionDecodeTensorCores = o.attentionDecodeTensorCores;

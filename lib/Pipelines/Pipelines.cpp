@@ -267,6 +267,7 @@ void fp8::buildFP8GPULoweringPipeline(
     gemm.pipelinedPromotion = options.gemmPipelinedPromotion;
     gemm.decodeKGroups = options.gemmDecodeKGroups;
     gemm.decodeStages = options.gemmDecodeStages;
+    gemm.tileM = options.gemmTileM;
     gemm.gridDependency =
         options.gridDependency && chipNumber(options.chip) >= 90;
     // The kernels come as gpu.funcs in their own gpu.modules (with the

@@ -7,6 +7,9 @@
 // RUN:   --convert-fp8-gemm-to-gpu="remarks=true tile-m=256" 2>&1 >/dev/null \
 // RUN:   | FileCheck %s --check-prefix=TILE256
 // RUN: fp8-opt %s -split-input-file \
+// RUN:   --convert-fp8-gemm-to-gpu="remarks=true tile-m=192" 2>&1 >/dev/null \
+// RUN:   | FileCheck %s --check-prefix=TILE192
+// RUN: fp8-opt %s -split-input-file \
 // RUN:   --convert-fp8-gemm-to-gpu="remarks=true stage-scales=0" 2>&1 >/dev/null \
 // RUN:   | FileCheck %s --check-prefix=UNSTAGED
 // RUN: fp8-opt %s -split-input-file \
@@ -29,11 +32,13 @@
 // staging tile (64 KB) from 151552 (1024-aligned), 6 mbarriers at 217088,
 // 1008 bytes of alignment slack: 218144 bytes.
 
-// BADTILE: error: convert-fp8-gemm-to-gpu: tile-m must be 0, 128 or 256, not 100
+// BADTILE: error: convert-fp8-gemm-to-gpu: tile-m must be 0, 128, 192 or 256, not 100
 
 // CHECK-LABEL: func.func private @__fp8_gemm_block_big
 // 4096 x 4096 in 128-row tiles is 1024 tiles, 8 rounds of 132 CTAs; in
-// 256-row tiles 512, 4 rounds: 2 x 4 / 1.25 < 8, so 256 rows.
+// 256-row tiles 512, 4 rounds: 4 x 256 / 1.1 < 8 x 128, so 256 rows;
+// 192-row tiles (three consumers) would take 6 rounds: 6 x 192 / 1.18 is
+// more.
 // CHECK:         gpu.launch_func @__fp8_gemm_block_big_kernel::@__fp8_gemm_block_big_kernel blocks in (%c132{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c384{{.*}}, %c1{{.*}}, %c1{{.*}}) dynamic_shared_memory_size %c218144_i32
 // CHECK:           nvvm.mbarrier.init %{{.*}}, %c33_i32 : !llvm.ptr<3>, i32
 // CHECK:           nvvm.mbarrier.init %{{.*}}, %c8_i32 : !llvm.ptr<3>, i32
@@ -100,6 +105,7 @@
 // CHECK-NEXT:          nvvm.cp.async.bulk.commit.group
 // TILE128: remark: fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x128x128, promotion every 128 K, grid 132 persistent CTAs over 1024 tiles, TMA into 4 128B-swizzled stages, TMA-store epilogue
 // TILE256: remark: fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 64/216), 2 row bands per consumer, CTA tile 256x128x128, promotion every 128 K, grid 132 persistent CTAs over 512 tiles, TMA into 3 128B-swizzled stages with 257 staged scales each, TMA-store epilogue
+// TILE192: remark: fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 3 consumer warpgroups, setmaxnreg 32/160), CTA tile 192x128x128, promotion every 128 K, grid 132 persistent CTAs over 704 tiles, TMA into 4 128B-swizzled stages with 193 staged scales each, TMA-store epilogue
 // Without staged scales the consumers load them a unit ahead, and the 3
 // stages leave room for the whole staging tile.
 // UNSTAGED: remark: fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 56/224), 2 row bands per consumer, CTA tile 256x128x128, promotion every 128 K, grid 132 persistent CTAs over 512 tiles, TMA into 3 128B-swizzled stages, TMA-store epilogue
@@ -126,10 +132,62 @@ func.func private @__fp8_gemm_block_big(%a: memref<4096x512xf8E4M3FN>, %sa: memr
 
 // -----
 
+// 8192 x 4096 (K = 512): 16 rounds of 128-row tiles, 8 of 256 rows (8 x
+// 256 / 1.1 = 1862), 11 of 192 (11 x 192 / 1.18 = 1790): three consumer
+// warpgroups of one 64-row band each (GemmConfig::consumerWarpgroups = 3),
+// 512 threads, setmaxnreg 32/160 (32 + 3 x 160 = 4 x 128, the registers
+// a 512-thread CTA is launched with), staged scales (192 rows + the
+// column block's), 4 stages of A 192 x 128 + B 128 x 128 (40 KB).
+// CHECK-LABEL: func.func private @__fp8_gemm_block_tall
+// CHECK:         gpu.launch_func @__fp8_gemm_block_tall_kernel::@__fp8_gemm_block_tall_kernel blocks in (%c132{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c512{{.*}}, %c1{{.*}}, %c1{{.*}}) dynamic_shared_memory_size %c218160_i32
+// Full barriers: the TMA thread and the scale warp's 32 lanes; empty
+// barriers: the 12 consumer warps.
+// CHECK-COUNT-4:   nvvm.mbarrier.init %{{.*}}, %c{{(33|12)}}_i32{{(_[0-9]+)?}} : !llvm.ptr<3>, i32
+// CHECK:           nvvm.setmaxregister  decrease 32
+// CHECK:             nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c40960_i32
+// CHECK:           nvvm.setmaxregister  increase 160
+// One band per consumer: a total, the stage and the parity carried, four
+// k32 steps into a fresh partial (scale-d zero), the stage's scales, the
+// wait, the stage handed back.
+// CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<({{.*}})>, index, i32) {
+// CHECK:               nvvm.mbarrier.try_wait.parity
+// CHECK:               nvvm.wgmma.fence.aligned
+// CHECK:               nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
+// CHECK-COUNT-3:       nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
+// CHECK:               nvvm.wgmma.commit.group.sync.aligned
+// CHECK-COUNT-3:       llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK:               nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT:           nvvm.wgmma.mma_async
+// CHECK:               nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK:               scf.yield
+// tile-m=256 takes two bands.
+// TILE256: remark: {{.*}}2 row bands per consumer, CTA tile 256x128x128, {{.*}}grid 132 persistent CTAs over 1024 tiles
+// TILE192: remark: {{.*}}3 consumer warpgroups, setmaxnreg 32/160), CTA tile 192x128x128, {{.*}}grid 132 persistent CTAs over 1376 tiles
+func.func private @__fp8_gemm_block_tall(%a: memref<8192x512xf8E4M3FN>, %sa: memref<8192x4xf32>, %b: memref<4096x512xf8E4M3FN>, %sb: memref<32x4xf32>, %out: memref<8192x4096xbf16>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 3 consumer warpgroups, setmaxnreg 32/160), CTA tile 192x128x128, promotion every 128 K, grid 132 persistent CTAs over 1376 tiles, TMA into 4 128B-swizzled stages with 193 staged scales each, TMA-store epilogue}}
+  return
+}
+
+// -----
+
+// K = 14336 bytes (the Llama-3-8B down projection's): past 8192, 192-row
+// tiles measured slower than 256-row ones; 256 rows. Forced (tile-m=192)
+// the producer keeps 40 registers (at 32 it spilled) and the consumers 152.
+// TILE192: remark: {{.*}}3 consumer warpgroups, setmaxnreg 40/152), CTA tile 192x128x128,
+func.func private @__fp8_gemm_block_long_k(%a: memref<8192x14336xf8E4M3FN>, %sa: memref<8192x112xf32>, %b: memref<4096x14336xf8E4M3FN>, %sb: memref<32x112xf32>, %out: memref<8192x4096xbf16>)
+    attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
+  // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 64/216), 2 row bands per consumer, CTA tile 256x128x128}}
+  return
+}
+
+// -----
+
 // 512 rows: 128 tiles of 128 rows fill one round; 64 of 256 rows would
 // leave half the SMs idle. 128 rows (and its stages, no staged scales).
 // TILE128: remark: fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x128x128, promotion every 128 K, grid 128 persistent CTAs over 128 tiles, TMA into 4 128B-swizzled stages, TMA-store epilogue
 // TILE256: remark: {{.*}}2 row bands per consumer, CTA tile 256x128x128, {{.*}}grid 64 persistent CTAs over 64 tiles{{.*}}with 257 staged scales each
+// TILE192: remark: {{.*}}3 consumer warpgroups, setmaxnreg 32/160), CTA tile 192x128x128, {{.*}}grid 96 persistent CTAs over 96 tiles{{.*}}with 193 staged scales each
 func.func private @__fp8_gemm_block_small(%a: memref<512x512xf8E4M3FN>, %sa: memref<512x4xf32>, %b: memref<4096x512xf8E4M3FN>, %sb: memref<32x4xf32>, %out: memref<512x4096xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
   // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x128x128, promotion every 128 K, grid 128 persistent CTAs over 128 tiles, TMA into 4 128B-swizzled stages, TMA-store epilogue}}
@@ -140,6 +198,7 @@ func.func private @__fp8_gemm_block_small(%a: memref<512x512xf8E4M3FN>, %sa: mem
 
 // 2048 x 2048: 256 tiles of 128 rows (2 rounds) or 128 of 256 rows (one):
 // one round keeps 128 rows (each CTA would compute a single tile).
+// TILE192: remark: {{.*}}3 consumer warpgroups, setmaxnreg 32/160), CTA tile 192x128x128, {{.*}}grid 132 persistent CTAs over 176 tiles
 func.func private @__fp8_gemm_block_one_round(%a: memref<2048x512xf8E4M3FN>, %sa: memref<2048x4xf32>, %b: memref<2048x512xf8E4M3FN>, %sb: memref<16x4xf32>, %out: memref<2048x2048xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
   // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x128x128, promotion every 128 K, grid 132 persistent CTAs over 256 tiles, TMA into 4 128B-swizzled stages, TMA-store epilogue}}
@@ -151,6 +210,7 @@ func.func private @__fp8_gemm_block_one_round(%a: memref<2048x512xf8E4M3FN>, %sa
 // Per-tensor scales keep 128-row tiles (they get 192-wide ones); with
 // tile-m=256 and a 128-wide tile (N = 256) two bands, nothing to stage.
 // TILE256: remark: fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 56/224), 2 row bands per consumer, CTA tile 256x128x128, promotion every 128 K, grid 2 persistent CTAs over 2 tiles, TMA into 3 128B-swizzled stages, TMA-store epilogue
+// TILE192: remark: {{.*}}3 consumer warpgroups, setmaxnreg 32/160), CTA tile 192x128x128, {{.*}}grid 4 persistent CTAs over 4 tiles, TMA into 4 128B-swizzled stages, TMA-store epilogue
 func.func private @__fp8_gemm_pt(%a: memref<256x512xf8E4M3FN>, %sa: memref<f32>, %b: memref<256x512xf8E4M3FN>, %sb: memref<f32>, %out: memref<256x256xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {
   // expected-remark @-2 {{fp8 gemm: wgmma kernel m64n128k32, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x128x128, promotion every 128 K, grid 4 persistent CTAs over 4 tiles, TMA into 4 128B-swizzled stages, TMA-store epilogue}}
@@ -161,6 +221,7 @@ func.func private @__fp8_gemm_pt(%a: memref<256x512xf8E4M3FN>, %sa: memref<f32>,
 
 // BF16 operands accumulate without promotion (one accumulator, 256-wide
 // tiles): two bands are not served, tile-m=256 leaves them at 128 rows.
+// TILE192: remark: fp8 gemm: wgmma kernel m64n256k16 bf16, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x256x64, fast accumulation
 // TILE256: remark: fp8 gemm: wgmma kernel m64n256k16 bf16, warp-specialized (1 producer + 2 consumer warpgroups, setmaxnreg 40/232), CTA tile 128x256x64, fast accumulation
 func.func private @__fp8_gemm_bf16(%a: memref<4096x1024xbf16>, %sa: memref<f32>, %b: memref<4096x1024xbf16>, %sb: memref<f32>, %out: memref<4096x4096xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<tensor>, rhs_layout = #fp8.layout<tensor>, transpose_rhs = true}} {

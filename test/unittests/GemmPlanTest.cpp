@@ -53,7 +53,8 @@ protected:
 };
 
 TEST_F(GemmPlanTest, BlockScalesTake256RowTilesWithStagedScales) {
-  GemmProblem p = problem(8192, 4096, 4096);
+  // K = 14336 (the down projection): two bands (192 rows only to K = 8192).
+  GemmProblem p = problem(8192, 14336, 4096);
   GemmConfig c = chooseGemmConfig(p, options());
   std::string why;
   ASSERT_TRUE(succeeded(verifyGemmConfig(p, c, why))) << why;
@@ -75,6 +76,56 @@ TEST_F(GemmPlanTest, BlockScalesTake256RowTilesWithStagedScales) {
   // The staging tile starts on a 1024-byte swizzle atom after the scales.
   EXPECT_EQ(l.storeOffset, 151552);
   EXPECT_LE(l.totalBytes, kMaxSmemBytes);
+}
+
+TEST_F(GemmPlanTest, ThreeConsumersForBlockScalesUpToK8192) {
+  // 8192 x 4096 x 4096: 11 rounds of 192-row tiles (11 x 192 / 1.18 =
+  // 1790) against 8 of 256 (8 x 256 / 1.1 = 1862) and 16 of 128.
+  GemmProblem p = problem(8192, 4096, 4096);
+  GemmConfig c = chooseGemmConfig(p, options());
+  std::string why;
+  ASSERT_TRUE(succeeded(verifyGemmConfig(p, c, why))) << why;
+  EXPECT_EQ(c.bm, 192);
+  EXPECT_EQ(c.consumerWarpgroups, 3);
+  EXPECT_EQ(c.mWaves, 1);
+  EXPECT_EQ(c.threads(), 512);
+  // 32 + 3 x 160 = the 4 x 128 registers a 512-thread CTA is launched with.
+  EXPECT_EQ(c.producerRegisters, 32);
+  EXPECT_EQ(c.consumerRegisters, 160);
+  EXPECT_EQ(c.stagedScales.count(), 193);
+  EXPECT_EQ(c.stages, 4);
+  EXPECT_EQ(c.epilogue, EpilogueKind::SharedTMA);
+  EXPECT_LE(SmemLayout::get(c).totalBytes, kMaxSmemBytes);
+  // The gate+up (N = 28672) and QKV (N = 6144) products and 8192^3 too;
+  // 4096^3 keeps 256 rows (6 rounds of 192 rows cost more than 4 of 256),
+  // K = 14336 too (measured slower there).
+  EXPECT_EQ(chooseGemmConfig(problem(8192, 4096, 28672), options()).bm, 192);
+  EXPECT_EQ(chooseGemmConfig(problem(8192, 4096, 6144), options()).bm, 192);
+  EXPECT_EQ(chooseGemmConfig(problem(8192, 8192, 8192), options()).bm, 192);
+  EXPECT_EQ(chooseGemmConfig(problem(4096, 4096, 4096), options()).bm, 256);
+  EXPECT_EQ(chooseGemmConfig(problem(8192, 14336, 4096), options()).bm, 256);
+  // Only with staged scales (unstaged three consumers measured slower).
+  GemmOptions o = options();
+  o.stageScales = false;
+  EXPECT_EQ(chooseGemmConfig(p, o).bm, 256);
+  // tile-m=192 forces them, past K = 8192 with 40/152 (the producer spilled
+  // at 32); one more register each is more than the CTA was launched with.
+  o = options();
+  o.tileM = 192;
+  GemmProblem longK = problem(8192, 14336, 4096);
+  GemmConfig forced = chooseGemmConfig(longK, o);
+  ASSERT_TRUE(succeeded(verifyGemmConfig(longK, forced, why))) << why;
+  EXPECT_EQ(forced.bm, 192);
+  EXPECT_EQ(forced.producerRegisters, 40);
+  EXPECT_EQ(forced.consumerRegisters, 152);
+  c.consumerRegisters = 168;
+  EXPECT_TRUE(failed(verifyGemmConfig(p, c, why)));
+  EXPECT_NE(why.find("setmaxnreg"), std::string::npos) << why;
+  // Three consumers with two bands each are not served.
+  c = chooseGemmConfig(p, options());
+  c.mWaves = 2;
+  c.bm = 384;
+  EXPECT_TRUE(failed(verifyGemmConfig(p, c, why)));
 }
 
 TEST_F(GemmPlanTest, RowBandsOnlyWhereTheyPay) {
@@ -118,7 +169,7 @@ TEST_F(GemmPlanTest, RowBandsOnlyWhereTheyPay) {
 }
 
 TEST_F(GemmPlanTest, SetmaxnregCountsFitTheLaunchedRegisters) {
-  GemmProblem p = problem(8192, 4096, 4096);
+  GemmProblem p = problem(8192, 14336, 4096);
   GemmConfig c = chooseGemmConfig(p, options());
   std::string why;
   // 64 + 2 x 224 = 512 per thread of a warpgroup > 168 x 3: the consumers'

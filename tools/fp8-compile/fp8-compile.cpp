@@ -104,6 +104,13 @@ static cl::opt<unsigned> decodeStages(
              "fit the shared memory up to this): the K tiles of weights a "
              "CTA keeps in flight (convert-fp8-gemm-to-gpu{decode-stages})"),
     cl::init(16), cl::cat(category));
+static cl::opt<unsigned> gemmTileM(
+    "gemm-tile-m",
+    cl::desc("GPU: CTA tile M of promoting GEMMs (block scales): 128, 192 "
+             "(three consumer warpgroups of 64 rows), 256 (two consumer "
+             "warpgroups of two 64-row bands) or 0, the heuristic's choice "
+             "(convert-fp8-gemm-to-gpu{tile-m})"),
+    cl::init(0), cl::cat(category));
 static cl::opt<cl::boolOrDefault> mergeProducts(
     "merge-products",
     cl::desc("Products of one activation with constant weights (q, k, v; "
@@ -436,6 +443,11 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.pipelinedPromotion = pipelinedPromotion;
   o.decodeKGroups = decodeKGroups;
   o.decodeStages = decodeStages;
+  if (gemmTileM != 0 && gemmTileM != 128 && gemmTileM != 192 &&
+      gemmTileM != 256)
+    return "--gemm-tile-m must be 0 (the heuristic's), 128, 192 or 256, not " +
+           std::to_string(gemmTileM);
+  o.gemmTileM = gemmTileM;
   o.attentionPingPong = attentionPingPong;
   o.attentionDecodeKernel = attentionDecodeKernel;
   o.attentionDecodeTensorCores = attentionDecodeTensorCores;

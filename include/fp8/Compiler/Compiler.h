@@ -115,6 +115,9 @@ struct CompileOptions {
   /// GPU: most pipeline stages of decode GEMMs, 1..32
   /// (convert-fp8-gemm-to-gpu{decode-stages}).
   unsigned decodeStages = 16;
+  /// GPU: CTA tile M of promoting GEMMs, 0 (the heuristic's), 128, 192 or
+  /// 256 (convert-fp8-gemm-to-gpu{tile-m}).
+  unsigned gemmTileM = 0;
   /// Products of one activation with constant weights as one product over
   /// the concatenated weights (fp8-merge-sibling-products); unset: on for
   /// the GPU targets (fewer kernels), off for the CPU (no gain there).

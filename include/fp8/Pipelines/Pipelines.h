@@ -120,6 +120,13 @@ struct GPULoweringPipelineOptions
                      "as fit up to this; convert-fp8-gemm-to-gpu"
                      "{decode-stages})"),
       llvm::cl::init(16)};
+  Option<unsigned> gemmTileM{
+      *this, "gemm-tile-m",
+      llvm::cl::desc("CTA tile M of promoting GEMMs (block scales): 128, "
+                     "192 (three consumer warpgroups) or 256 (two row bands "
+                     "per consumer); 0: the heuristic's "
+                     "(convert-fp8-gemm-to-gpu{tile-m})"),
+      llvm::cl::init(0)};
   Option<bool> mergeSiblingProducts{
       *this, "merge-sibling-products",
       llvm::cl::desc("Products of one activation with constant weights "

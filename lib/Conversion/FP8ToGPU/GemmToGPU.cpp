@@ -73,9 +73,9 @@ struct ConvertFP8GemmToGPUPass
           << chip << "' (expected sm_90a or sm_89)";
       return signalPassFailure();
     }
-    if (tileM != 0 && tileM != 128 && tileM != 256) {
+    if (tileM != 0 && tileM != 128 && tileM != 192 && tileM != 256) {
       emitError(module.getLoc(), "convert-fp8-gemm-to-gpu: tile-m must be "
-                                 "0, 128 or 256, not ")
+                                 "0, 128, 192 or 256, not ")
           << static_cast<int64_t>(tileM);
       return signalPassFailure();
     }

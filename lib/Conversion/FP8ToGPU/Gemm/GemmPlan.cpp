@@ -617,44 +617,76 @@ int64_t rounds(int64_t tiles, const GemmOptions &options) {
   return llvm::divideCeil(tiles, options.smCount);
 }
 
-/// Two row bands per consumer (256-row tiles: GemmConfig::mWaves) for
-/// promoting products whose f32 scales vary along K (the block recipe's),
-/// whose 128-wide tiles are bound by the bytes they load per FLOP: a 256 x
-/// 128 tile loads 3/4 of them. Measured (H200, docs/PERFORMANCE.md) with
-/// persistent CTAs, staged scales and the TMA-store epilogue, so taken
-/// only with those (their register epilogue spills), where the rounds of
-/// 256-row tiles over the SMs cost less than the 128-row tiles' at ~1.1x
-/// their speed per FLOP (measured 1.06-1.12x) and there are at least two
-/// (8192 x 4096 x 4096: 8 rounds vs 16; 512 x 4096 x 4096: 64 tiles would
-/// leave half the SMs idle; 2560 x 4096 x 4096: 3 vs 5, 128 rows).
-/// `tile-m` overrides where two bands are served (promoting, BN <= 128, M
-/// static).
+/// Longest K (bytes) for which three consumer warpgroups are chosen: at K =
+/// 14336 their 192-row tiles were 1 % slower than 256-row ones (H100,
+/// docs/PERFORMANCE.md), at K = 4096 and 8192 6-10 % faster.
+constexpr int64_t kThreeConsumersMaxK = 8192;
+
+/// The row tiles of promoting products whose f32 scales vary along K (the
+/// block recipe's), whose 128-wide tiles are bound by the bytes they load
+/// per FLOP and by each consumer's wgmma round trip before every promotion:
+/// * 256 rows, two row bands per consumer (GemmConfig::mWaves): a 256 x 128
+///   tile loads 3/4 of the bytes per FLOP of a 128 x 128 one; measured
+///   1.06-1.12x the 128-row tiles' speed per FLOP;
+/// * 192 rows, three consumer warpgroups of one band each (setmaxnreg
+///   32/160): while one consumer waits for its wgmmas and promotes, two
+///   others' wgmmas keep the tensor cores busy (with two consumers, one);
+///   measured ~1.07x the 256-row tiles' speed per FLOP at K <= 8192.
+/// Both measured (docs/PERFORMANCE.md) with persistent CTAs, staged scales
+/// and the TMA-store epilogue, so taken only with those (their register
+/// epilogues spill; three consumers loading their scales from global
+/// memory ran 3-10 % slower than staged), where the rounds of tiles over the
+/// SMs times the tile's rows, over its speed, cost least and there are at least
+/// two rounds (8192 x 4096 x 4096: 11 rounds of 192 rows vs 8 of 256 and 16 of
+/// 128; 4096^3: 6 / 4 / 8, 256 rows; 512 x 4096 x 4096: 64 tiles of 256 rows
+/// would leave half the SMs idle; 2560 x 4096 x 4096: 128 rows). `tile-m`
+/// overrides where served (promoting, BN <= 128, M static; 192 not with a fused
+/// consumer, whose epilogue spills at 160 registers).
 void chooseRowBands(const GemmProblem &p, const GemmOptions &options,
                     GemmConfig &c) {
   // Served: promoting consumers, tiles up to 128 wide, a static M.
   if (c.fastAccumulation || c.bn > 128 || p.dynamicM)
     return;
-  bool two;
+  auto setRows = [&](int64_t consumers, int64_t waves) {
+    c.consumerWarpgroups = consumers;
+    c.mWaves = waves;
+    c.bm = kWgmmaM * consumers * waves;
+  };
   if (options.tileM) {
-    two = options.tileM == 4 * kWgmmaM;
-  } else {
-    GemmConfig wide = c;
-    wide.mWaves = 2;
-    wide.bm = 4 * kWgmmaM;
-    const int64_t bytes = outputBytes(p);
-    if (!options.persistent || !options.tmaStore || (p.n * bytes) % 16 != 0 ||
-        (c.bn * bytes) % 128 != 0 || !stagedScalesFor(p, wide).enabled())
-      return;
-    const int64_t nTiles = p.batch * llvm::divideCeil(p.n, c.bn);
-    const int64_t r128 = rounds(nTiles * llvm::divideCeil(p.m, 128), options);
-    const int64_t r256 = rounds(nTiles * llvm::divideCeil(p.m, 256), options);
-    // 2 x r256 / 1.1 < r128, and at least two rounds: with one the CTAs'
-    // single tiles save no loads across tiles, and ptxas spills the
-    // straight-line code of a one-tile walk with two totals live.
-    two = r256 >= 2 && 20 * r256 < 11 * r128;
+    if (options.tileM == 3 * kWgmmaM && !p.fusedEpilogue)
+      setRows(3, 1);
+    else
+      setRows(2, options.tileM == 4 * kWgmmaM ? 2 : 1);
+    return;
   }
-  c.mWaves = two ? 2 : 1;
-  c.bm = kWgmmaM * c.consumerWarpgroups * c.mWaves;
+  GemmConfig wide = c;
+  wide.mWaves = 2;
+  wide.bm = 4 * kWgmmaM;
+  const int64_t bytes = outputBytes(p);
+  if (!options.persistent || !options.tmaStore || (p.n * bytes) % 16 != 0 ||
+      (c.bn * bytes) % 128 != 0 || !stagedScalesFor(p, wide).enabled())
+    return;
+  const int64_t nTiles = p.batch * llvm::divideCeil(p.n, c.bn);
+  auto roundsOf = [&](int64_t rows) {
+    return rounds(nTiles * llvm::divideCeil(p.m, rows), options);
+  };
+  const int64_t r128 = roundsOf(128), r192 = roundsOf(192),
+                r256 = roundsOf(256);
+  // 2 x r256 / 1.1 < r128, and at least two rounds: with one the CTAs'
+  // single tiles save no loads across tiles, and ptxas spills the
+  // straight-line code of a one-tile walk with two totals live.
+  const bool two = r256 >= 2 && 20 * r256 < 11 * r128;
+  // Rows x rounds over the speed per FLOP relative to 128-row tiles.
+  const double best = two ? r256 * 256 / 1.1 : r128 * 128.0;
+  GemmConfig three = c;
+  three.consumerWarpgroups = 3;
+  three.bm = 3 * kWgmmaM;
+  if (options.stageScales && !p.fusedEpilogue && p.k <= kThreeConsumersMaxK &&
+      r192 >= 2 && stagedScalesFor(p, three).enabled() &&
+      r192 * 192 / 1.18 < best)
+    setRows(3, 1);
+  else
+    setRows(2, two ? 2 : 1);
 }
 
 /// setmaxnreg of two-band tiles (once staged scales are decided): two totals
@@ -665,7 +697,18 @@ void chooseRowBands(const GemmProblem &p, const GemmOptions &options,
 /// 2026-12-05) and at 216 none, while without them 216 spills ~80 bytes
 /// and 224 none (ptxas's allocation under setmaxnreg is not monotonic);
 /// the producer's second warp, which copies the scales, keeps 8 more.
-void bandRegisters(GemmConfig &c) {
+void bandRegisters(int64_t k, GemmConfig &c) {
+  // Three consumers (512 threads, launched with 128 registers each): a
+  // total and a partial of a 128-wide tile take 128 of the consumers' 160,
+  // the producer keeps 32 -- 32 + 3 x 160 = 4 x 128. Past K = 8192 bytes
+  // (tile-m=192 only) the producer spilled 24 bytes at 32 (K = 14336), so
+  // there 40/152: measured 3-4 % slower than 32/160 at K = 4096 and 8192.
+  if (c.consumerWarpgroups == 3) {
+    const bool longK = k > kThreeConsumersMaxK;
+    c.producerRegisters = longK ? 40 : 32;
+    c.consumerRegisters = longK ? 152 : 160;
+    return;
+  }
   if (c.mWaves < 2)
     return;
   const bool staged = c.stagedScales.enabled();
@@ -696,9 +739,9 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
   chooseRowBands(p, options, c);
   // Staged scales for two bands only: 128-row tiles did not gain from them
   // and would give up a stage (docs/GPU.md).
-  if (options.stageScales && c.mWaves > 1)
+  if (options.stageScales && (c.mWaves > 1 || c.consumerWarpgroups == 3))
     c.stagedScales = stagedScalesFor(p, c);
-  bandRegisters(c);
+  bandRegisters(p.k, c);
   chooseEpilogue(p, options, c);
   if (options.persistent) {
     const int64_t numM = llvm::divideCeil(p.m, c.bm);
@@ -931,9 +974,13 @@ LogicalResult gemm::verifyGemmConfig(const GemmProblem &p, const GemmConfig &c,
   if (c.kind == KernelKind::WarpSpecialized) {
     if (c.loader != LoaderKind::TMA)
       return fail("the warp-specialized kernel loads with TMA");
-    if (c.consumerWarpgroups < 1 || c.consumerWarpgroups > 2)
-      return fail("the warp-specialized kernel has 1 or 2 consumer "
+    if (c.consumerWarpgroups < 1 || c.consumerWarpgroups > 3)
+      return fail("the warp-specialized kernel has 1 to 3 consumer "
                   "warpgroups");
+    if (c.consumerWarpgroups == 3 &&
+        (c.fastAccumulation || c.mWaves != 1 || c.bn > 128 || c.kGroups != 1))
+      return fail("three consumer warpgroups are for promoting products "
+                  "with one row band each and tiles up to 128 wide");
     for (int64_t r : {c.producerRegisters, c.consumerRegisters})
       if (r < 24 || r > 256 || r % 8 != 0)
         return fail("setmaxnreg counts must be multiples of 8 in [24, 256]");
