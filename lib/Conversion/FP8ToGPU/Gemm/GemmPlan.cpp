@@ -737,8 +737,8 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
   if (options.tileN)
     c.bn = options.tileN;
   chooseRowBands(p, options, c);
-  // Staged scales for two bands only: 128-row tiles did not gain from them
-  // and would give up a stage (docs/GPU.md).
+  // Staged scales for two bands and three consumers only: 128-row tiles
+  // did not gain from them and would give up a stage (docs/GPU.md).
   if (options.stageScales && (c.mWaves > 1 || c.consumerWarpgroups == 3))
     c.stagedScales = stagedScalesFor(p, c);
   bandRegisters(p.k, c);
