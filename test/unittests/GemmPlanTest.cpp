@@ -49,15 +49,20 @@ protected:
     o.tmaPipeline = true;
     return o;
   }
+  /// chooseGemmConfig's configuration of `p`, which verifyGemmConfig must
+  /// accept.
+  GemmConfig verified(const GemmProblem &p, const GemmOptions &o) {
+    GemmConfig c = chooseGemmConfig(p, o);
+    std::string why;
+    EXPECT_TRUE(succeeded(verifyGemmConfig(p, c, why))) << why;
+    return c;
+  }
   MLIRContext ctx;
 };
 
 TEST_F(GemmPlanTest, BlockScalesTake256RowTilesWithStagedScales) {
   // K = 14336 (the down projection): two bands (192 rows only to K = 8192).
-  GemmProblem p = problem(8192, 14336, 4096);
-  GemmConfig c = chooseGemmConfig(p, options());
-  std::string why;
-  ASSERT_TRUE(succeeded(verifyGemmConfig(p, c, why))) << why;
+  GemmConfig c = verified(problem(8192, 14336, 4096), options());
   EXPECT_EQ(c.bm, 256);
   EXPECT_EQ(c.bn, 128);
   EXPECT_EQ(c.mWaves, 2);
@@ -82,9 +87,7 @@ TEST_F(GemmPlanTest, ThreeConsumersForBlockScalesUpToK8192) {
   // 8192 x 4096 x 4096: 11 rounds of 192-row tiles (11 x 192 / 1.18 =
   // 1790) against 8 of 256 (8 x 256 / 1.1 = 1862) and 16 of 128.
   GemmProblem p = problem(8192, 4096, 4096);
-  GemmConfig c = chooseGemmConfig(p, options());
-  std::string why;
-  ASSERT_TRUE(succeeded(verifyGemmConfig(p, c, why))) << why;
+  GemmConfig c = verified(p, options());
   EXPECT_EQ(c.bm, 192);
   EXPECT_EQ(c.consumerWarpgroups, 3);
   EXPECT_EQ(c.mWaves, 1);
@@ -112,12 +115,11 @@ TEST_F(GemmPlanTest, ThreeConsumersForBlockScalesUpToK8192) {
   // at 32); one more register each is more than the CTA was launched with.
   o = options();
   o.tileM = 192;
-  GemmProblem longK = problem(8192, 14336, 4096);
-  GemmConfig forced = chooseGemmConfig(longK, o);
-  ASSERT_TRUE(succeeded(verifyGemmConfig(longK, forced, why))) << why;
+  GemmConfig forced = verified(problem(8192, 14336, 4096), o);
   EXPECT_EQ(forced.bm, 192);
   EXPECT_EQ(forced.producerRegisters, 40);
   EXPECT_EQ(forced.consumerRegisters, 152);
+  std::string why;
   c.consumerRegisters = 168;
   EXPECT_TRUE(failed(verifyGemmConfig(p, c, why)));
   EXPECT_NE(why.find("setmaxnreg"), std::string::npos) << why;
