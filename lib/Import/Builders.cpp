@@ -18,8 +18,6 @@ using namespace mlir;
 using namespace mlir::fp8;
 using namespace mlir::fp8::onnx_import;
 
-static constexpr int64_t kFoldLimit = Importer::kFoldLimit;
-
 static int64_t numElements(ArrayRef<int64_t> shape) {
   return numElementsSat(shape);
 }

@@ -164,6 +164,8 @@ LogicalResult retargetToProductShape(Candidate &c) {
       inputs.push_back(input->get());
       maps.push_back(AffineMap::get(rank, 0, ctx));
       break;
+    case Kind::Product:
+      llvm_unreachable("the product's operand is handled above");
     }
   }
   maps.push_back(b.getMultiDimIdentityMap(rank));

@@ -46,7 +46,6 @@ LogicalResult KernelOutliner::outline(Operation *op, DictionaryAttr info,
     for (Value v : o->getOperands())
       if (!inside.contains(v.getDefiningOp()))
         operands.push_back(v);
-  const unsigned numInputs = operands.size();
   llvm::append_range(operands, extra);
   // A result of dynamic shape gets a destination from the caller, which
   // knows its sizes (buffer-results-to-out-params cannot allocate it at

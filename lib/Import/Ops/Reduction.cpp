@@ -69,13 +69,10 @@ static LogicalResult importReduce(NodeContext &nc, Importer::ReduceKind kind,
     return failure();
   r = *post;
   if (mean) {
-    int64_t count = 1;
     SymExpr symCount(1);
     SymShape sym = imp.symShape(x);
-    for (int64_t a : axes) {
-      count *= s[a];
+    for (int64_t a : axes)
       symCount = symCount * sym[a];
-    }
     Value n;
     if (Importer::isDynamic(x) && !imp.symbols.canonical(symCount).isConstant()) {
       // The run-time element count, as the input's element type.

@@ -100,7 +100,7 @@ struct Smem {
 class KernelGen {
 public:
   KernelGen(KernelIR &k, const AttentionPlan &plan)
-      : k(k), b(k.b), loc(k.loc), plan(plan), p(plan.problem), c(plan.config),
+      : k(k), b(k.b), loc(k.loc), p(plan.problem), c(plan.config),
         sm(Smem::get(plan)) {}
 
   void buildHostAndKernel(func::FuncOp func, SymbolTable &symbols);
@@ -182,7 +182,6 @@ private:
   KernelIR &k;
   OpBuilder &b;
   Location loc;
-  const AttentionPlan &plan;
   const AttentionProblem &p;
   const AttentionConfig &c;
   Smem sm;

@@ -206,7 +206,8 @@ struct FP8KVCacheInPlacePass
     auto forall = scf::ForallOp::create(b, loc, ubs, caches, std::nullopt);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
-    ValueRange ivs = forall.getInductionVars();
+    // (A copy: getInductionVars returns a temporary vector.)
+    SmallVector<Value> ivs = forall.getInductionVars();
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value pos =
         tensor::ExtractOp::create(b, loc, positions, ValueRange{ivs[0]});
