@@ -76,23 +76,32 @@
 // they are read from the stage).
 // CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<({{.*}})>, !llvm.struct<({{.*}})>, index, i32) {
 // CHECK:               nvvm.mbarrier.try_wait.parity
-// Band 0: rows 64 * warpgroup of the A stage.
-// CHECK:               nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4:       nvvm.wgmma.mma_async
-// CHECK:               nvvm.wgmma.commit.group.sync.aligned
-// Its two rows' slots (row - m0) and the column block's (slot 256).
+// Band 0: its two rows' slots (row - m0) and the column block's (slot
+// 256), read before its wgmmas are issued (their latency hides under the
+// descriptors' arithmetic); then rows 64 * warpgroup of the A stage.
 // CHECK:               arith.subi %{{.*}}, %{{.*}} : index
 // CHECK:               llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
 // CHECK:               arith.subi %{{.*}}, %{{.*}} : index
 // CHECK:               llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
 // CHECK:               arith.muli %c256{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}} : index
 // CHECK:               llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK:               nvvm.wgmma.fence.aligned
+// Each step's descriptor adds its 16-byte units to the stage base's low
+// 32-bit word (LBO or'ed in), the high word a constant (SBO 1024, 128B
+// swizzle: 64 | 1 << 30 = 1073741888, shifted 32).
+// CHECK:               arith.trunci %{{.*}} : i64 to i32
+// CHECK:               arith.andi %{{.*}}, %c262143_i32{{(_[0-9]+)?}} : i32
+// CHECK:               arith.extui %{{.*}} : i32 to i64
+// CHECK:               arith.ori %{{.*}}, %c4611686293305294848_i64{{(_[0-9]+)?}} : i64
+// CHECK:               nvvm.wgmma.mma_async
+// CHECK-COUNT-3:       nvvm.wgmma.mma_async
+// CHECK:               nvvm.wgmma.commit.group.sync.aligned
 // CHECK:               nvvm.wgmma.wait.group.sync.aligned 0
 // Band 1.
+// CHECK-COUNT-3:       llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
 // CHECK:               nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4:       nvvm.wgmma.mma_async
 // CHECK:               nvvm.wgmma.commit.group.sync.aligned
-// CHECK-COUNT-3:       llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
 // CHECK:               nvvm.wgmma.wait.group.sync.aligned 0
 // Only now is the stage released, once.
 // CHECK-NOT:           nvvm.wgmma.mma_async
@@ -118,6 +127,11 @@
 // UNSTAGEDIR-NOT:     nvvm.cp.async.shared.global
 // UNSTAGEDIR:         nvvm.setmaxregister  increase 224
 // UNSTAGEDIR:           scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<({{.*}})>, !llvm.struct<({{.*}})>, index, i32, f32, f32, f32, f32, f32, f32) {
+// Its wgmma descriptors are formed whole from each step's 64-bit address
+// (GemmConfig::wordDescriptors off: the 32-bit form spilled here).
+// UNSTAGEDIR-NOT:         arith.constant 262143 : i32
+// UNSTAGEDIR:             arith.andi %{{.*}}, %c262143_i64{{(_[0-9]+)?}} : i64
+// UNSTAGEDIR:             nvvm.wgmma.mma_async
 // UNSTAGEDIR:             nvvm.wgmma.commit.group.sync.aligned
 // UNSTAGEDIR-COUNT-3:     memref.load
 // UNSTAGEDIR:             nvvm.wgmma.wait.group.sync.aligned 0
@@ -146,16 +160,16 @@ func.func private @__fp8_gemm_block_big(%a: memref<4096x512xf8E4M3FN>, %sa: memr
 // CHECK:           nvvm.setmaxregister  decrease 32
 // CHECK:             nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c40960_i32
 // CHECK:           nvvm.setmaxregister  increase 160
-// One band per consumer: a total, the stage and the parity carried, four
-// k32 steps into a fresh partial (scale-d zero), the stage's scales, the
+// One band per consumer: a total, the stage and the parity carried, the
+// stage's scales, four k32 steps into a fresh partial (scale-d zero), the
 // wait, the stage handed back.
 // CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<({{.*}})>, index, i32) {
 // CHECK:               nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-3:       llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
 // CHECK:               nvvm.wgmma.fence.aligned
 // CHECK:               nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
 // CHECK-COUNT-3:       nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
 // CHECK:               nvvm.wgmma.commit.group.sync.aligned
-// CHECK-COUNT-3:       llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
 // CHECK:               nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT:           nvvm.wgmma.mma_async
 // CHECK:               nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>

@@ -32,7 +32,7 @@
 // CHECK:             nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}, %[[KMAPB]], {{.*}}, box[
 // CHECK:           scf.for
 // CHECK:             nvvm.mbarrier.try_wait.parity
-// CHECK:             arith.constant 4611686293305360384 : i64
+// CHECK:             arith.constant 4611686293305294848 : i64
 // CHECK:             nvvm.wgmma.mma_async
 // CHECK:             gpu.barrier
 // CHECK:             scf.if

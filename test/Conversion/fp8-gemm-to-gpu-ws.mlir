@@ -354,8 +354,8 @@ func.func private @__fp8_gemm_decode(%a: memref<16x4096xf8E4M3FN>, %sa: memref<1
 // CHECK-NEXT:    llvm.store %[[C32]], %[[BROWS]]
 // CHECK:         gpu.launch_func @__fp8_gemm_decode_o_kernel::@__fp8_gemm_decode_o_kernel blocks in (%c128{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c256{{.*}}, %c1{{.*}}, %c1{{.*}})
 // CHECK:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c4224_i32
-// CHECK:         arith.constant 4611686018427453440 : i64
-// CHECK:         arith.constant 4611686293305360384 : i64
+// CHECK:         arith.constant 4611686018427387904 : i64
+// CHECK:         arith.constant 4611686293305294848 : i64
 // CHECK:         scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args(
 // CHECK-COUNT-4:   nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NOT:       nvvm.wgmma.mma_async
@@ -418,7 +418,7 @@ func.func private @__fp8_gemm_decode_o(%a: memref<1x4096xf8E4M3FN>, %sa: memref<
 // zero-filled by TMA), 8 KB of A a stage, SBO 1024 for both tiles.
 // NOCLIP-LABEL: func.func private @__fp8_gemm_decode_noclip
 // NOCLIP:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c12288_i32
-// NOCLIP-NOT:     arith.constant 4611686018427453440 : i64
+// NOCLIP-NOT:     arith.constant 4611686018427387904 : i64
 // NOCLIP:         return
 func.func private @__fp8_gemm_decode_noclip(%a: memref<1x4096xf8E4M3FN>, %sa: memref<1x1xf32>, %b: memref<4096x4096xf8E4M3FN>, %sb: memref<4096x1xf32>, %out: memref<1x4096xbf16>)
     attributes {fp8.gemm = {epilogue = 0 : i32, has_bias = false, lhs_layout = #fp8.layout<row>, rhs_layout = #fp8.layout<row>, transpose_rhs = true}} {

@@ -301,3 +301,82 @@ func.func @silu_up_rowwise_quantize(%g: memref<1x14336xf16>, %u: memref<1x14336x
   }
   return %amax, %scale, %q : memref<1xf32>, memref<1x1xf32>, memref<1x14336xf8E4M3FN>
 }
+
+// -----
+
+// The prefill FFN activation's 1 x 128 block quantization, as the block
+// recipe's graph bufferizes it: gate and up are the two column halves of
+// the merged gate/up GEMM's output (subviews), the amax reads them as
+// [rows, blocks, 128] expand_shape views, the quantization as [rows,
+// columns] subviews. Those are the same elements (StepVectors compares the
+// buffer under the views and the element's offset in it): the quantizing
+// stage takes the vectors the amax pass loaded -- one load of each a lane
+// (16 lanes of 8 per block) -- and, after CSE, each element's SiLU(gate) *
+// up is evaluated once (8 exps a lane; until 2026-12-07 two loads of each
+// and 16 exps: the views did not match).
+// CHECK-LABEL: func.func @silu_up_block_quantize_views
+// CHECK:         gpu.launch
+// CHECK:           vector.load %{{.*}} : memref<4x2x128xf16, strided<[512, 128, 1]>>, vector<8xf16>
+// CHECK:           vector.load %{{.*}} : memref<4x2x128xf16, strided<[512, 128, 1], offset: 256>>, vector<8xf16>
+// CHECK-NOT:       vector.load
+// CHECK:           vector.store %{{.*}} : memref<4x256xf8E4M3FN>, vector<8xf8E4M3FN>
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+// CSE-LABEL: func.func @silu_up_block_quantize_views
+// CSE-COUNT-8:     math.exp
+// CSE-NOT:         math.exp
+// CSE-NOT:         vector.load
+// CSE:             vector.store
+// CSE:           return
+func.func @silu_up_block_quantize_views(%gu: memref<4x512xf16>) -> (memref<4x2xf32>, memref<4x256xf8E4M3FN>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f16
+  %max = arith.constant 448.0 : f32
+  %min = arith.constant -448.0 : f32
+  %g = memref.subview %gu[0, 0] [4, 256] [1, 1] : memref<4x512xf16> to memref<4x256xf16, strided<[512, 1]>>
+  %u = memref.subview %gu[0, 256] [4, 256] [1, 1] : memref<4x512xf16> to memref<4x256xf16, strided<[512, 1], offset: 256>>
+  %amax = memref.alloc() : memref<4x2xf32>
+  %gb = memref.expand_shape %g [[0], [1, 2]] output_shape [4, 2, 128] : memref<4x256xf16, strided<[512, 1]>> into memref<4x2x128xf16, strided<[512, 128, 1]>>
+  %ub = memref.expand_shape %u [[0], [1, 2]] output_shape [4, 2, 128] : memref<4x256xf16, strided<[512, 1], offset: 256>> into memref<4x2x128xf16, strided<[512, 128, 1], offset: 256>>
+  linalg.fill ins(%zero : f32) outs(%amax : memref<4x2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%gb, %ub : memref<4x2x128xf16, strided<[512, 128, 1]>>, memref<4x2x128xf16, strided<[512, 128, 1], offset: 256>>) outs(%amax : memref<4x2xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %n = arith.negf %a : f16
+    %e = math.exp %n : f16
+    %d = arith.addf %e, %one : f16
+    %r = arith.divf %one, %d : f16
+    %s = arith.mulf %a, %r : f16
+    %h = arith.mulf %s, %b : f16
+    %x = arith.extf %h : f16 to f32
+    %abs = math.absf %x : f32
+    %m = arith.maximumf %acc, %abs : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%amax : memref<4x2xf32>) outs(%amax : memref<4x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.divf %a, %max : f32
+    linalg.yield %s : f32
+  }
+  %q = memref.alloc() : memref<4x256xf8E4M3FN>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1 floordiv 128)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%g, %u, %amax : memref<4x256xf16, strided<[512, 1]>>, memref<4x256xf16, strided<[512, 1], offset: 256>>, memref<4x2xf32>) outs(%q : memref<4x256xf8E4M3FN>) {
+  ^bb0(%a: f16, %b: f16, %sc: f32, %o: f8E4M3FN):
+    %n = arith.negf %a : f16
+    %e = math.exp %n : f16
+    %d = arith.addf %e, %one : f16
+    %r = arith.divf %one, %d : f16
+    %s = arith.mulf %a, %r : f16
+    %h = arith.mulf %s, %b : f16
+    %x = arith.extf %h : f16 to f32
+    %y = arith.divf %x, %sc : f32
+    %c1 = arith.minimumf %y, %max : f32
+    %c2 = arith.maximumf %c1, %min : f32
+    %t = arith.truncf %c2 : f32 to f8E4M3FN
+    linalg.yield %t : f8E4M3FN
+  }
+  return %amax, %q : memref<4x2xf32>, memref<4x256xf8E4M3FN>
+}

@@ -423,15 +423,16 @@ public:
   /// The per-step vectors `buffer` holds at `map` (indices as a function
   /// of the reduction's loops) for steps of `width` elements, if recorded.
   ArrayRef<Value> lookup(Value buffer, AffineMap map, int64_t width) const {
+    const Key key = Key::get(buffer, map, width);
     for (const Entry &e : entries)
-      if (e.buffer == buffer && e.map == map && e.width == width)
+      if (e.key == key)
         return e.steps;
     return {};
   }
   void record(Value buffer, AffineMap map, int64_t width,
               SmallVector<Value> steps) {
     if (lookup(buffer, map, width).empty())
-      entries.push_back({buffer, map, width, std::move(steps)});
+      entries.push_back({Key::get(buffer, map, width), std::move(steps)});
   }
   /// The per-step vectors stage `stage` stored (RowStage::readBack reads
   /// them back, through views of the buffer), if recorded.
@@ -444,10 +445,56 @@ public:
   }
 
 private:
-  struct Entry {
+  /// Which elements a step reads: the buffer under views that keep a
+  /// strided layout's meaning (subview, expand/collapse_shape, cast,
+  /// transpose) with the element's offset in it as a function of the
+  /// reduction's loops, when every layout on the way is static; else the
+  /// buffer and map as given. The same elements through different views
+  /// then match: the block quantization of SiLU(gate) * up reads gate and
+  /// up as [rows, blocks, 128] views in its amax and as [rows, columns]
+  /// subviews in its quantization.
+  struct Key {
     Value buffer;
     AffineMap map;
-    int64_t width;
+    AffineExpr offset;
+    int64_t width = 0;
+    bool operator==(const Key &o) const {
+      return buffer == o.buffer && map == o.map && offset == o.offset &&
+             width == o.width;
+    }
+    static Key get(Value buffer, AffineMap map, int64_t width) {
+      if (std::optional<AffineExpr> offset = linearOffset(buffer, map)) {
+        Value root = buffer;
+        while (Operation *def = root.getDefiningOp()) {
+          if (!isa<memref::SubViewOp, memref::ExpandShapeOp,
+                   memref::CollapseShapeOp, memref::CastOp,
+                   memref::TransposeOp>(def))
+            break;
+          root = def->getOperand(0);
+        }
+        return {root, {}, *offset, width};
+      }
+      return {buffer, map, {}, width};
+    }
+    /// The element offset `map` addresses in `buffer`'s static strided
+    /// layout (with the layout's offset), simplified.
+    static std::optional<AffineExpr> linearOffset(Value buffer, AffineMap map) {
+      auto type = dyn_cast<MemRefType>(buffer.getType());
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (!type || failed(type.getStridesAndOffset(strides, offset)) ||
+          ShapedType::isDynamic(offset) ||
+          llvm::any_of(strides, ShapedType::isDynamic) ||
+          map.getNumResults() != strides.size())
+        return std::nullopt;
+      AffineExpr e = getAffineConstantExpr(offset, map.getContext());
+      for (auto [stride, index] : llvm::zip(strides, map.getResults()))
+        e = e + index * stride;
+      return simplifyAffineExpr(e, map.getNumDims(), map.getNumSymbols());
+    }
+  };
+  struct Entry {
+    Key key;
     SmallVector<Value> steps;
   };
   SmallVector<Entry> entries;

@@ -714,6 +714,11 @@ void bandRegisters(int64_t k, GemmConfig &c) {
   const bool staged = c.stagedScales.enabled();
   c.producerRegisters = staged ? 64 : 56;
   c.consumerRegisters = staged ? 216 : 224;
+  // Without staged scales (each unit's loaded from global memory a unit
+  // ahead) the word-add descriptors spilled 4 bytes at 224 and 24 at 216
+  // (ptxas, the layer's four block products with stage-scales=0,
+  // 2026-12-07): those kernels keep the full descriptors.
+  c.wordDescriptors = staged;
 }
 
 void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,

@@ -201,6 +201,11 @@ struct GemmConfig {
   int64_t mWaves = 1;
   /// setmaxnreg for the producer and consumer warpgroups (0: none).
   int64_t producerRegisters = 0, consumerRegisters = 0;
+  /// wgmma descriptors as one 32-bit add to the stage base's low word per
+  /// step (none of the 64-bit arithmetic of the full form; buildDescriptor).
+  /// Off for the two-band kernels without staged scales, where the added
+  /// live words spilled under setmaxnreg 224 (bandRegisters).
+  bool wordDescriptors = true;
   /// Thread-block cluster (TMA multicast of B along M, of A along N).
   int64_t clusterM = 1, clusterN = 1;
   Swizzle swizzle = Swizzle::None;

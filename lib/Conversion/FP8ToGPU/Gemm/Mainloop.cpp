@@ -38,10 +38,11 @@ Value buildSteps(KernelBuilder &kb, const GemmPlan &plan,
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t s = 0; s < count; ++s) {
     const int64_t step = firstStep + s;
-    Value descA = buildDescriptor(kb, aBase,
-                                  aOffset + layout.a.stepOffset(step), layout.a);
-    Value descB = buildDescriptor(kb, bBase,
-                                  bOffset + layout.b.stepOffset(step), layout.b);
+    const bool wordAdd = plan.config.wordDescriptors;
+    Value descA = buildDescriptor(
+        kb, aBase, aOffset + layout.a.stepOffset(step), layout.a, wordAdd);
+    Value descB = buildDescriptor(
+        kb, bBase, bOffset + layout.b.stepOffset(step), layout.b, wordAdd);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, acc.getType(), acc, descA, descB, shape, typeA, typeB,
         NVVM::WGMMATypes::f32,

@@ -119,9 +119,12 @@ struct SmemLayout {
 /// The 64-bit wgmma matrix descriptor of the tile bytes at `smemAddr` (i64
 /// shared-window address) + `byteOffset`: start address >> 4 in bits
 /// [0,14), LBO >> 4 in [16,30), SBO >> 4 in [32,46), swizzle mode in
-/// [62,64) (base offset 0: tiles are aligned to their swizzle atom).
+/// [62,64) (base offset 0: tiles are aligned to their swizzle atom). With
+/// `wordAdd` (GemmConfig::wordDescriptors) the offset is one 32-bit add to
+/// the base's low word (the rest of which CSE shares between the steps),
+/// otherwise the whole descriptor is formed from the offset address.
 Value buildDescriptor(KernelBuilder &kb, Value smemAddr, int64_t byteOffset,
-                      const TileLayout &tile);
+                      const TileLayout &tile, bool wordAdd);
 
 } // namespace mlir::fp8::gemm
 

@@ -373,6 +373,8 @@ buildPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
   const int64_t unitsPerTile = bk / plan.problem.promo;
   const size_t numBands = bands.size();
   Value zeroAcc = LLVM::ZeroOp::create(b, loc, bands.front().frag.type);
+  // A unit's first wgmma overwrites the partial (scale-d 0).
+  Value fresh = LLVM::UndefOp::create(b, loc, bands.front().frag.type);
   StageUse first = stageUse(kb, firstStep, stages);
   // Staged scales are read from the stage; otherwise each unit's scales
   // load from global memory, where there are few enough a unit ahead.
@@ -415,18 +417,26 @@ buildPromotingLoop(KernelBuilder &kb, const GemmPlan &plan,
   for (int64_t u = 0; u < unitsPerTile; ++u) {
     for (size_t w = 0; w < numBands; ++w) {
       Promotion &promotion = promotions[w];
+      // Staged scales are read, and their factors formed, before the
+      // band's wgmmas are issued: the shared-memory loads' latency hides
+      // under the descriptors' arithmetic, where ptxas otherwise held the
+      // unit's last wgmmas behind the factors' multiplies.
+      SmallVector<Value> factors;
+      if (staged) {
+        current[w] = promotion.loadStaged(kb, tiles, slots, tile);
+        factors = promotion.factors(kb, current[w]);
+      }
       Value aBase = arith::AddIOp::create(b, loc, stageBase, bands[w].aRows);
       Value partial = issueUnitWgmma(kb, plan, layout, aBase, stageBase,
-                                     layout.bOffset, zeroAcc, u);
+                                     layout.bOffset, fresh, u);
       Promotion::UnitScales next;
       if (prefetch)
         next = u + 1 < unitsPerTile ? promotion.load(kb, k0, u + 1)
                                     : promotion.load(kb, kb.addC(k0, bk), 0);
-      else if (staged)
-        current[w] = promotion.loadStaged(kb, tiles, slots, tile);
-      else
+      else if (!staged)
         current[w] = promotion.load(kb, k0, u);
-      SmallVector<Value> factors = promotion.factors(kb, current[w]);
+      if (!staged)
+        factors = promotion.factors(kb, current[w]);
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
       // Every wgmma on the stage completed: hand it back before promoting.
       if (u == unitsPerTile - 1 && w == numBands - 1)
