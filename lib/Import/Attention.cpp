@@ -498,7 +498,7 @@ public:
 
   /// An element-wise node's value for its operands' values `a`.
   static double apply(const Node &node, const double *a) {
-    double r;
+    double r = 0; // (every MaskOp sets it; gcc cannot tell)
     switch (node.op) {
     case MaskOp::Where:
       return a[0] != 0 ? a[1] : a[2];
@@ -565,7 +565,7 @@ public:
     const Node &node = nodes[n];
     const size_t rank = node.shape.size();
     const int64_t len = rank ? node.shape.back() : 1;
-    int64_t sub[kMaxRank];
+    int64_t sub[kMaxRank] = {};
     auto linear = [&](ArrayRef<int64_t> shape, const int64_t *index) {
       int64_t lin = 0;
       for (size_t d = 0; d < shape.size(); ++d)

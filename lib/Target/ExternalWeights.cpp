@@ -181,14 +181,15 @@ std::string describeFileTensor(DictionaryAttr entry, pack::Tensor &t) {
   auto sourceType = entry.getAs<TypeAttr>("source_type");
   auto sourceTensor =
       sourceType ? dyn_cast<RankedTensorType>(sourceType.getValue()) : nullptr;
-  std::optional<int> sourceDtype =
-      sourceTensor ? abiDtype(sourceTensor.getElementType()) : std::nullopt;
+  // (-1: no source type, or one the ABI has no code for.)
+  const int sourceDtype =
+      sourceTensor ? abiDtype(sourceTensor.getElementType()).value_or(-1) : -1;
   if (kind.getValue() == "round") {
     auto permutation = entry.getAs<DenseI64ArrayAttr>("permutation");
-    if (!sourceDtype || !permutation)
+    if (sourceDtype < 0 || !permutation)
       return "incomplete rounded weight entry";
     t.kind = pack::Tensor::Kind::Round;
-    t.source.dtype = *sourceDtype;
+    t.source.dtype = sourceDtype;
     t.source.shape.assign(sourceTensor.getShape().begin(),
                           sourceTensor.getShape().end());
     t.permutation.assign(permutation.asArrayRef().begin(),
@@ -196,12 +197,12 @@ std::string describeFileTensor(DictionaryAttr entry, pack::Tensor &t) {
     return "";
   }
   std::optional<pack::Quantization> q = quantizationOf(entry);
-  if (!sourceDtype || !q ||
+  if (sourceDtype < 0 || !q ||
       (kind.getValue() != "data" && kind.getValue() != "scale"))
     return "incomplete packed weight entry";
   t.kind = kind.getValue() == "data" ? pack::Tensor::Kind::Data
                                      : pack::Tensor::Kind::Scale;
-  t.source.dtype = *sourceDtype;
+  t.source.dtype = sourceDtype;
   t.source.shape.assign(sourceTensor.getShape().begin(),
                         sourceTensor.getShape().end());
   t.quant = std::move(*q);

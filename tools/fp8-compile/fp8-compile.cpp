@@ -398,7 +398,7 @@ std::string toOptions(fp8::CompileOptions &o) {
       (err = parseFlag(emit, fp8::parseEmitKind, "mlir, llvm, obj, so or ptx",
                        o.emit)).empty();
   if (err.empty() && !scaleStorage.empty()) {
-    fp8::ScaleStorage s;
+    fp8::ScaleStorage s = fp8::ScaleStorage::TMA;
     if ((err = parseFlag(scaleStorage, fp8::parseScaleStorage,
                          "canonical or tma", s)).empty())
       o.scaleStorage = s;
