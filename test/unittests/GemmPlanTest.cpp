@@ -130,6 +130,24 @@ TEST_F(GemmPlanTest, ThreeConsumersForBlockScalesUpToK8192) {
   EXPECT_TRUE(failed(verifyGemmConfig(p, c, why)));
 }
 
+TEST_F(GemmPlanTest, WordDescriptorsExceptUnstagedBands) {
+  // Staged scales (two bands or three consumers) and per-tensor scales:
+  // each wgmma's descriptors are one 32-bit add to the stage base's word.
+  EXPECT_TRUE(verified(problem(8192, 14336, 4096), options()).wordDescriptors);
+  EXPECT_TRUE(verified(problem(8192, 4096, 4096), options()).wordDescriptors);
+  EXPECT_TRUE(verified(problem(8192, 4096, 4096, /*block=*/false), options())
+                  .wordDescriptors);
+  // Two bands loading their scales from global memory keep the full form
+  // (the word form spilled there under setmaxnreg 56/224).
+  GemmOptions o = options();
+  o.stageScales = false;
+  GemmConfig c = verified(problem(8192, 14336, 4096), o);
+  EXPECT_EQ(c.mWaves, 2);
+  EXPECT_FALSE(c.stagedScales.enabled());
+  EXPECT_FALSE(c.wordDescriptors);
+  EXPECT_EQ(c.consumerRegisters, 224);
+}
+
 TEST_F(GemmPlanTest, RowBandsOnlyWhereTheyPay) {
   // One round of 128-row tiles: 256 rows would idle half the SMs.
   EXPECT_EQ(chooseGemmConfig(problem(512, 512, 4096), options()).bm, 128);
