@@ -171,9 +171,13 @@ Value fp8::buildMatrixDescriptor(KernelIR &k, Value smemAddr,
   Value addr = arith::AddIOp::create(b, loc, smemAddr, k.cI64(byteOffset));
   addr = arith::AndIOp::create(b, loc, addr, k.cI64(0x3FFFF));
   addr = arith::ShRUIOp::create(b, loc, addr, k.cI64(4));
-  int64_t fixed =
-      ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (swizzleMode << 62);
-  return arith::OrIOp::create(b, loc, addr, k.cI64(fixed));
+  return arith::OrIOp::create(
+      b, loc, addr, k.cI64(matrixDescriptorFixedBits(lbo, sbo, swizzleMode)));
+}
+
+int64_t fp8::matrixDescriptorFixedBits(int64_t lbo, int64_t sbo,
+                                       int64_t swizzleMode) {
+  return ((lbo >> 4) << 16) | ((sbo >> 4) << 32) | (swizzleMode << 62);
 }
 
 Value fp8::encodeByteTensorMap(KernelIR &k, Value data, ArrayRef<int64_t> dims,

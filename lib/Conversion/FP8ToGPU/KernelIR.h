@@ -87,6 +87,11 @@ Value llvmPointer(KernelIR &k, Value memref, unsigned addressSpace,
 // Hopper building blocks
 //===----------------------------------------------------------------------===//
 
+/// The bits of a wgmma matrix descriptor that do not depend on the address:
+/// `lbo` >> 4 in [16,30), `sbo` >> 4 in [32,46), the swizzle mode in [62,64).
+int64_t matrixDescriptorFixedBits(int64_t lbo, int64_t sbo,
+                                  int64_t swizzleMode);
+
 /// The 64-bit wgmma matrix descriptor of the shared-memory bytes at
 /// `smemAddr` (i64 shared-window address) + `byteOffset`: start address >> 4
 /// in bits [0,14), `lbo` >> 4 in [16,30), `sbo` >> 4 in [32,46), the swizzle

@@ -452,7 +452,9 @@ private:
   /// buffer and map as given. The same elements through different views
   /// then match: the block quantization of SiLU(gate) * up reads gate and
   /// up as [rows, blocks, 128] views in its amax and as [rows, columns]
-  /// subviews in its quantization.
+  /// subviews in its quantization. (Not aliasRoot's walk through every
+  /// view: memref.view shifts bytes under a layout of its own, so offsets
+  /// above it would not compare.)
   struct Key {
     Value buffer;
     AffineMap map;

@@ -35,10 +35,10 @@ Value buildSteps(KernelBuilder &kb, const GemmPlan &plan,
   auto shape = NVVM::MMAShapeAttr::get(b.getContext(), kWgmmaM,
                                        plan.config.bn, kMmaK / p.elementBytes);
   NVVM::WGMMATypes typeA = *wgmmaType(p.lhsType), typeB = *wgmmaType(p.rhsType);
+  const bool wordAdd = plan.config.wordDescriptors;
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t s = 0; s < count; ++s) {
     const int64_t step = firstStep + s;
-    const bool wordAdd = plan.config.wordDescriptors;
     Value descA = buildDescriptor(
         kb, aBase, aOffset + layout.a.stepOffset(step), layout.a, wordAdd);
     Value descB = buildDescriptor(

@@ -94,26 +94,26 @@ SmemLayout SmemLayout::get(const GemmConfig &config) {
 Value gemm::buildDescriptor(KernelBuilder &kb, Value smemAddr,
                             int64_t byteOffset, const TileLayout &tile,
                             bool wordAdd) {
+  const int64_t lbo = tile.leadingByteOffset(), sbo = tile.strideByteOffset(),
+                mode = tile.swizzle == Swizzle::B128 ? 1 : 0;
   if (!wordAdd)
-    return buildMatrixDescriptor(
-        kb, smemAddr, byteOffset, tile.leadingByteOffset(),
-        tile.strideByteOffset(), tile.swizzle == Swizzle::B128 ? 1 : 0);
+    return buildMatrixDescriptor(kb, smemAddr, byteOffset, lbo, sbo, mode);
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   // The low word: the tile base's address field with LBO (the same for
   // every step of a stage, so CSE leaves one add per descriptor), plus the
   // step's 16-byte units. No carry leaves the 14-bit field: shared-memory
-  // addresses stay below 2^18 bytes. The high word is a constant.
+  // addresses stay below 2^18 bytes. The high word (SBO, mode) is a
+  // constant.
   assert(byteOffset % 16 == 0 && byteOffset >= 0 && byteOffset < (1 << 18));
+  const int64_t fixed = matrixDescriptorFixedBits(lbo, sbo, mode);
   Value addr = arith::TruncIOp::create(b, loc, kb.i32, smemAddr);
   Value field = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, addr, kb.cI32(0x3FFFF)),
       kb.cI32(4));
-  Value base = arith::OrIOp::create(
-      b, loc, field, kb.cI32((tile.leadingByteOffset() >> 4) << 16));
+  Value base = arith::OrIOp::create(b, loc, field, kb.cI32(fixed & 0xFFFFFFFF));
   Value low = arith::AddIOp::create(b, loc, base, kb.cI32(byteOffset >> 4));
-  const int64_t high = (tile.strideByteOffset() >> 4) |
-                       (int64_t(tile.swizzle == Swizzle::B128 ? 1 : 0) << 30);
-  return arith::OrIOp::create(
-      b, loc, arith::ExtUIOp::create(b, loc, kb.i64, low), kb.cI64(high << 32));
+  return arith::OrIOp::create(b, loc,
+                              arith::ExtUIOp::create(b, loc, kb.i64, low),
+                              kb.cI64(fixed & ~int64_t(0xFFFFFFFF)));
 }
