@@ -40,6 +40,8 @@ def main():
     ap.add_argument("--kv", default=None)
     args = ap.parse_args()
     sys.path.insert(0, args.bin_dir)
+    # Plain runs unless a check asks for CUDA graphs (on by default).
+    os.environ["FP8RT_CUDA_GRAPH"] = "0"
     import fp8rt
     from onnx_tensor import read_tensor
     import torch
@@ -150,7 +152,31 @@ def main():
             ok = ok and same(dout, want)
     report(ok, "graphs", "5 address sets x 3 rounds with FP8RT_CUDA_GRAPH=1 "
            "(4 graphs kept): every output = the host path's")
+    g.close()
+
+    # Graphs are the default: with FP8RT_CUDA_GRAPH unset, the second run of
+    # an address set is captured and the third replays it, timed like a
+    # plain run (fp8rt_cuda_last_run_ms).
     del os.environ["FP8RT_CUDA_GRAPH"]
+    lib = os.path.join(model_dir, "block.so")
+    rt = ctypes.CDLL(lib)
+    rt.fp8rt_cuda_live_graphs.restype = ctypes.c_int32
+    rt.fp8rt_cuda_last_run_ms.restype = ctypes.c_float
+    before = rt.fp8rt_cuda_live_graphs()
+    d = fp8rt.Model(lib)
+    data, din, dout = sets[0]
+    want = m(*data)
+    ok = True
+    for _ in range(3):
+        d(*din, out=dout)
+        ok = ok and same(dout, want)
+    live = rt.fp8rt_cuda_live_graphs() - before
+    replay_ms = rt.fp8rt_cuda_last_run_ms()
+    d.close()
+    report(ok and live == 1 and replay_ms > 0, "graphs-default",
+           f"FP8RT_CUDA_GRAPH unset: {live} graph captured in 3 runs (want 1), "
+           f"the replay timed {replay_ms:.4f} ms, outputs = the host path's")
+    os.environ["FP8RT_CUDA_GRAPH"] = "0"
 
     # Delayed scaling's state through device I/O: from the same saved
     # state, three device runs give the bits of three host runs.
@@ -295,7 +321,7 @@ def kv_chain(kv_dir, fp8rt, read_tensor, torch, report):
     t_dev = per_step(lambda: s1(*d_feed, out=bufs))
     os.environ["FP8RT_CUDA_GRAPH"] = "1"
     g1 = fp8rt.Model(os.path.join(lib, "kv1.so"))
-    del os.environ["FP8RT_CUDA_GRAPH"]
+    os.environ["FP8RT_CUDA_GRAPH"] = "0"
     t_graph = per_step(lambda: g1(*d_feed, out=bufs))
     t_graph_host = per_step(lambda: g1(*h_feed))
     print(f"INFO device-io-kv-step wall time per decode step (kv1.so, median of 50): "

@@ -10,7 +10,14 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 model=${1:-$root/models/gpt2_tiny_dynamo}
 build=${FP8_BUILD_DIR:-$root/build}
-bash "$root/scripts/build.sh" "$build" >/dev/null
+# The build's progress goes to a log (installs still report on stderr); a
+# failed build shows the log's end.
+mkdir -p "$build"
+if ! bash "$root/scripts/build.sh" "$build" >"$build/run-model-build.log"; then
+  echo "run-model.sh: the build failed; the end of $build/run-model-build.log:" >&2
+  tail -n 40 "$build/run-model-build.log" >&2
+  exit 1
+fi
 echo "== FP32 (must match onnxruntime: relative L2 <= 1e-5)"
 /usr/bin/python3 "$root/scripts/run_onnx_model.py" "$model" --build "$build"
 echo "== FP8 E4M3, block scaling (bound: relative L2 <= 0.1)"

@@ -14,7 +14,8 @@ usage: layer_h200.py BUNDLE OUT [--batch 1 --seq 8192] [--peer PEER.py]
 3. torch on the same weights: the FP32 and BF16 logits (the references),
    and eager BF16 / torch.compile BF16 timings of the same module.
 4. Each library through fp8rt: the logits against torch FP32 and BF16
-   (relative L2, cosine), and the GPU time of a run (fp8rt_cuda_last_run_ms:
+   (relative L2, cosine), and the GPU time of a run -- replays of its CUDA
+   graph (the default), and plain runs -- (fp8rt_cuda_last_run_ms:
    CUDA events around the library's kernels, without the input/output
    copies; median of 30 runs after 3 warm-ups), then a profiled run
    (FP8RT_CUDA_PROFILE=1) in a subprocess: the kernels by time.
@@ -67,6 +68,7 @@ def compare(got, ref):
     r = ref.astype(np.float64).ravel()
     return {"rel_l2": float(np.linalg.norm(d - r) / np.linalg.norm(r)),
             "cosine": float(d @ r / (np.linalg.norm(d) * np.linalg.norm(r))),
+            "max_abs": float(np.abs(d - r).max()),
             "finite": bool(np.isfinite(d).all())}
 
 
@@ -96,10 +98,13 @@ def layer_io(model, ids):
             for k, v in got.items()}
 
 
-def time_library(lib, weights, inputs, runs=30):
-    """Median GPU time (ms) of the library's runs and its output."""
+def time_library(lib, weights, inputs, runs=30, graph=True):
+    """Median GPU time (ms) of the library's runs and its output: replays
+    of its CUDA graph (the runtime's default), or plain runs (graph=False:
+    the host launching every kernel)."""
     handle = ctypes.CDLL(lib)
     handle.fp8rt_cuda_last_run_ms.restype = ctypes.c_float
+    os.environ["FP8RT_CUDA_GRAPH"] = "1" if graph else "0"
     with fp8rt.Model(lib, weights=weights) as m:
         if len(m.inputs) != len(inputs):
             sys.exit(f"{lib}: takes {[i.name for i in m.inputs]}; this script "
@@ -204,10 +209,15 @@ def main():
                        stdout=subprocess.DEVNULL)
         build = {"pack_s": round(time.time() - t0, 1)}
         alone = "-layer-" in name
-        ms, logits = time_library(path, weights, layer_in if alone else [ids_np])
+        feed = layer_in if alone else [ids_np]
+        ms, logits = time_library(path, weights, feed)
+        plain_ms, plain_logits = time_library(path, weights, feed, graph=False)
         r32, r16 = (layer32, layer16) if alone else (ref32, ref16)
         logits = np.asarray(logits, np.float32).reshape(r32.shape)
         build["gpu_ms"] = round(ms, 3)
+        build["gpu_ms_plain_runs"] = round(plain_ms, 3)
+        build["graph_equals_plain"] = bool(np.array_equal(
+            logits, np.asarray(plain_logits, np.float32).reshape(r32.shape)))
         build["vs_torch_fp32"] = compare(logits, r32)
         build["vs_torch_bf16"] = compare(logits, r16)
         if not alone:
@@ -220,8 +230,9 @@ def main():
         os.remove(weights)
 
     # Builds against each other (the fused attention against the decomposed
-    # one: bf16 vs bf16-unfused).
-    names = [n for n in outputs if "-layer-" not in n]
+    # one: bf16 vs bf16-unfused; a variant that must be bit-identical, as
+    # -res against the plain build: rel L2 0).
+    names = list(outputs)
     result["pairs"] = {f"{x} vs {y}": compare(outputs[x], outputs[y])
                        for i, x in enumerate(names) for y in names[i + 1:]}
 
@@ -241,7 +252,7 @@ def main():
 
     with open(os.path.join(a.out, "layer.json"), "w") as f:
         json.dump(result, f, indent=1)
-    print(f"| build | ms (GPU) | rel L2 vs torch FP32 | vs torch BF16 | vs torch FP16 |")
+    print(f"| build | ms (GPU, CUDA graph) | rel L2 vs torch FP32 | vs torch BF16 | vs torch FP16 |")
     print(f"| torch FP16 | - | {result['torch_fp16_vs_fp32']['rel_l2']:.4f} | | |")
     print(f"| torch eager BF16 | {result['torch_eager_bf16_ms']:.3f} | "
           f"{result['torch_bf16_vs_fp32']['rel_l2']:.4f} | - | |")
@@ -249,7 +260,8 @@ def main():
     for name, b in result["builds"].items():
         fp16 = (f"{b['vs_torch_fp16']['rel_l2']:.4f}" if "vs_torch_fp16" in b
                 else "(the layer's output)")
-        print(f"| {name} | {b['gpu_ms']:.3f} | {b['vs_torch_fp32']['rel_l2']:.4f}"
+        print(f"| {name} | {b['gpu_ms']:.3f} (plain runs {b['gpu_ms_plain_runs']:.3f}) | "
+              f"{b['vs_torch_fp32']['rel_l2']:.4f}"
               f" | {b['vs_torch_bf16']['rel_l2']:.4f} | {fp16} |")
     if a.peer:
         print("peer:", json.dumps(result["peer"]))

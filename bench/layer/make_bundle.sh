@@ -24,6 +24,8 @@
 # --attention-ping-pong=false (the FP8 attention kernel without ping-pong).
 # A suffix "-nomerge" (before "-layer": rowwise-all-fast-nomerge-layer) adds
 # --merge-products=false (q, k, v and gate, up as separate GEMMs).
+# A suffix "-res" / "-nores" (before "-layer" and "-tmN":
+# block-all-res-layer) adds --residual-epilogues=true / =false.
 # A suffix "-tmN" (before "-layer": block-all-tm256-layer) adds
 # --gemm-tile-m=N: the promoting GEMMs' CTA tile M (128, 192 or 256).
 # A suffix "-layer" (outermost of all: current-all-fast-layer) compiles the
@@ -52,6 +54,12 @@ for r0 in "${recipes[@]}"; do
     r=${BASH_REMATCH[1]}
     extra+=(--gemm-tile-m="${BASH_REMATCH[2]}")
   fi
+  rx=${r%-nores}
+  [ "$rx" != "$r" ] && extra+=(--residual-epilogues=false)
+  r=$rx
+  rx=${r%-res}
+  [ "$rx" != "$r" ] && extra+=(--residual-epilogues=true)
+  r=$rx
   rm=${r%-nomerge}
   [ "$rm" != "$r" ] && extra+=(--merge-products=false)
   r=$rm

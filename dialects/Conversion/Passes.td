@@ -116,10 +116,19 @@ def FP8FuseGemmEpilogues : Pass<"fp8-fuse-gemm-epilogues",
     decode steps' products (64 rows at most) by default, before element-wise
     fusion duplicates their consumers into row kernels (a residual add read
     again by the next RMSNorm would otherwise leave the product two uses).
+    `residual-only` limits it to residual adds (arith bodies reading at most
+    one other full tensor): the GPU pipeline fuses those into products of
+    any size by default (`residual-epilogues`), first, so that the residual
+    stream is written by the o and down projections' kernels.
   }];
   let options = [
     Option<"maxRows", "max-rows", "int64_t", "0",
            "Fuse only into products of at most this many rows (0: any)">,
+    Option<"residualOnly", "residual-only", "bool", "false",
+           "Fuse only consumers whose body is arith operations (no "
+           "math-library call) and that read at most one other tensor of "
+           "the output's shape (a residual add): the kernel stages that "
+           "tensor through its TMA-store tile">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::linalg::LinalgDialect",

@@ -948,6 +948,40 @@ def FP8DistinctResultBuffers
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def FP8ReturnAllocations
+    : Pass<"fp8-return-allocations", "::mlir::ModuleOp"> {
+  let summary = "Return a reshaped allocation as an allocation of the "
+                "returned shape";
+  let description = [{
+    After bufferization, before buffer-results-to-out-params: a function
+    that returns a reshaping view (`memref.expand_shape`,
+    `collapse_shape`) of an allocation of static shape and identity layout
+    -- a model's output that its last kernel writes at another rank, as a
+    GEMM writes [M, N] for a [B, S, N] output -- allocates the returned
+    shape instead and gives the allocation's users the inverse view of it.
+    Upstream's `hoist-static-allocs` then replaces the returned allocation
+    by the out-parameter, so the kernel writes the caller's buffer: no copy
+    of the output after the run (a 64 MiB copy kernel for the Llama layer's
+    output when its residual add is the down projection's epilogue).
+
+    ```mlir
+    %a = memref.alloc() : memref<8192x4096xf16>
+    ... writes %a ...
+    %e = memref.expand_shape %a [[0, 1], [2]] output_shape [1, 8192, 4096]
+    return %e
+    // becomes
+    %r = memref.alloc() : memref<1x8192x4096xf16>
+    %a = memref.collapse_shape %r [[0, 1], [2]]
+    ... writes %a ...
+    return %r
+    ```
+
+    A buffer that two results return (fp8-distinct-result-buffers runs
+    first and copies repeats) stays as it is.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def FP8PackExternalWeights
     : Pass<"fp8-pack-external-weights", "::mlir::ModuleOp"> {
   let summary = "Fold the recipe's quantization of external weights into "

@@ -382,6 +382,7 @@ private:
       options.gemmFastAccumulation = o.fastAccumulation;
       options.gemmEpilogues = o.gemmEpilogues;
       options.decodeEpilogues = o.decodeEpilogues;
+      options.residualEpilogues = o.residualEpilogues;
       options.gemmPipelinedPromotion = o.pipelinedPromotion;
       options.gemmDecodeKGroups = o.decodeKGroups;
       options.gemmDecodeStages = o.decodeStages;

@@ -106,6 +106,16 @@ static void addBufferization(OpPassManager &pm, bool outParams,
     // allocation by one out-parameter.
     pm.addPass(fp8::createFP8DistinctResultBuffers());
     bufferization::BufferResultsToOutParamsPassOptions out;
+    if (publicOutParams) {
+      // The private functions first (the outlined kernels' results become
+      // the caller's allocations), then a returned view of an allocation
+      // becomes an allocation of the returned shape: the model's output
+      // is written in place, not copied.
+      bufferization::BufferResultsToOutParamsPassOptions inner;
+      inner.hoistStaticAllocs = true;
+      pm.addPass(bufferization::createBufferResultsToOutParamsPass(inner));
+      pm.addPass(fp8::createFP8ReturnAllocations());
+    }
     out.hoistStaticAllocs = true;
     out.modifyPublicFunctions = publicOutParams;
     // The model's outputs are marked (`bufferize.result`): the runtime
@@ -230,6 +240,15 @@ void fp8::buildFP8GPULoweringPipeline(
   // consumer into the GEMM epilogue first: a few rows of epilogue cost less
   // than a kernel, and element-wise fusion would duplicate a residual add
   // into the next RMSNorm's row kernel, leaving the product two uses.
+  // Residual adds, at any size: the add reads one tensor besides the
+  // product, which the kernel stages under its products, and the residual
+  // stream is then written once by the projection's kernel instead of
+  // recomputed by every norm and add that reads it.
+  if (options.tensorCores && options.residualEpilogues) {
+    FP8FuseGemmEpiloguesOptions residual;
+    residual.residualOnly = true;
+    pm.addPass(createFP8FuseGemmEpilogues(residual));
+  }
   if (options.tensorCores && options.decodeEpilogues) {
     FP8FuseGemmEpiloguesOptions decode;
     decode.maxRows = 64;

@@ -202,11 +202,11 @@ struct fp8rt_model {
   const void **copy_src;
   size_t *copy_bytes;
   int32_t *copy_of; /* the tensor each copy is for (n: the status) */
-  /* Captured runs (FP8RT_CUDA_GRAPH=1), each for the device addresses it
-   * was captured with (device tensors are read in place, so another
-   * address needs another graph) and, with dynamic dimensions, the run's
-   * dimensions (the captured launches' grids and sizes); least recently
-   * used replaced. Keys are graph_key_bytes long. */
+  /* Captured runs (on unless FP8RT_CUDA_GRAPH=0), each for the device addresses
+   * it was captured with (device tensors are read in place, so another address
+   * needs another graph) and, with dynamic dimensions, the run's dimensions
+   * (the captured launches' grids and sizes); least recently used replaced.
+   * Keys are graph_key_bytes long. */
   void *graphs[FP8RT_GRAPHS];
   unsigned char *graph_args[FP8RT_GRAPHS];
   unsigned char *graph_key;
@@ -494,7 +494,16 @@ static int cuda_prepare(fp8rt_model *m, const char **error) {
       return 0;
     }
   }
-  m->use_graph = env_flag("FP8RT_CUDA_GRAPH");
+  /* CUDA graphs are on by default: a run repeated with the same addresses
+   * (and dimensions) replays its graph, with no host code and no launch
+   * gaps. FP8RT_CUDA_GRAPH=0 turns them off; FP8RT_CUDA_PROFILE, which
+   * times the kernels of plain runs, turns them off unless
+   * FP8RT_CUDA_GRAPH asks for them. */
+  {
+    const char *g = getenv("FP8RT_CUDA_GRAPH");
+    m->use_graph = (g && *g) ? env_flag("FP8RT_CUDA_GRAPH")
+                             : !env_flag("FP8RT_CUDA_PROFILE");
+  }
   /* A captured run's key: the entry's arguments (inputs, outputs, the
    * status, the dimensions' address) and the run's dimensions. */
   m->graph_key_bytes =
@@ -1356,7 +1365,7 @@ static int seen_before(fp8rt_model *m) {
   return 0;
 }
 
-/* Runs the compiled code on args: plainly, or (FP8RT_CUDA_GRAPH=1)
+/* Runs the compiled code on args: plainly, or (graphs on: the default)
  * through the graph captured for these addresses (and dimensions),
  * capturing one on the second run of a key (the first warmed the buffer
  * pool, so the captured run allocates nothing new). Holds cuda_lock. */

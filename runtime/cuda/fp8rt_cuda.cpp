@@ -1517,6 +1517,10 @@ FP8RT_CUDA_EXPORT void _mlir_memref_to_llvm_free(void *ptr) {
   P().live.erase(it);
 }
 
+FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_live_graphs(void) {
+  return liveGraphCount();
+}
+
 FP8RT_CUDA_EXPORT void fp8rt_cuda_pool_stats(uint64_t *cached,
                                              uint64_t *in_use,
                                              uint64_t *peak) {
@@ -1666,9 +1670,24 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_graph_launch(void *graph_exec) {
   ScopedContext ctx("replaying the model's CUDA graph");
   if (!ctx.ok() || !ensureRunStream())
     return fp8rt_cuda_status();
+  // Timed like a plain run (fp8rt_cuda_last_run_ms): events on the run's
+  // stream around the replay.
+  run.lastMs = -1;
+  if (!run.begin && cuEventCreate(&run.begin, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+    run.begin = nullptr;
+  if (!run.end && cuEventCreate(&run.end, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+    run.end = nullptr;
+  bool timed = run.begin && run.end &&
+               cuEventRecord(run.begin, run.stream) == CUDA_SUCCESS;
   CUresult r = cuGraphLaunch(static_cast<CUgraphExec>(graph_exec), run.stream);
+  timed = timed && r == CUDA_SUCCESS &&
+          cuEventRecord(run.end, run.stream) == CUDA_SUCCESS;
   if (r == CUDA_SUCCESS)
     r = cuStreamSynchronize(run.stream);
+  float ms = 0;
+  if (r == CUDA_SUCCESS && timed &&
+      cuEventElapsedTime(&ms, run.begin, run.end) == CUDA_SUCCESS)
+    run.lastMs = ms;
   if (r != CUDA_SUCCESS)
     fail(r, "replaying the model's CUDA graph");
   return fp8rt_cuda_status();

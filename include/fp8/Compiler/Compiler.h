@@ -106,6 +106,9 @@ struct CompileOptions {
   /// consumer in the GEMM epilogue (fp8-fuse-gemm-epilogues{max-rows=64};
   /// bit-identical to the unfused step, docs/GPU.md).
   bool decodeEpilogues = true;
+  /// GPU: residual adds in the epilogue of products of any size
+  /// (fp8-fuse-gemm-epilogues{residual-only}; bit-identical).
+  bool residualEpilogues = true;
   /// GPU: decode GEMMs' consumers keep several K tiles' wgmmas in flight
   /// between promotions (convert-fp8-gemm-to-gpu{pipelined-promotion}).
   bool pipelinedPromotion = true;

@@ -101,6 +101,16 @@ struct GPULoweringPipelineOptions
                      "rows (fp8-fuse-gemm-epilogues{max-rows=64}); "
                      "bit-identical to the unfused step (docs/GPU.md)"),
       llvm::cl::init(true)};
+  Option<bool> residualEpilogues{
+      *this, "residual-epilogues",
+      llvm::cl::desc("Products of any size take a residual add (an arith "
+                     "consumer reading at most one other full tensor) into "
+                     "the GEMM kernel's epilogue, staged through its TMA-store "
+                     "tile, before element-wise fusion "
+                     "(fp8-fuse-gemm-epilogues{residual-only}): the o and "
+                     "down projections write the residual stream; "
+                     "bit-identical, measured faster (docs/PERFORMANCE.md)"),
+      llvm::cl::init(true)};
   Option<bool> gemmPipelinedPromotion{
       *this, "gemm-pipelined-promotion",
       llvm::cl::desc("Decode GEMMs' consumers keep several K tiles' wgmmas "

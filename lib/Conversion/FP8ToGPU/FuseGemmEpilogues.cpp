@@ -13,6 +13,7 @@
 
 #include "Gemm/GemmPlan.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -48,9 +49,18 @@ bool isReshape(Operation *op) {
   return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op);
 }
 
+/// A residual add's body: additions and subtractions, and the casts between
+/// float types around them (residual-only).
+bool isResidualBody(linalg::GenericOp g) {
+  return llvm::all_of(g.getRegion().getOps(), [](Operation &op) {
+    return isa<linalg::YieldOp, arith::AddFOp, arith::SubFOp, arith::ExtFOp,
+               arith::TruncFOp, arith::ConstantOp>(op);
+  });
+}
+
 /// The consumer of `call`'s result if it qualifies (the pass's rules).
 std::optional<Candidate> findCandidate(func::CallOp call, SymbolTable &symbols,
-                                       int64_t maxRows) {
+                                       int64_t maxRows, bool residualOnly) {
   auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
   if (!callee || !callee->hasAttr(kGemmAttrName) || call.getNumResults() != 1)
     return std::nullopt;
@@ -93,11 +103,18 @@ std::optional<Candidate> findCandidate(func::CallOp call, SymbolTable &symbols,
       cast<RankedTensorType>(v.getType()).getShape() != outType.getShape())
     return std::nullopt;
   const int64_t productN = productType.getShape().back();
-  for (OpOperand *input : g.getDpsInputOperands())
-    if (input != &use &&
-        (input->get() == v || !gemm::epilogueInputKind(g, *input, productN)))
+  int64_t fullInputs = 0;
+  for (OpOperand *input : g.getDpsInputOperands()) {
+    if (input == &use)
+      continue;
+    auto kind = gemm::epilogueInputKind(g, *input, productN);
+    if (input->get() == v || !kind)
       return std::nullopt;
+    fullInputs += *kind == gemm::GemmProblem::EpilogueInput::Kind::Full;
+  }
   if (!gemm::isScalarEpilogueBody(g))
+    return std::nullopt;
+  if (residualOnly && (fullInputs > 1 || !isResidualBody(g)))
     return std::nullopt;
   return c;
 }
@@ -284,7 +301,8 @@ struct FuseGemmEpiloguesPass
     SymbolTable symbols(module);
     SmallVector<Candidate> candidates;
     module.walk([&](func::CallOp call) {
-      if (std::optional<Candidate> c = findCandidate(call, symbols, maxRows))
+      if (std::optional<Candidate> c =
+              findCandidate(call, symbols, maxRows, residualOnly))
         candidates.push_back(*c);
     });
     // Two products read by one consumer (SiLU(gate) * up): it fuses once,

@@ -697,7 +697,10 @@ void chooseRowBands(const GemmProblem &p, const GemmOptions &options,
 /// 2026-12-05) and at 216 none, while without them 216 spills ~80 bytes
 /// and 224 none (ptxas's allocation under setmaxnreg is not monotonic);
 /// the producer's second warp, which copies the scales, keeps 8 more.
-void bandRegisters(int64_t k, GemmConfig &c) {
+/// A fused epilogue (a residual add staged through the store tile) spilled
+/// 36 bytes at 64/216 and none at 56/224 (the layer's o and down products,
+/// 2026-12-07): those keep 56/224 with staged scales too.
+void bandRegisters(int64_t k, bool fusedEpilogue, GemmConfig &c) {
   // Three consumers (512 threads, launched with 128 registers each): a
   // total and a partial of a 128-wide tile take 128 of the consumers' 160,
   // the producer keeps 32 -- 32 + 3 x 160 = 4 x 128. Past K = 8192 bytes
@@ -712,8 +715,8 @@ void bandRegisters(int64_t k, GemmConfig &c) {
   if (c.mWaves < 2)
     return;
   const bool staged = c.stagedScales.enabled();
-  c.producerRegisters = staged ? 64 : 56;
-  c.consumerRegisters = staged ? 216 : 224;
+  c.producerRegisters = staged && !fusedEpilogue ? 64 : 56;
+  c.consumerRegisters = staged && !fusedEpilogue ? 216 : 224;
   // Without staged scales (each unit's loaded from global memory a unit
   // ahead) the word-add descriptors spilled 4 bytes at 224 and 24 at 216
   // (ptxas, the layer's four block products with stage-scales=0,
@@ -746,7 +749,7 @@ void makeWarpSpecialized(const GemmProblem &p, const GemmOptions &options,
   // did not gain from them and would give up a stage (docs/GPU.md).
   if (options.stageScales && (c.mWaves > 1 || c.consumerWarpgroups == 3))
     c.stagedScales = stagedScalesFor(p, c);
-  bandRegisters(p.k, c);
+  bandRegisters(p.k, static_cast<bool>(p.fusedEpilogue), c);
   chooseEpilogue(p, options, c);
   if (options.persistent) {
     const int64_t numM = llvm::divideCeil(p.m, c.bm);

@@ -103,14 +103,17 @@ void *fp8rt_cuda_tensor_map_encode_tiled(void *global, int32_t rank,
  * (_mlir_memref_to_llvm_alloc/free), handed out in stream order. */
 int32_t fp8rt_cuda_run_begin(int32_t capture);
 int32_t fp8rt_cuda_run_end(void **graph_exec);
-/* GPU time in ms of this thread's last run that ran (not captured) and
- * succeeded: CUDA events recorded on the model stream at run_begin and at
- * run_end, i.e. what a CUDA-event benchmark of the same calls measures
- * (the kernels and copies the run queued, and any wait of the GPU for
- * the host's launches); -1 when there is none. */
+/* GPU time in ms of this thread's last run that ran (not captured) or was
+ * replayed, and succeeded: CUDA events recorded on the model stream at
+ * run_begin and at run_end, i.e. what a CUDA-event benchmark of the same
+ * calls measures (the kernels and copies the run queued, and any wait of
+ * the GPU for the host's launches), or around graph_launch's replay; -1
+ * when there is none. */
 float fp8rt_cuda_last_run_ms(void);
 int32_t fp8rt_cuda_graph_launch(void *graph_exec);
 void fp8rt_cuda_graph_destroy(void *graph_exec);
+/* CUDA graphs instantiated and not yet destroyed (every model's). */
+int32_t fp8rt_cuda_live_graphs(void);
 /* Plain device memory (not pooled) and a synchronous UVA copy. */
 void *fp8rt_cuda_alloc(size_t bytes);
 void fp8rt_cuda_free(void *ptr);
