@@ -236,10 +236,6 @@ void fp8::buildFP8GPULoweringPipeline(
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // Decode steps' products (at most 64 rows) take their element-wise
-  // consumer into the GEMM epilogue first: a few rows of epilogue cost less
-  // than a kernel, and element-wise fusion would duplicate a residual add
-  // into the next RMSNorm's row kernel, leaving the product two uses.
   // Residual adds, at any size: the add reads one tensor besides the
   // product, which the kernel stages under its products, and the residual
   // stream is then written once by the projection's kernel instead of
@@ -249,6 +245,10 @@ void fp8::buildFP8GPULoweringPipeline(
     residual.residualOnly = true;
     pm.addPass(createFP8FuseGemmEpilogues(residual));
   }
+  // Decode steps' products (at most 64 rows) take their element-wise
+  // consumer into the GEMM epilogue first: a few rows of epilogue cost less
+  // than a kernel, and element-wise fusion would duplicate a residual add
+  // into the next RMSNorm's row kernel, leaving the product two uses.
   if (options.tensorCores && options.decodeEpilogues) {
     FP8FuseGemmEpiloguesOptions decode;
     decode.maxRows = 64;

@@ -1557,6 +1557,19 @@ void dropTimings() {
 }
 } // namespace
 
+namespace {
+// The run's timing events (created once per thread), the first recorded on
+// the run's stream now; false when they are not usable (the run untimed).
+bool startRunTiming() {
+  if (!run.begin && cuEventCreate(&run.begin, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+    run.begin = nullptr;
+  if (!run.end && cuEventCreate(&run.end, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+    run.end = nullptr;
+  return run.begin && run.end &&
+         cuEventRecord(run.begin, run.stream) == CUDA_SUCCESS;
+}
+} // namespace
+
 FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_begin(int32_t capture) {
   if (run.active) {
     failMsg(CUDA_ERROR_INVALID_VALUE,
@@ -1582,14 +1595,8 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_begin(int32_t capture) {
   run.active = true;
   run.lastMs = -1;
   run.timed = false;
-  if (!capture) {
-    if (!run.begin && cuEventCreate(&run.begin, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
-      run.begin = nullptr;
-    if (!run.end && cuEventCreate(&run.end, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
-      run.end = nullptr;
-    run.timed = run.begin && run.end &&
-                cuEventRecord(run.begin, run.stream) == CUDA_SUCCESS;
-  }
+  if (!capture)
+    run.timed = startRunTiming();
   return 0;
 }
 
@@ -1673,12 +1680,7 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_graph_launch(void *graph_exec) {
   // Timed like a plain run (fp8rt_cuda_last_run_ms): events on the run's
   // stream around the replay.
   run.lastMs = -1;
-  if (!run.begin && cuEventCreate(&run.begin, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
-    run.begin = nullptr;
-  if (!run.end && cuEventCreate(&run.end, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
-    run.end = nullptr;
-  bool timed = run.begin && run.end &&
-               cuEventRecord(run.begin, run.stream) == CUDA_SUCCESS;
+  bool timed = startRunTiming();
   CUresult r = cuGraphLaunch(static_cast<CUgraphExec>(graph_exec), run.stream);
   timed = timed && r == CUDA_SUCCESS &&
           cuEventRecord(run.end, run.stream) == CUDA_SUCCESS;
