@@ -76,7 +76,10 @@ struct FP8ReturnAllocationsPass
         auto found = reshapedAllocation(v);
         if (!found)
           continue;
-        auto [alloc, chain] = *found;
+        // (Named, not a structured binding: C++17 lambdas cannot capture
+        // one.)
+        memref::AllocOp alloc = found->first;
+        SmallVector<Operation *> chain = found->second;
         // Another result of the same buffer keeps it as it is
         // (fp8-distinct-result-buffers gives repeats copies).
         if (llvm::any_of(ret->getOpOperands(), [&](OpOperand &other) {
