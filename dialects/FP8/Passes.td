@@ -267,7 +267,15 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
     time from cache for short rows) instead of its result being written
     and read back twice, and its kernel is gone. The producer is cloned
     per reader over that reader's shape (its inputs reshaped the same
-    way), so each clone has one use and the fusions above take it.
+    way: a per-column weight or a per-row factor split as the loop that
+    indexes it), so each clone has one use and the fusions above take it.
+    An arithmetic-only producer qualifies too where the reduction's rows
+    are parts of the producer's rows: RMSNorm's x · rsqrt · w before a
+    1 × 128 block quantization is evaluated in the block amax and the
+    quantization, so the norm's kernel keeps only its mean (the blocks
+    cannot chain in it as a whole row's amax does, RowReductions.h) and
+    the normalized tensor is never written (the Llama-3-8B layer's two
+    norms: 128 MB each of writes and reads less).
 
     Before fusing, RoPE's rotate-half -- two slices of one dimension of x,
     a unary element-wise op on either (the negation), concatenated in
@@ -292,7 +300,9 @@ def FP8FuseElementwise : Pass<"fp8-fuse-elementwise"> {
     Option<"recomputeIntoRowKernels", "recompute-into-row-kernels", "bool",
            "false",
            "An element-wise producer with a math-library body (SiLU(gate) "
-           "* up) whose only readers, through reshapes, are one row "
+           "* up; or an arithmetic one read in blocks of its rows: a norm "
+           "before a block quantization) whose only readers, through "
+           "reshapes, are one row "
            "reduction and element-wise ops that also read what that "
            "reduction's rows give (its per-row scale: a per-row or per-block "
            "quantization) is evaluated in each of them instead of being "

@@ -179,6 +179,40 @@ func.func @row_sum_warps_dynamic(%a: memref<?x?xf32>, %m: memref<?xf32>, %r: mem
 }
 
 // -----
+// A static row too long to unroll whole (a prefill's RMSNorm mean: here
+// 1024 rows of 1024, a warp per row, 32 steps of a lane): a loop whose
+// iterations each take 8 steps, their 8 loads before the 8 folds, which
+// stay in order (the same sum as one step an iteration).
+// CHECK-LABEL: func.func @row_sum_long_rows
+// CHECK:         gpu.launch
+// CHECK:           %[[SUM:.*]] = scf.for %[[K:.*]] = %{{.*}} to %c1024 step %c256 iter_args(%[[ACC:.*]] = %cst)
+// CHECK:             %[[X0:.*]] = memref.load %arg0[%{{.*}}, %[[K]]]
+// CHECK:             %[[K1:.*]] = arith.addi %[[K]], %c32
+// CHECK:             %[[X1:.*]] = memref.load %arg0[%{{.*}}, %[[K1]]]
+// CHECK-COUNT-6:     memref.load %arg0
+// CHECK-NOT:         memref.load
+// CHECK:             %[[Q0:.*]] = arith.mulf %[[X0]], %[[X0]]
+// CHECK:             %[[S0:.*]] = arith.addf %[[Q0]], %[[ACC]]
+// CHECK:             %[[Q1:.*]] = arith.mulf %[[X1]], %[[X1]]
+// CHECK:             arith.addf %[[Q1]], %[[S0]]
+// CHECK-COUNT-6:     arith.addf
+// CHECK-NEXT:        scf.yield
+// CHECK-COUNT-5:   gpu.shuffle  xor
+func.func @row_sum_long_rows(%a: memref<1024x1024xf32>, %r: memref<1024xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                   affine_map<(d0, d1) -> (d0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<1024x1024xf32>) outs(%r : memref<1024xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %q = arith.mulf %x, %x : f32
+    %s = arith.addf %q, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 
 // Block amaxes (1x32 blocks of two 64-wide rows): one element a lane (the
 // max with -inf, maximumf's identity, folded away).

@@ -326,6 +326,28 @@ std::optional<LaneSteps> unrolledSteps(Value start, int64_t rowLength,
   return LaneSteps{start, rowLength, stride, count};
 }
 
+/// The steps a lane's loop over a static row too long to unroll
+/// (unrolledSteps) takes per iteration, loads first: the most, up to
+/// kMaxUnrolledSteps within kMaxUnrolledRegisters, that divides the steps
+/// of a row that is a whole number of them (a prefill's 4096-element norm
+/// row: 16 steps of a warp, 2 iterations of 8; one iteration's loads in
+/// flight at a time had the H100's 8192-row norm at 2.5x its memory
+/// floor); 1 otherwise.
+int64_t loopUnrollSteps(int64_t rowLength, int64_t rowLanes, int64_t width,
+                        int64_t registersPerStep) {
+  const int64_t stride = rowLanes * width;
+  if (ShapedType::isDynamic(rowLength) || rowLength % stride != 0)
+    return 1;
+  const int64_t count = rowLength / stride;
+  for (int64_t u = std::min(kMaxUnrolledSteps,
+                            kMaxUnrolledRegisters /
+                                std::max<int64_t>(1, registersPerStep));
+       u > 1; --u)
+    if (count % u == 0)
+      return u;
+  return 1;
+}
+
 /// Whether `g`'s body may run for a lane whose column is past the row (its
 /// loads zeros, its result unused): every op free of memory effects and
 /// speculatable (no integer division by a value that may be zero).
@@ -582,15 +604,31 @@ Value foldLane(OpBuilder &b, Location l, linalg::GenericOp op,
     }
     return acc;
   }
+  // A loop over chunks of `unroll` steps, each chunk's loads before its
+  // arithmetic (the steps still folded in order: the same total).
+  const int64_t unroll = loopUnrollSteps(rowLength, rowLanes, width,
+                                         stepRegisters(buffers, width));
+  const int64_t stride = rowLanes * width;
   auto kLoop = scf::ForOp::create(
       b, l, start, rowSize,
-      arith::ConstantIndexOp::create(b, l, rowLanes * width),
+      arith::ConstantIndexOp::create(b, l, stride * unroll),
       ValueRange{identity},
       [&](OpBuilder &fb, Location fl, Value k, ValueRange acc) {
-        scf::YieldOp::create(
-            fb, fl,
-            foldLoadedStep(fb, fl, op, at(k), width,
-                           loadLaneStep(fb, fl, op, at(k), width), acc[0]));
+        SmallVector<Value> columns;
+        SmallVector<SmallVector<Value>> loaded;
+        for (int64_t t = 0; t < unroll; ++t) {
+          columns.push_back(
+              t == 0 ? k
+                     : arith::AddIOp::create(
+                           fb, fl, k,
+                           arith::ConstantIndexOp::create(fb, fl, t * stride)));
+          loaded.push_back(loadLaneStep(fb, fl, op, at(columns.back()), width));
+        }
+        Value folded = acc[0];
+        for (int64_t t = 0; t < unroll; ++t)
+          folded = foldLoadedStep(fb, fl, op, at(columns[t]), width, loaded[t],
+                                  folded);
+        scf::YieldOp::create(fb, fl, folded);
       });
   return kLoop.getResult(0);
 }

@@ -197,12 +197,76 @@ bool derivesElementwise(Value v, Value root, int depth = 0) {
   });
 }
 
+/// How a chain of reshapes (same elements, row-major order) turns a
+/// producer's static shape `from` into a reader's `to`: for each dimension
+/// of `from`, the dimensions of `to` it is split into -- a run of them whose
+/// sizes multiply to its size, unit dimensions of `to` left out; none for a
+/// unit dimension of `from`. Nothing where a dimension of `to` spans two of
+/// `from` (then the producer's loops are not the reader's).
+std::optional<SmallVector<SmallVector<unsigned, 2>>>
+splitDims(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  if (llvm::any_of(from, [](int64_t d) { return d <= 0; }) ||
+      llvm::any_of(to, [](int64_t d) { return d <= 0; }))
+    return std::nullopt;
+  SmallVector<SmallVector<unsigned, 2>> groups(from.size());
+  unsigned j = 0;
+  for (auto [i, size] : llvm::enumerate(from)) {
+    int64_t product = 1;
+    while (product < size) {
+      if (j == to.size())
+        return std::nullopt;
+      if (to[j] != 1) {
+        product *= to[j];
+        groups[i].push_back(j);
+      }
+      ++j;
+    }
+    if (product != size)
+      return std::nullopt;
+  }
+  for (; j < to.size(); ++j)
+    if (to[j] != 1)
+      return std::nullopt;
+  return groups;
+}
+
+/// A reader of `p`'s result with the split of `p`'s loops into its loops.
+struct SplitReader {
+  Reader reader;
+  SmallVector<SmallVector<unsigned, 2>> groups;
+};
+
+/// The split (splitDims) of `p`'s loops into `r`'s operand's dimensions.
+std::optional<SmallVector<SmallVector<unsigned, 2>>>
+readerSplit(linalg::GenericOp p, const Reader &r) {
+  auto from = cast<RankedTensorType>(p.getResult(0).getType());
+  auto to = dyn_cast<RankedTensorType>(r.operand->get().getType());
+  if (!from.hasStaticShape() || !to || !to.hasStaticShape())
+    return std::nullopt;
+  return splitDims(from.getShape(), to.getShape());
+}
+
+bool hasIndexOps(linalg::GenericOp g) {
+  return !g.getRegion().front().getOps<linalg::IndexOp>().empty();
+}
+
 /// recompute-into-row-kernels: the readers of `p` to give a clone of it
-/// each, or nothing.
-SmallVector<Reader> rowKernelReaders(linalg::GenericOp p) {
-  if (!isAllParallel(p) || p.getNumResults() != 1 || isCheapBody(p) ||
-      !llvm::all_of(p.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
+/// each, or nothing. `p` is element-wise (its result at its loops' indices,
+/// its inputs at projected permutations of them: a norm's weight per
+/// column, its per-row factor), its readers one row reduction and
+/// element-wise ops that read what that reduction's rows give. A body that
+/// calls the math library (SiLU(gate) * up) qualifies with any rows; an
+/// arithmetic-only one (RMSNorm's x * rsqrt * w) only where the reduction's
+/// rows are parts of p's rows (the 1 x 128 blocks of a block quantization):
+/// a reduction over p's whole rows joins the kernel of the reduction p's
+/// factor comes from as a chained reduction instead (RowReductions.h).
+SmallVector<SplitReader> rowKernelReaders(linalg::GenericOp p) {
+  if (!isAllParallel(p) || p.getNumResults() != 1 ||
+      !p.getMatchingIndexingMap(p.getDpsInitOperand(0)).isIdentity() ||
+      !llvm::all_of(p.getDpsInputOperands(), [&](OpOperand *in) {
+        return p.getMatchingIndexingMap(in).isProjectedPermutation(
+            /*allowZeroInResults=*/true);
+      }))
     return {};
   SmallVector<Operation *, 2> chain;
   SmallVector<Reader> readers;
@@ -211,7 +275,17 @@ SmallVector<Reader> rowKernelReaders(linalg::GenericOp p) {
   // One row reduction (parallel loops, then the reduced one) reading each
   // element once...
   linalg::GenericOp reduction;
+  SmallVector<SplitReader> split;
   for (const Reader &r : readers) {
+    std::optional<SmallVector<SmallVector<unsigned, 2>>> groups =
+        readerSplit(p, r);
+    if (!groups)
+      return {};
+    // Indices change meaning once the loops are split.
+    if (hasIndexOps(p) &&
+        llvm::any_of(*groups, [](const auto &g) { return g.size() > 1; }))
+      return {};
+    split.push_back({r, std::move(*groups)});
     auto g = cast<linalg::GenericOp>(r.operand->getOwner());
     if (isAllParallel(g))
       continue;
@@ -222,6 +296,15 @@ SmallVector<Reader> rowKernelReaders(linalg::GenericOp p) {
         !g.getMatchingIndexingMap(r.operand).isIdentity())
       return {};
     reduction = g;
+    if (isCheapBody(p)) {
+      // The reduced loop must be part of p's innermost non-unit loop.
+      const SmallVector<SmallVector<unsigned, 2>> &gs = split.back().groups;
+      auto last = llvm::find_if(llvm::reverse(gs),
+                                [](const auto &g) { return !g.empty(); });
+      if (last == gs.rend() || last->size() < 2 ||
+          last->back() + 1 != g.getNumLoops())
+        return {};
+    }
   }
   if (!reduction)
     return {};
@@ -237,34 +320,84 @@ SmallVector<Reader> rowKernelReaders(linalg::GenericOp p) {
         }))
       return {};
   }
-  return readers;
+  return split;
+}
+
+/// `in` (an input of element-wise `p`) as the clone for a reader reads it,
+/// and the clone's indexing map of it (over the reader's loops): its unit
+/// dimensions that p indexes by a unit loop or 0 dropped (a
+/// tensor.collapse_shape), each other dimension that p's loop d indexes
+/// split as d is (`groups`: a tensor.expand_shape).
+std::pair<Value, AffineMap>
+splitInput(RewriterBase &rewriter, linalg::GenericOp p, OpOperand *in,
+           ArrayRef<SmallVector<unsigned, 2>> groups, ArrayRef<int64_t> to) {
+  MLIRContext *ctx = p.getContext();
+  Location loc = p.getLoc();
+  AffineMap map = p.getMatchingIndexingMap(in);
+  auto type = dyn_cast<RankedTensorType>(in->get().getType());
+  if (!type)
+    return {in->get(), AffineMap::get(to.size(), 0, ctx)};
+  SmallVector<int64_t> kept, shape;
+  // Each dropped unit dimension joins the next kept one (the last kept one
+  // at the end).
+  SmallVector<ReassociationIndices> collapse;
+  ReassociationIndices pending;
+  SmallVector<ReassociationIndices> expansion;
+  SmallVector<AffineExpr> exprs;
+  for (auto [k, expr] : llvm::enumerate(map.getResults())) {
+    auto d = dyn_cast<AffineDimExpr>(expr);
+    const bool split = d && !groups[d.getPosition()].empty();
+    pending.push_back(k);
+    if (!split && type.getDimSize(k) == 1)
+      continue;
+    collapse.push_back(std::move(pending));
+    pending.clear();
+    kept.push_back(type.getDimSize(k));
+    ReassociationIndices dims;
+    if (split) {
+      for (unsigned t : groups[d.getPosition()]) {
+        dims.push_back(shape.size());
+        shape.push_back(to[t]);
+        exprs.push_back(getAffineDimExpr(t, ctx));
+      }
+    } else {
+      dims.push_back(shape.size());
+      shape.push_back(type.getDimSize(k));
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    }
+    expansion.push_back(dims);
+  }
+  Value v = in->get();
+  Type element = type.getElementType();
+  if (ArrayRef<int64_t>(kept) != type.getShape()) {
+    if (!collapse.empty())
+      collapse.back().append(pending.begin(), pending.end());
+    v = tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get(kept, element), v, collapse);
+  }
+  if (shape != kept)
+    v = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, element), v, expansion);
+  return {v, AffineMap::get(to.size(), 0, exprs, ctx)};
 }
 
 /// A clone of element-wise `p` that computes the value `reader` reads:
-/// `p`'s inputs through the reader's reshapes, `p`'s body over that shape.
+/// `p`'s body over the reader's shape, its inputs split as its loops are.
 Value cloneForReader(RewriterBase &rewriter, linalg::GenericOp p,
-                     const Reader &reader) {
+                     const SplitReader &r) {
   Location loc = p.getLoc();
-  auto type = cast<RankedTensorType>(reader.operand->get().getType());
+  auto type = cast<RankedTensorType>(r.reader.operand->get().getType());
   SmallVector<Value> inputs;
-  for (Value in : p.getDpsInputs()) {
-    Value v = in;
-    for (Operation *r : reader.reshapes) {
-      IRMapping map;
-      map.map(r->getOperand(0), v);
-      Operation *c = rewriter.clone(*r, map);
-      auto shape = cast<RankedTensorType>(r->getResult(0).getType()).getShape();
-      c->getResult(0).setType(RankedTensorType::get(
-          shape, cast<RankedTensorType>(v.getType()).getElementType()));
-      v = c->getResult(0);
-    }
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : p.getDpsInputOperands()) {
+    auto [v, map] = splitInput(rewriter, p, in, r.groups, type.getShape());
     inputs.push_back(v);
+    maps.push_back(map);
   }
   const unsigned rank = type.getRank();
   Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                        type.getElementType());
-  SmallVector<AffineMap> maps(inputs.size() + 1,
-                              rewriter.getMultiDimIdentityMap(rank));
+  maps.push_back(rewriter.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   auto clone = linalg::GenericOp::create(rewriter, loc, TypeRange{type}, inputs,
                                          ValueRange{init}, maps, iters);
@@ -282,12 +415,12 @@ bool cloneIntoRowKernels(Operation *root) {
   IRRewriter rewriter(root->getContext());
   bool changed = false;
   for (linalg::GenericOp p : producers) {
-    SmallVector<Reader> readers = rowKernelReaders(p);
+    SmallVector<SplitReader> readers = rowKernelReaders(p);
     if (readers.empty())
       continue;
-    for (const Reader &r : readers) {
-      rewriter.setInsertionPoint(r.operand->getOwner());
-      r.operand->set(cloneForReader(rewriter, p, r));
+    for (const SplitReader &r : readers) {
+      rewriter.setInsertionPoint(r.reader.operand->getOwner());
+      r.reader.operand->set(cloneForReader(rewriter, p, r));
     }
     changed = true;
   }
