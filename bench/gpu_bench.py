@@ -2,13 +2,13 @@
 """GPU benchmark of docs/PERFORMANCE.md, run on the H200 in one device call
 so that fp8-opt and its peers are measured side by side.
 
-usage: gpu_bench.py BUNDLE OUT_JSON
+usage: gpu_bench.py BUNDLE OUT_JSON [--no-gemm]
 BUNDLE (made here by bench/gpu-bench-bundle): fp8-run, gemm_test, and the
 benchmark model (bench/export_bench_model.py) compiled for sm_90a as
 none.so / current.so / block.so / mxfp8.so (+ *-attn.so with attention's
 products in FP8), with its input in data/.
 
-1. The FP8 GEMM kernel (convert-fp8-gemm-to-gpu; gemm_test's 4096^3 block
+1. (Not with --no-gemm.) The FP8 GEMM kernel (convert-fp8-gemm-to-gpu; gemm_test's 4096^3 block
    1x128/128x128 case, bf16 out) vs cuBLAS through torch: BF16, FP8
    tensorwise, FP8 1x128/128x128 blocks.
 2. The model, end to end: fp8-run --repeat (CUDA graph replay; the time,
@@ -158,10 +158,12 @@ def torch_model(bundle, libs, accuracy):
 
 
 def main():
-    bundle, out = sys.argv[1], sys.argv[2]
+    args = [a for a in sys.argv[1:] if a != "--no-gemm"]
+    bundle, out = args[0], args[1]
     res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__}
-    res["gemm_4096"] = {**gemm_peers(), **ours_gemm(bundle)}
-    print("GEMM 4096^3 TFLOP/s:", res["gemm_4096"], flush=True)
+    if "--no-gemm" not in sys.argv:
+        res["gemm_4096"] = {**gemm_peers(), **ours_gemm(bundle)}
+        print("GEMM 4096^3 TFLOP/s:", res["gemm_4096"], flush=True)
     model = {}
     for lib in sorted(f for f in os.listdir(bundle) if f.endswith(".so")):
         model[lib] = ours_model(bundle, lib)
