@@ -29,6 +29,13 @@ inline Value reshapeRoot(Value v, bool throughCasts = false) {
   return v;
 }
 
+/// Whether `t` is a memref of static shape and identity layout: one whose
+/// reshapes keep every element at its linear offset.
+inline bool isStaticIdentity(Type t) {
+  auto m = dyn_cast_if_present<MemRefType>(t);
+  return m && m.hasStaticShape() && m.getLayout().isIdentity();
+}
+
 } // namespace mlir::fp8
 
 #endif // FP8_SUPPORT_MEMREFVIEWS_H

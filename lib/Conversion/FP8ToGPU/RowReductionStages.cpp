@@ -27,11 +27,6 @@ namespace {
 /// same elements at the same linear offsets, for identity layouts).
 Value viewRoot(Value v) { return fp8::reshapeRoot(v); }
 
-bool isStaticIdentity(Type t) {
-  auto m = dyn_cast<MemRefType>(t);
-  return m && m.hasStaticShape() && m.getLayout().isIdentity();
-}
-
 /// The element-wise view of a per-row or per-element op in terms of the
 /// reduction's loops: its loop dimensions as expressions of the reduction's
 /// dimensions, and whether it runs per element (every loop of the
@@ -157,7 +152,7 @@ AffineExpr foldByRanges(AffineExpr e, ArrayRef<int64_t> ranges) {
 std::optional<AffineExpr> linearOffset(Type type, AffineMap map,
                                        ArrayRef<AffineExpr> dims,
                                        ArrayRef<int64_t> redRanges) {
-  if (!isStaticIdentity(type))
+  if (!fp8::isStaticIdentity(type))
     return std::nullopt;
   auto m = cast<MemRefType>(type);
   MLIRContext *ctx = m.getContext();
@@ -273,7 +268,7 @@ fp8::rowReductionStages(linalg::GenericOp op, linalg::FillOp init) {
   std::optional<AffineExpr> outOffset =
       linearOffset(output->get().getType(), op.getMatchingIndexingMap(output),
                    identity, redRanges);
-  if (!outOffset || !isStaticIdentity(outRoot.getType()))
+  if (!outOffset || !fp8::isStaticIdentity(outRoot.getType()))
     return stages;
   SmallVector<RowValue> rowValues{{outRoot, *outOffset, kFromTotal}};
   // Buffers the kernel reads from memory, and buffers it writes.

@@ -8,6 +8,7 @@
 #include "SmemLayout.h"
 
 #include "fp8/Conversion/Passes.h"
+#include "fp8/Support/MemRefViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,10 +39,6 @@ std::optional<NVVM::WGMMATypes> gemm::wgmmaType(Type t) {
 }
 
 namespace {
-
-bool isStaticIdentity(MemRefType t) {
-  return t && t.hasStaticShape() && t.getLayout().isIdentity();
-}
 
 /// Identity layout, static but for the row dimension (rank - 2): the lhs or
 /// the output of a product with M at run time.

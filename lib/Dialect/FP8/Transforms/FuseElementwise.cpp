@@ -10,7 +10,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #define DEBUG_TYPE "fp8-fuse-elementwise"
@@ -152,30 +151,20 @@ bool movesReshape(OpOperand *operand) {
   return isElementwise(producer);
 }
 
-/// A reader of a producer's result: the reshapes from the result to the
-/// operand, in order, and the operand.
-struct Reader {
-  SmallVector<Operation *, 2> reshapes;
-  OpOperand *operand;
-};
-
-/// Every reader of `v` through reshapes; false if anything else uses it.
-bool collectReaders(Value v, SmallVector<Operation *, 2> &chain,
-                    SmallVectorImpl<Reader> &readers) {
+/// Every operand that reads `v`, directly or through reshapes; false if
+/// anything else uses it.
+bool collectReaders(Value v, SmallVectorImpl<OpOperand *> &readers) {
   for (OpOperand &use : v.getUses()) {
     Operation *owner = use.getOwner();
     if (isReshape(owner)) {
-      chain.push_back(owner);
-      bool ok = collectReaders(owner->getResult(0), chain, readers);
-      chain.pop_back();
-      if (!ok)
+      if (!collectReaders(owner->getResult(0), readers))
         return false;
       continue;
     }
     auto g = dyn_cast<linalg::GenericOp>(owner);
     if (!g || !g.isDpsInput(&use))
       return false;
-    readers.push_back({chain, &use});
+    readers.push_back(&use);
   }
   return true;
 }
@@ -230,17 +219,18 @@ splitDims(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
   return groups;
 }
 
-/// A reader of `p`'s result with the split of `p`'s loops into its loops.
+/// An operand that reads `p`'s result (through reshapes) with the split of
+/// `p`'s loops into its dimensions.
 struct SplitReader {
-  Reader reader;
+  OpOperand *operand;
   SmallVector<SmallVector<unsigned, 2>> groups;
 };
 
-/// The split (splitDims) of `p`'s loops into `r`'s operand's dimensions.
+/// The split (splitDims) of `p`'s loops into `reader`'s dimensions.
 std::optional<SmallVector<SmallVector<unsigned, 2>>>
-readerSplit(linalg::GenericOp p, const Reader &r) {
+readerSplit(linalg::GenericOp p, OpOperand *reader) {
   auto from = cast<RankedTensorType>(p.getResult(0).getType());
-  auto to = dyn_cast<RankedTensorType>(r.operand->get().getType());
+  auto to = dyn_cast<RankedTensorType>(reader->get().getType());
   if (!from.hasStaticShape() || !to || !to.hasStaticShape())
     return std::nullopt;
   return splitDims(from.getShape(), to.getShape());
@@ -268,15 +258,14 @@ SmallVector<SplitReader> rowKernelReaders(linalg::GenericOp p) {
             /*allowZeroInResults=*/true);
       }))
     return {};
-  SmallVector<Operation *, 2> chain;
-  SmallVector<Reader> readers;
-  if (!collectReaders(p.getResult(0), chain, readers) || readers.size() < 2)
+  SmallVector<OpOperand *> readers;
+  if (!collectReaders(p.getResult(0), readers) || readers.size() < 2)
     return {};
   // One row reduction (parallel loops, then the reduced one) reading each
   // element once...
   linalg::GenericOp reduction;
   SmallVector<SplitReader> split;
-  for (const Reader &r : readers) {
+  for (OpOperand *r : readers) {
     std::optional<SmallVector<SmallVector<unsigned, 2>>> groups =
         readerSplit(p, r);
     if (!groups)
@@ -286,14 +275,13 @@ SmallVector<SplitReader> rowKernelReaders(linalg::GenericOp p) {
         llvm::any_of(*groups, [](const auto &g) { return g.size() > 1; }))
       return {};
     split.push_back({r, std::move(*groups)});
-    auto g = cast<linalg::GenericOp>(r.operand->getOwner());
+    auto g = cast<linalg::GenericOp>(r->getOwner());
     if (isAllParallel(g))
       continue;
     auto iters = g.getIteratorTypesArray();
     if (reduction || g.getNumReductionLoops() != 1 ||
         iters.back() != utils::IteratorType::reduction ||
-        g.getNumResults() != 1 ||
-        !g.getMatchingIndexingMap(r.operand).isIdentity())
+        g.getNumResults() != 1 || !g.getMatchingIndexingMap(r).isIdentity())
       return {};
     reduction = g;
     if (isCheapBody(p)) {
@@ -309,13 +297,13 @@ SmallVector<SplitReader> rowKernelReaders(linalg::GenericOp p) {
   if (!reduction)
     return {};
   // ... and element-wise readers that also read what its rows give.
-  for (const Reader &r : readers) {
-    auto g = cast<linalg::GenericOp>(r.operand->getOwner());
+  for (OpOperand *r : readers) {
+    auto g = cast<linalg::GenericOp>(r->getOwner());
     if (g == reduction)
       continue;
-    if (!g.getMatchingIndexingMap(r.operand).isPermutation() ||
+    if (!g.getMatchingIndexingMap(r).isPermutation() ||
         llvm::none_of(g.getDpsInputOperands(), [&](OpOperand *in) {
-          return in != r.operand &&
+          return in != r &&
                  derivesElementwise(in->get(), reduction.getResult(0));
         }))
       return {};
@@ -386,7 +374,7 @@ splitInput(RewriterBase &rewriter, linalg::GenericOp p, OpOperand *in,
 Value cloneForReader(RewriterBase &rewriter, linalg::GenericOp p,
                      const SplitReader &r) {
   Location loc = p.getLoc();
-  auto type = cast<RankedTensorType>(r.reader.operand->get().getType());
+  auto type = cast<RankedTensorType>(r.operand->get().getType());
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (OpOperand *in : p.getDpsInputOperands()) {
@@ -419,8 +407,8 @@ bool cloneIntoRowKernels(Operation *root) {
     if (readers.empty())
       continue;
     for (const SplitReader &r : readers) {
-      rewriter.setInsertionPoint(r.reader.operand->getOwner());
-      r.reader.operand->set(cloneForReader(rewriter, p, r));
+      rewriter.setInsertionPoint(r.operand->getOwner());
+      r.operand->set(cloneForReader(rewriter, p, r));
     }
     changed = true;
   }

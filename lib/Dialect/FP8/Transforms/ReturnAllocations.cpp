@@ -20,11 +20,6 @@ using namespace mlir;
 
 namespace {
 
-bool isStaticIdentity(Type t) {
-  auto m = dyn_cast<MemRefType>(t);
-  return m && m.hasStaticShape() && m.getLayout().isIdentity();
-}
-
 /// The reshapes from a static identity-layout allocation to `v`, last
 /// first, with the allocation; nothing when `v` is not such a view.
 std::optional<std::pair<memref::AllocOp, SmallVector<Operation *>>>
@@ -37,12 +32,12 @@ reshapedAllocation(Value v) {
       v = c.getSrc();
     else
       break;
-    if (!isStaticIdentity(v.getType()))
+    if (!fp8::isStaticIdentity(v.getType()))
       return std::nullopt;
     chain.push_back(def);
   }
   auto alloc = v.getDefiningOp<memref::AllocOp>();
-  if (chain.empty() || !alloc || !isStaticIdentity(alloc.getType()))
+  if (chain.empty() || !alloc || !fp8::isStaticIdentity(alloc.getType()))
     return std::nullopt;
   return std::make_pair(alloc, chain);
 }
@@ -71,7 +66,7 @@ struct FP8ReturnAllocationsPass
     getOperation().walk([](func::ReturnOp ret) {
       for (OpOperand &operand : ret->getOpOperands()) {
         Value v = operand.get();
-        if (!isStaticIdentity(v.getType()))
+        if (!fp8::isStaticIdentity(v.getType()))
           continue;
         auto found = reshapedAllocation(v);
         if (!found)
