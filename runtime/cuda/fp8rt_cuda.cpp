@@ -1568,6 +1568,19 @@ bool startRunTiming() {
   return run.begin && run.end &&
          cuEventRecord(run.begin, run.stream) == CUDA_SUCCESS;
 }
+
+// The end of a run on the run's stream: its end event recorded (when
+// `timed`: startRunTiming), the stream synchronized, and run.lastMs set
+// from the two events when the run succeeded.
+CUresult finishRunTiming(bool timed) {
+  timed = timed && cuEventRecord(run.end, run.stream) == CUDA_SUCCESS;
+  CUresult r = cuStreamSynchronize(run.stream);
+  float ms = 0;
+  if (r == CUDA_SUCCESS && !tls.pending && timed &&
+      cuEventElapsedTime(&ms, run.begin, run.end) == CUDA_SUCCESS)
+    run.lastMs = ms;
+  return r;
+}
 } // namespace
 
 FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_begin(int32_t capture) {
@@ -1650,13 +1663,7 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_run_end(void **graph_exec) {
     }
     return fp8rt_cuda_status();
   }
-  const bool timed = run.timed &&
-                     cuEventRecord(run.end, run.stream) == CUDA_SUCCESS;
-  CUresult r = cuStreamSynchronize(run.stream);
-  float ms = 0;
-  if (r == CUDA_SUCCESS && !tls.pending && timed &&
-      cuEventElapsedTime(&ms, run.begin, run.end) == CUDA_SUCCESS)
-    run.lastMs = ms;
+  CUresult r = finishRunTiming(run.timed);
   if (r == CUDA_SUCCESS && !tls.pending)
     collectTimings();
   else
@@ -1680,16 +1687,10 @@ FP8RT_CUDA_EXPORT int32_t fp8rt_cuda_graph_launch(void *graph_exec) {
   // Timed like a plain run (fp8rt_cuda_last_run_ms): events on the run's
   // stream around the replay.
   run.lastMs = -1;
-  bool timed = startRunTiming();
+  const bool timed = startRunTiming();
   CUresult r = cuGraphLaunch(static_cast<CUgraphExec>(graph_exec), run.stream);
-  timed = timed && r == CUDA_SUCCESS &&
-          cuEventRecord(run.end, run.stream) == CUDA_SUCCESS;
   if (r == CUDA_SUCCESS)
-    r = cuStreamSynchronize(run.stream);
-  float ms = 0;
-  if (r == CUDA_SUCCESS && timed &&
-      cuEventElapsedTime(&ms, run.begin, run.end) == CUDA_SUCCESS)
-    run.lastMs = ms;
+    r = finishRunTiming(timed);
   if (r != CUDA_SUCCESS)
     fail(r, "replaying the model's CUDA graph");
   return fp8rt_cuda_status();
