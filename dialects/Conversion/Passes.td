@@ -326,12 +326,60 @@ def ConvertFP8CastsToNVVM : Pass<"convert-fp8-casts-to-nvvm"> {
     integer code); a select pins NaN results to the canonical 0x7F as on the
     CPU. FP8 -> f32 becomes `nvvm.convert.f8x2.to.f16x2` followed by an
     exact f16 -> f32 extension.
-    f16/bf16 sources and destinations go through f32. Run on `gpu.module`s
-    before `convert-gpu-to-nvvm`.
+    f16/bf16 sources and destinations go through f32. The clamp a
+    saturating rounding starts with (`maximumf(minimumf(x, max), -max)`,
+    `fp8.quantize`'s lowering, with the format's largest finite value) is
+    what `.satfinite` does, NaN included: the cvt takes `x` itself.
+    Run on `gpu.module`s before `convert-gpu-to-nvvm`.
   }];
   let dependentDialects = [
     "::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FP8GPUApproxNarrowMath : Pass<"fp8-gpu-approx-narrow-math"> {
+  let summary = "f16/bf16 exponentials and f16 divisions by the GPU's "
+                "approximate f32 instructions";
+  let description = [{
+    A scalar `math.exp`/`math.exp2` on f16 or bf16 gets the `afn` fast-math
+    flag, so `convert-gpu-to-nvvm` calls libdevice's `__nv_fast_expf`
+    (`ex2.approx` of x * log2(e)) on the f32 extension instead of the
+    correctly rounded `__nv_expf` (about ten instructions); a scalar f16
+    `arith.divf a, b` becomes `a * rcp.approx.ftz(b)` in f32 (1.0 / b:
+    the reciprocal alone) instead of an IEEE division. Each result is then
+    rounded to its 16-bit type, as before.
+
+    The f32 errors (ex2.approx: 2 ulp, plus x * log2(e)'s rounding, under
+    4e-6 relative for any x whose exponential is a finite f16; rcp.approx:
+    1 ulp) are 60x or more below half an f16 ulp, so a result differs from
+    the correctly rounded one by at most one ulp, and only when the exact
+    value lies that close to a rounding boundary. f16 operands never give
+    f32 subnormals (f16's smallest magnitude is 2^-24, and a quotient of
+    two f16 values lies within 2^+-40), so `.ftz` changes nothing; bf16
+    divisions, which can, are left alone, as is all f32 math. This is the
+    precision torch.compile's Triton kernels use for `exp` (`ex2.approx`).
+    SiLU's sigmoid in an FP16 Llama FFN is the case it is for: at 8192
+    tokens the FFN activation's kernel evaluates 117 M of them and was
+    limited by instruction issue, not memory.
+    Run on `gpu.module`s before `convert-gpu-to-nvvm`.
+
+    Before:
+    ```mlir
+    %e = math.exp %x : f16
+    %r = arith.divf %one, %d : f16
+    ```
+    After:
+    ```mlir
+    %e = math.exp %x fastmath<afn> : f16
+    %d32 = arith.extf %d : f16 to f32
+    %r32 = nvvm.rcp.approx.ftz.f %d32 : f32
+    %r = arith.truncf %r32 : f32 to f16
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect"
   ];
 }
 

@@ -1053,4 +1053,45 @@ def FP8MaterializeExternalWeights
                            "::mlir::memref::MemRefDialect"];
 }
 
+def FP8ExactReciprocals : Pass<"fp8-exact-reciprocals"> {
+  let summary = "Divisions by power-of-two scales become multiplications";
+  let description = [{
+    A quantization divides each element by its scale (`x / s`). When the
+    scale is built so that its reciprocal is exact -- a power of two, as
+    every recipe's power-of-two option, the block recipes and MXFP8's E8M0
+    scales make it -- the division equals a multiplication by that
+    reciprocal bit for bit, and a multiplication is one instruction where an
+    IEEE division is about ten on the GPU (a 1x128 block quantization of
+    the Llama FFN activation divides 117 M elements).
+
+    Recognized divisors (f32; depth-limited):
+    * `arith.divf 1.0, %e` with `%e` zero-mantissa: `x / (1/e)` becomes
+      `x * e`;
+    * a zero-mantissa `%s` itself -- a constant +-2^k, or a `bitcast` of
+      an `andi` whose mask clears the 23 mantissa bits, or of a `shli` by
+      at least 23 -- divided more than once or in another block than its
+      definition: one `1.0 / s` next to `%s`, then multiplications;
+    * `arith.select` of two such divisors.
+
+    A zero-mantissa f32 is +-2^k (k in [-126, 127]), +-0 or +-inf; its
+    reciprocal is exact (2^-127 is a representable subnormal), so both
+    forms round the same exact real once, and zeros, infinities and NaNs
+    give the same results (x/0 = x*inf, x/inf = x*0). Divisions with
+    fast-math flags, and divisors the pass cannot prove, stay.
+
+    Before:
+    ```mlir
+    %m = arith.andi %bits, %c-8388608_i32 : i32
+    %e = arith.bitcast %m : i32 to f32
+    %s = arith.divf %one, %e : f32
+    %q = arith.divf %x, %s : f32
+    ```
+    After:
+    ```mlir
+    %q = arith.mulf %x, %e : f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // FP8_TRANSFORMS_PASSES_TD

@@ -380,6 +380,7 @@ private:
       options.toolkit = cudaToolkit(o);
       options.tensorCores = o.tensorCores;
       options.gemmFastAccumulation = o.fastAccumulation;
+      options.approxNarrowMath = o.approxNarrowMath;
       options.gemmEpilogues = o.gemmEpilogues;
       options.decodeEpilogues = o.decodeEpilogues;
       options.residualEpilogues = o.residualEpilogues;

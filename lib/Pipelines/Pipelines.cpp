@@ -324,6 +324,10 @@ void fp8::buildFP8GPULoweringPipeline(
   pm.addPass(createGpuNVVMAttachTarget(target));
   {
     OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+    // Quantizations by power-of-two scales multiply (bit-identical).
+    device.addPass(fp8::createFP8ExactReciprocals());
+    if (options.approxNarrowMath)
+      device.addPass(createFP8GPUApproxNarrowMath());
     device.addPass(createConvertFP8CastsToNVVM());
     device.addPass(createConvertNVGPUToNVVMPass());
     device.addPass(memref::createExpandStridedMetadataPass());

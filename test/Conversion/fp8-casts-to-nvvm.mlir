@@ -65,3 +65,60 @@ func.func @vector_cast(%x: vector<4xf32>) -> vector<4xf8E4M3FN> {
   %0 = arith.truncf %x : vector<4xf32> to vector<4xf8E4M3FN>
   return %0 : vector<4xf8E4M3FN>
 }
+
+// -----
+
+// The clamp a saturating rounding starts with (fp8.quantize's lowering:
+// minimumf with +max, maximumf with -max) is what .satfinite does: the cvt
+// and the NaN test take the unclamped value.
+// CHECK-LABEL: func.func @clamped_trunc_e4m3
+// CHECK-SAME:    (%[[X:.*]]: f32)
+// CHECK-NOT:     arith.minimumf
+// CHECK:         nvvm.convert.f32x2.to.f8x2 %{{.*}}, %[[X]] {{.*}} : i16(f8E4M3FN)
+// CHECK:         arith.cmpf uno, %[[X]], %[[X]] : f32
+func.func @clamped_trunc_e4m3(%x: f32) -> f8E4M3FN {
+  %max = arith.constant 448.0 : f32
+  %min = arith.constant -448.0 : f32
+  %0 = arith.minimumf %x, %max : f32
+  %1 = arith.maximumf %0, %min : f32
+  %2 = arith.truncf %1 : f32 to f8E4M3FN
+  return %2 : f8E4M3FN
+}
+
+// -----
+
+// E5M2's clamp is at 57344.
+// CHECK-LABEL: func.func @clamped_trunc_e5m2
+// CHECK-SAME:    (%[[X:.*]]: f32)
+// CHECK:         nvvm.convert.f32x2.to.f8x2 %{{.*}}, %[[X]] {{.*}} : i16(f8E5M2)
+func.func @clamped_trunc_e5m2(%x: f32) -> f8E5M2 {
+  %max = arith.constant 57344.0 : f32
+  %min = arith.constant -57344.0 : f32
+  %0 = arith.minimumf %x, %max : f32
+  %1 = arith.maximumf %0, %min : f32
+  %2 = arith.truncf %1 : f32 to f8E5M2
+  return %2 : f8E5M2
+}
+
+// -----
+
+// A clamp at another bound (E5M2's 57344 before an E4M3 rounding), or with
+// maxnumf (NaN-dropping), changes results: it stays.
+// CHECK-LABEL: func.func @other_clamps_stay
+// CHECK:         %[[A:.*]] = arith.maximumf
+// CHECK:         nvvm.convert.f32x2.to.f8x2 %{{.*}}, %[[A]] {{.*}} : i16(f8E4M3FN)
+// CHECK:         %[[B:.*]] = arith.maxnumf
+// CHECK:         nvvm.convert.f32x2.to.f8x2 %{{.*}}, %[[B]] {{.*}} : i16(f8E4M3FN)
+func.func @other_clamps_stay(%x: f32) -> (f8E4M3FN, f8E4M3FN) {
+  %max = arith.constant 57344.0 : f32
+  %min = arith.constant -57344.0 : f32
+  %0 = arith.minimumf %x, %max : f32
+  %1 = arith.maximumf %0, %min : f32
+  %2 = arith.truncf %1 : f32 to f8E4M3FN
+  %max4 = arith.constant 448.0 : f32
+  %min4 = arith.constant -448.0 : f32
+  %3 = arith.minnumf %x, %max4 : f32
+  %4 = arith.maxnumf %3, %min4 : f32
+  %5 = arith.truncf %4 : f32 to f8E4M3FN
+  return %2, %5 : f8E4M3FN, f8E4M3FN
+}

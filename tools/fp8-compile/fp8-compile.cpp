@@ -67,6 +67,14 @@ static cl::opt<bool> fastAccumulation(
              "same-sign products lose up to ~7% at K = 4096 "
              "(docs/Numerics.md); default: FP32 promotion every 128 K"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> approxNarrowMath(
+    "approx-narrow-math",
+    cl::desc("GPU: f16/bf16 exponentials and f16 divisions (an FP16 "
+             "model's SiLU, softmax) by the approximate f32 instructions, "
+             "rounded to 16 bits: within one f16 ulp of the correctly "
+             "rounded result, as torch.compile's kernels (default); false: "
+             "IEEE f32 functions"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> gemmEpilogues(
     "gemm-epilogues",
     cl::desc("GPU: a product's element-wise consumer (SiLU(gate) * up, bias "
@@ -447,6 +455,7 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.packWeights = packWeights;
   o.tensorCores = tensorCores;
   o.fastAccumulation = fastAccumulation;
+  o.approxNarrowMath = approxNarrowMath;
   o.gemmEpilogues = gemmEpilogues;
   o.decodeEpilogues = decodeEpilogues;
   o.residualEpilogues = residualEpilogues;

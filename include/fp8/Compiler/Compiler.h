@@ -99,6 +99,9 @@ struct CompileOptions {
   /// GPU: FP8 products on tensor cores; false: loops (a debugging reference).
   bool tensorCores = true;
   bool fastAccumulation = false;
+  /// GPU: f16/bf16 exp and f16 division by approximate f32 instructions
+  /// (fp8-gpu-approx-narrow-math; within one f16 ulp).
+  bool approxNarrowMath = true;
   /// GPU: products' element-wise consumers in the GEMM epilogues
   /// (fp8-fuse-gemm-epilogues; off: measured slower, docs/PERFORMANCE.md).
   bool gemmEpilogues = false;

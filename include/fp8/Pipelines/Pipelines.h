@@ -177,6 +177,14 @@ struct GPULoweringPipelineOptions
                      "runtime then launches with programmatic dependent "
                      "launch, FP8RT_PDL=0 turns that off)"),
       llvm::cl::init(true)};
+  Option<bool> approxNarrowMath{
+      *this, "approx-narrow-math",
+      llvm::cl::desc("f16/bf16 exponentials and f16 divisions by the GPU's "
+                     "approximate f32 instructions, then rounded to 16 bits "
+                     "(fp8-gpu-approx-narrow-math: within one f16 ulp of "
+                     "the correctly rounded result); false: IEEE f32 "
+                     "functions"),
+      llvm::cl::init(true)};
   Option<bool> gemmTmaPipeline{
       *this, "gemm-tma-pipeline",
       llvm::cl::desc("GEMM tiles loaded by TMA through a multi-stage "

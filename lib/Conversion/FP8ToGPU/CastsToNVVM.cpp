@@ -17,6 +17,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -30,6 +31,27 @@ using namespace mlir;
 
 namespace {
 bool isFP8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
+
+bool isConstant(Value v, float value) {
+  APFloat c(0.0f);
+  return matchPattern(v, m_ConstantFloat(&c)) && c.isExactlyValue(value);
+}
+
+/// `x` when `v` is the clamp a saturating FP8 rounding starts with,
+/// `maximumf(minimumf(x, max), -max)` with `max` the format's largest
+/// finite value: `.satfinite` saturates to +-max (infinities included) and
+/// keeps NaN, so the clamp changes no result. Otherwise `v`.
+Value withoutSaturatingClamp(Value v, Type f8) {
+  const float max = APFloat::getLargest(cast<FloatType>(f8).getFloatSemantics())
+                        .convertToFloat();
+  auto lower = v.getDefiningOp<arith::MaximumFOp>();
+  if (!lower || !isConstant(lower.getRhs(), -max))
+    return v;
+  auto upper = lower.getLhs().getDefiningOp<arith::MinimumFOp>();
+  if (!upper || !isConstant(upper.getRhs(), max))
+    return v;
+  return upper.getLhs();
+}
 
 /// f32/f16/bf16 -> f8E4M3FN/f8E5M2 (scalars).
 struct TruncFToCvt : OpRewritePattern<arith::TruncFOp> {
@@ -46,7 +68,8 @@ struct TruncFToCvt : OpRewritePattern<arith::TruncFOp> {
         mode && *mode != arith::RoundingMode::to_nearest_even)
       return rewriter.notifyMatchFailure(op, "only round-to-nearest-even");
     Location loc = op.getLoc();
-    Value x = op.getIn();
+    Value x =
+        src.isF32() ? withoutSaturatingClamp(op.getIn(), dst) : op.getIn();
     if (!src.isF32()) // exact
       x = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(), x);
     Value zero = arith::ConstantOp::create(rewriter, loc,
