@@ -416,6 +416,11 @@ def FP8GPUMapLoops : Pass<"fp8-gpu-map-loops", "::mlir::func::FuncOp"> {
            "Elements per thread along the innermost dimension of a parallel "
            "nest, moved by vector loads and stores where contiguous and "
            "aligned (a power of two; 1: one element per thread)">,
+    Option<"registerRows", "register-rows", "bool", "false",
+           "A row reduction whose per-element stages read the row again "
+           "gets as many warps a row (up to 16; any number of rows) as let "
+           "each lane's steps unroll, so that the later passes take the "
+           "first pass's registers instead of reading the row again">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",

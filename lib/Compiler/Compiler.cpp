@@ -381,6 +381,7 @@ private:
       options.tensorCores = o.tensorCores;
       options.gemmFastAccumulation = o.fastAccumulation;
       options.approxNarrowMath = o.approxNarrowMath;
+      options.registerRows = o.registerRows;
       options.gemmEpilogues = o.gemmEpilogues;
       options.decodeEpilogues = o.decodeEpilogues;
       options.residualEpilogues = o.residualEpilogues;

@@ -303,6 +303,7 @@ void fp8::buildFP8GPULoweringPipeline(
   FP8GPUMapLoopsOptions map;
   map.blockSize = options.blockSize;
   map.vectorWidth = options.vectorWidth;
+  map.registerRows = options.registerRows;
   pm.addNestedPass<func::FuncOp>(createFP8GPUMapLoops(map));
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createFP8GPUMergeKernelModules());

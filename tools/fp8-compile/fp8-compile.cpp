@@ -75,6 +75,13 @@ static cl::opt<bool> approxNarrowMath(
              "rounded result, as torch.compile's kernels (default); false: "
              "IEEE f32 functions"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> registerRows(
+    "register-rows",
+    cl::desc("GPU: a row reduction whose later passes read the row again "
+             "(rowwise quantization of the FFN activation and of the norms' "
+             "outputs) spreads each row over enough warps to keep it in "
+             "registers, instead of reading it from memory once per pass"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> gemmEpilogues(
     "gemm-epilogues",
     cl::desc("GPU: a product's element-wise consumer (SiLU(gate) * up, bias "
@@ -456,6 +463,7 @@ std::string toOptions(fp8::CompileOptions &o) {
   o.tensorCores = tensorCores;
   o.fastAccumulation = fastAccumulation;
   o.approxNarrowMath = approxNarrowMath;
+  o.registerRows = registerRows;
   o.gemmEpilogues = gemmEpilogues;
   o.decodeEpilogues = decodeEpilogues;
   o.residualEpilogues = residualEpilogues;

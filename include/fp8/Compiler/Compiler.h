@@ -102,6 +102,9 @@ struct CompileOptions {
   /// GPU: f16/bf16 exp and f16 division by approximate f32 instructions
   /// (fp8-gpu-approx-narrow-math; within one f16 ulp).
   bool approxNarrowMath = true;
+  /// GPU: row reductions read again by their stages hold the row in
+  /// registers (fp8-gpu-map-loops{register-rows}).
+  bool registerRows = false;
   /// GPU: products' element-wise consumers in the GEMM epilogues
   /// (fp8-fuse-gemm-epilogues; off: measured slower, docs/PERFORMANCE.md).
   bool gemmEpilogues = false;

@@ -79,6 +79,13 @@ struct GPULoweringPipelineOptions
                      "the element-wise kernels and row reductions, moved as "
                      "vectors (fp8-gpu-map-loops; 1: one element per thread)"),
       llvm::cl::init(8)};
+  Option<bool> registerRows{
+      *this, "register-rows",
+      llvm::cl::desc("Row reductions whose later passes read the row again "
+                     "(a per-row quantization after its amax) get enough "
+                     "warps a row to hold it in registers, whatever the "
+                     "number of rows (fp8-gpu-map-loops{register-rows})"),
+      llvm::cl::init(false)};
   Option<bool> tensorCores{
       *this, "tensor-cores",
       llvm::cl::desc("FP8 products on tensor cores (convert-fp8-gemm-to-gpu); "

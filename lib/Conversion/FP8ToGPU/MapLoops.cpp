@@ -87,8 +87,10 @@ LogicalResult parallelDimsFirst(RewriterBase &rewriter, linalg::GenericOp op) {
 
 class Mapper {
 public:
-  Mapper(func::FuncOp func, int64_t blockSize, int64_t vectorWidth)
-      : func(func), blockSize(blockSize), vectorWidth(vectorWidth) {}
+  Mapper(func::FuncOp func, int64_t blockSize, int64_t vectorWidth,
+         bool registerRows)
+      : func(func), blockSize(blockSize), vectorWidth(vectorWidth),
+        registerRows(registerRows) {}
 
   LogicalResult run() {
     if (failed(toParallelLoops()))
@@ -143,9 +145,8 @@ private:
       linalg::FillOp init = fp8::initializingFill(generic);
       SmallVector<fp8::RowStage> stages =
           fp8::rowReductionStages(generic, init);
-      if (succeeded(fp8::lowerRowReductionToWarps(rewriter, generic,
-                                                  vectorWidth, init,
-                                                  stages))) {
+      if (succeeded(fp8::lowerRowReductionToWarps(
+              rewriter, generic, vectorWidth, init, stages, registerRows))) {
         if (init) {
           folded.insert(init);
           rewriter.eraseOp(init);
@@ -601,6 +602,7 @@ private:
   func::FuncOp func;
   int64_t blockSize;
   int64_t vectorWidth;
+  bool registerRows;
   unsigned counter = 0;
 };
 
@@ -631,7 +633,7 @@ struct FP8GPUMapLoopsPass
                        << " is not a power of two in 1..16";
       return signalPassFailure();
     }
-    if (failed(Mapper(func, blockSize, vectorWidth).run()))
+    if (failed(Mapper(func, blockSize, vectorWidth, registerRows).run()))
       signalPassFailure();
   }
 };

@@ -27,6 +27,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "llvm/ADT/SetVector.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -1020,10 +1022,31 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
 /// Only where rows * L fills whole warps (the range guard of the
 /// linearized nest then never splits a warp, whose shuffles need every
 /// lane).
+///
+/// Register rows (`heldRegisters` > 0: the 32-bit registers one step of
+/// the kernel's inputs takes, where later passes read the row again): as
+/// many warps a row (up to kMaxRowWarps) as make a lane's steps few enough
+/// to unroll (unrolledSteps), whatever the number of rows, so that every
+/// pass after the first takes the first one's registers instead of reading
+/// the row again (a prefill's SiLU(gate) * up row of 14336 elements, then
+/// its per-row quantization: 8 warps, 7 steps a lane).
 std::pair<int64_t, int64_t> chooseRowLanes(linalg::GenericOp op,
                                            int64_t rowLength, int64_t rows,
-                                           int64_t vectorWidth) {
+                                           int64_t vectorWidth,
+                                           int64_t heldRegisters) {
   const int64_t full = laneVectorWidth(op, rowLength, vectorWidth);
+  if (heldRegisters > 0 && rowLength % full == 0) {
+    const int64_t vectors = rowLength / full;
+    int64_t warps = 1;
+    while (vectors > fp8::kReductionLanes * warps * kMaxUnrolledSteps &&
+           warps * 2 <= fp8::kMaxRowWarps)
+      warps *= 2;
+    const int64_t steps =
+        llvm::divideCeil(vectors, fp8::kReductionLanes * warps);
+    if (warps > 1 && steps <= kMaxUnrolledSteps &&
+        steps * heldRegisters <= kMaxUnrolledRegisters)
+      return {fp8::kReductionLanes * warps, full};
+  }
   // Few long rows: W warps a row (kMaxRowWarps), each lane still at least
   // one vector of `full`, rows x W within the budget.
   int64_t warps = 1;
@@ -1054,11 +1077,10 @@ bool fp8::hasWarpCombiner(linalg::GenericOp op) {
   return matchCombiner(op).has_value();
 }
 
-LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
-                                            linalg::GenericOp op,
-                                            int64_t vectorWidth,
-                                            linalg::FillOp init,
-                                            ArrayRef<RowStage> stages) {
+LogicalResult
+fp8::lowerRowReductionToWarps(RewriterBase &rewriter, linalg::GenericOp op,
+                              int64_t vectorWidth, linalg::FillOp init,
+                              ArrayRef<RowStage> stages, bool registerRows) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
     return failure();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
@@ -1133,9 +1155,26 @@ LogicalResult fp8::lowerRowReductionToWarps(RewriterBase &rewriter,
     rows *= ranges[i];
   // (Not a structured binding: the lambdas below capture them, which
   // C++17 does not allow for bindings.)
+  // Register rows: the registers a step of every buffer the passes read
+  // takes, where a per-element stage reads the row again.
+  int64_t heldRegisters = 0;
+  if (registerRows &&
+      llvm::any_of(stages, [](const RowStage &s) { return s.perElement; })) {
+    llvm::SetVector<Value> buffers;
+    for (OpOperand *in : op.getDpsInputOperands())
+      buffers.insert(in->get());
+    for (const RowStage &s : stages)
+      if (s.perElement)
+        for (auto [j, in] :
+             llvm::enumerate(linalg::GenericOp(s.op).getDpsInputOperands()))
+          if (s.sources[j] == kFromOperand)
+            buffers.insert(in->get());
+    heldRegisters = stepRegisters(buffers.getArrayRef(),
+                                  laneVectorWidth(op, rowLength, vectorWidth));
+  }
   const std::pair<int64_t, int64_t> lanesAndWidth =
       dynamic ? std::pair<int64_t, int64_t>{kReductionLanes, 1}
-              : chooseRowLanes(op, rowLength, rows, vectorWidth);
+              : chooseRowLanes(op, rowLength, rows, vectorWidth, heldRegisters);
   const int64_t rowLanes = lanesAndWidth.first;
   const int64_t width = lanesAndWidth.second;
   // The loops' sizes: constants, or (dynamic) read from the operands.

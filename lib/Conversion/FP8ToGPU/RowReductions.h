@@ -103,11 +103,15 @@ bool hasWarpCombiner(linalg::GenericOp op);
 /// in the same warp: per-row stages on the row's value (in every lane with
 /// `init`, lane 0 storing; in lane 0 alone without), per-element stages as
 /// lane-strided loops over the row; the caller erases them when this succeeds.
+/// `registerRows`: where a per-element stage reads the row again, a row gets
+/// as many warps (any number of rows) as let each lane's steps unroll, and
+/// the later passes take the first pass's registers (chooseRowLanes).
 LogicalResult lowerRowReductionToWarps(RewriterBase &rewriter,
                                        linalg::GenericOp op,
                                        int64_t vectorWidth,
                                        linalg::FillOp init = {},
-                                       ArrayRef<RowStage> stages = {});
+                                       ArrayRef<RowStage> stages = {},
+                                       bool registerRows = false);
 
 /// The element-wise generics right after row reduction `op` (each the next
 /// op with memory effects but allocations; `op` writes its whole output)
