@@ -30,8 +30,8 @@
 # --gemm-tile-m=N: the promoting GEMMs' CTA tile M (128, 192 or 256).
 # A suffix "-ieee" (before "-tmN" and "-layer": block-all-ieee-layer) adds
 # --approx-narrow-math=false: f16 exp and divisions as IEEE f32 functions.
-# A suffix "-regrows" (before "-ieee": rowwise-all-fast-regrows-layer)
-# adds --register-rows.
+# A suffix "-warprows" (before "-ieee": rowwise-all-fast-warprows-layer)
+# adds --register-rows=false (a warp a row where rows are many).
 # A suffix "-layer" (outermost of all: current-all-fast-layer) compiles the
 # decoder layer alone (bench/layer/extract_layer.py: hidden states and
 # rotary cos/sin in, the layer's output out; EXPORT_DIR/layer.onnx, made
@@ -58,8 +58,8 @@ for r0 in "${recipes[@]}"; do
     r=${BASH_REMATCH[1]}
     extra+=(--gemm-tile-m="${BASH_REMATCH[2]}")
   fi
-  rx=${r%-regrows}
-  [ "$rx" != "$r" ] && extra+=(--register-rows)
+  rx=${r%-warprows}
+  [ "$rx" != "$r" ] && extra+=(--register-rows=false)
   r=$rx
   rx=${r%-ieee}
   [ "$rx" != "$r" ] && extra+=(--approx-narrow-math=false)

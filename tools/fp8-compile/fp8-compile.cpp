@@ -80,8 +80,9 @@ static cl::opt<bool> registerRows(
     cl::desc("GPU: a row reduction whose later passes read the row again "
              "(rowwise quantization of the FFN activation and of the norms' "
              "outputs) spreads each row over enough warps to keep it in "
-             "registers, instead of reading it from memory once per pass"),
-    cl::init(false), cl::cat(category));
+             "registers, instead of reading it from memory once per pass "
+             "(default; false: a warp a row where rows are many)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> gemmEpilogues(
     "gemm-epilogues",
     cl::desc("GPU: a product's element-wise consumer (SiLU(gate) * up, bias "

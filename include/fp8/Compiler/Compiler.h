@@ -104,7 +104,7 @@ struct CompileOptions {
   bool approxNarrowMath = true;
   /// GPU: row reductions read again by their stages hold the row in
   /// registers (fp8-gpu-map-loops{register-rows}).
-  bool registerRows = false;
+  bool registerRows = true;
   /// GPU: products' element-wise consumers in the GEMM epilogues
   /// (fp8-fuse-gemm-epilogues; off: measured slower, docs/PERFORMANCE.md).
   bool gemmEpilogues = false;

@@ -85,7 +85,7 @@ struct GPULoweringPipelineOptions
                      "(a per-row quantization after its amax) get enough "
                      "warps a row to hold it in registers, whatever the "
                      "number of rows (fp8-gpu-map-loops{register-rows})"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<bool> tensorCores{
       *this, "tensor-cores",
       llvm::cl::desc("FP8 products on tensor cores (convert-fp8-gemm-to-gpu); "
