@@ -56,10 +56,7 @@ struct ApproximateHalfDivision : OpRewritePattern<arith::DivFOp> {
     Type f32 = rewriter.getF32Type();
     Value b = arith::ExtFOp::create(rewriter, loc, f32, op.getRhs());
     Value r = NVVM::RcpApproxFtzF32Op::create(rewriter, loc, f32, b);
-    APFloat c(0.0f);
-    bool unitNumerator =
-        matchPattern(op.getLhs(), m_ConstantFloat(&c)) && c.isExactlyValue(1.0);
-    if (!unitNumerator) {
+    if (!matchPattern(op.getLhs(), m_OneFloat())) {
       Value a = arith::ExtFOp::create(rewriter, loc, f32, op.getLhs());
       r = arith::MulFOp::create(rewriter, loc, a, r);
     }

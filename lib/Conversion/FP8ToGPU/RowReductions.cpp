@@ -1024,9 +1024,10 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
 /// lane).
 ///
 /// Register rows (`heldRegisters` > 0: the 32-bit registers one step of
-/// the kernel's inputs takes, where later passes read the row again): as
-/// many warps a row (up to kMaxRowWarps) as make a lane's steps few enough
-/// to unroll (unrolledSteps), whatever the number of rows, so that every
+/// the kernel's inputs takes, where later passes read the row again): at
+/// least as many warps a row (up to kMaxRowWarps) as make a lane's steps
+/// few enough to unroll (unrolledSteps), whatever the number of rows (few
+/// rows keep their wider blocks), so that every
 /// pass after the first takes the first one's registers instead of reading
 /// the row again (a prefill's SiLU(gate) * up row of 14336 elements, then
 /// its per-row quantization: 8 warps, 7 steps a lane).
@@ -1035,18 +1036,6 @@ std::pair<int64_t, int64_t> chooseRowLanes(linalg::GenericOp op,
                                            int64_t vectorWidth,
                                            int64_t heldRegisters) {
   const int64_t full = laneVectorWidth(op, rowLength, vectorWidth);
-  if (heldRegisters > 0 && rowLength % full == 0) {
-    const int64_t vectors = rowLength / full;
-    int64_t warps = 1;
-    while (vectors > fp8::kReductionLanes * warps * kMaxUnrolledSteps &&
-           warps * 2 <= fp8::kMaxRowWarps)
-      warps *= 2;
-    const int64_t steps =
-        llvm::divideCeil(vectors, fp8::kReductionLanes * warps);
-    if (warps > 1 && steps <= kMaxUnrolledSteps &&
-        steps * heldRegisters <= kMaxUnrolledRegisters)
-      return {fp8::kReductionLanes * warps, full};
-  }
   // Few long rows: W warps a row (kMaxRowWarps), each lane still at least
   // one vector of `full`, rows x W within the budget.
   int64_t warps = 1;
@@ -1055,6 +1044,21 @@ std::pair<int64_t, int64_t> chooseRowLanes(linalg::GenericOp op,
          rows * warps * 2 <= fp8::kWideRowWarpBudget &&
          rowLength / full >= fp8::kReductionLanes * warps * 2)
     warps *= 2;
+  // Register rows: at least the fewest warps whose lanes' steps unroll
+  // (each lane then still has at least one vector: the warps are the
+  // fewest with vectors <= 32 W kMaxUnrolledSteps).
+  if (heldRegisters > 0 && rowLength % full == 0) {
+    const int64_t vectors = rowLength / full;
+    int64_t held = 1;
+    while (vectors > fp8::kReductionLanes * held * kMaxUnrolledSteps &&
+           held * 2 <= fp8::kMaxRowWarps)
+      held *= 2;
+    const int64_t steps =
+        llvm::divideCeil(vectors, fp8::kReductionLanes * held);
+    if (held > warps && steps <= kMaxUnrolledSteps &&
+        steps * heldRegisters <= kMaxUnrolledRegisters)
+      warps = held;
+  }
   if (warps > 1)
     return {fp8::kReductionLanes * warps, full};
   for (int64_t v = llvm::bit_floor<uint64_t>(std::max<int64_t>(vectorWidth, 1));
@@ -1153,12 +1157,10 @@ fp8::lowerRowReductionToWarps(RewriterBase &rewriter, linalg::GenericOp op,
   int64_t rows = 1;
   for (unsigned i = 0; i + 1 < numLoops; ++i)
     rows *= ranges[i];
-  // (Not a structured binding: the lambdas below capture them, which
-  // C++17 does not allow for bindings.)
   // Register rows: the registers a step of every buffer the passes read
   // takes, where a per-element stage reads the row again.
   int64_t heldRegisters = 0;
-  if (registerRows &&
+  if (registerRows && !dynamic &&
       llvm::any_of(stages, [](const RowStage &s) { return s.perElement; })) {
     llvm::SetVector<Value> buffers;
     for (OpOperand *in : op.getDpsInputOperands())
@@ -1172,6 +1174,8 @@ fp8::lowerRowReductionToWarps(RewriterBase &rewriter, linalg::GenericOp op,
     heldRegisters = stepRegisters(buffers.getArrayRef(),
                                   laneVectorWidth(op, rowLength, vectorWidth));
   }
+  // (Not a structured binding: the lambdas below capture them, which
+  // C++17 does not allow for bindings.)
   const std::pair<int64_t, int64_t> lanesAndWidth =
       dynamic ? std::pair<int64_t, int64_t>{kReductionLanes, 1}
               : chooseRowLanes(op, rowLength, rows, vectorWidth, heldRegisters);

@@ -26,11 +26,6 @@ namespace {
 constexpr uint32_t kF32MantissaBits = 0x007FFFFFu;
 constexpr unsigned kMaxDepth = 6;
 
-bool isConstantOne(Value v) {
-  APFloat c(0.0f);
-  return matchPattern(v, m_ConstantFloat(&c)) && c.isExactlyValue(1.0);
-}
-
 /// The i32 `bits` has a zero mantissa field: masked by an `andi` with a
 /// constant that clears it, or shifted left by at least 23.
 bool hasZeroMantissaBits(Value bits) {
@@ -66,7 +61,8 @@ bool hasZeroMantissa(Value v, unsigned depth = 0) {
 Value reciprocalOperand(Value v) {
   auto div = v.getDefiningOp<arith::DivFOp>();
   if (!div || div.getFastmath() != arith::FastMathFlags::none ||
-      !isConstantOne(div.getLhs()) || !hasZeroMantissa(div.getRhs()))
+      !matchPattern(div.getLhs(), m_OneFloat()) ||
+      !hasZeroMantissa(div.getRhs()))
     return {};
   return div.getRhs();
 }
@@ -143,7 +139,7 @@ struct DivisionByExactReciprocal : OpRewritePattern<arith::DivFOp> {
     Reciprocal kind = classify(s);
     if (kind == Reciprocal::None)
       return rewriter.notifyMatchFailure(op, "divisor not provably 2^k");
-    if (isConstantOne(op.getLhs())) {
+    if (matchPattern(op.getLhs(), m_OneFloat())) {
       // 1/s is what a computed reciprocal would build again.
       if (kind == Reciprocal::Computed)
         return rewriter.notifyMatchFailure(op, "a reciprocal");
