@@ -1023,8 +1023,8 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
 /// linearized nest then never splits a warp, whose shuffles need every
 /// lane).
 ///
-/// Register rows (`heldRegisters` > 0: the 32-bit registers one step of
-/// the kernel's inputs takes, where later passes read the row again): at
+/// Register rows (`heldBuffers` not empty: every buffer the kernel's passes
+/// read, where later passes read the row again): at
 /// least as many warps a row (up to kMaxRowWarps) as make a lane's steps
 /// few enough to unroll (unrolledSteps), whatever the number of rows (few
 /// rows keep their wider blocks), so that every
@@ -1034,7 +1034,7 @@ emitElementStage(OpBuilder &b, Location l, const fp8::RowStage &stage,
 std::pair<int64_t, int64_t> chooseRowLanes(linalg::GenericOp op,
                                            int64_t rowLength, int64_t rows,
                                            int64_t vectorWidth,
-                                           int64_t heldRegisters) {
+                                           ArrayRef<Value> heldBuffers) {
   const int64_t full = laneVectorWidth(op, rowLength, vectorWidth);
   // Few long rows: W warps a row (kMaxRowWarps), each lane still at least
   // one vector of `full`, rows x W within the budget.
@@ -1047,7 +1047,7 @@ std::pair<int64_t, int64_t> chooseRowLanes(linalg::GenericOp op,
   // Register rows: at least the fewest warps whose lanes' steps unroll
   // (each lane then still has at least one vector: the warps are the
   // fewest with vectors <= 32 W kMaxUnrolledSteps).
-  if (heldRegisters > 0 && rowLength % full == 0) {
+  if (!heldBuffers.empty() && rowLength % full == 0) {
     const int64_t vectors = rowLength / full;
     int64_t held = 1;
     while (vectors > fp8::kReductionLanes * held * kMaxUnrolledSteps &&
@@ -1056,7 +1056,7 @@ std::pair<int64_t, int64_t> chooseRowLanes(linalg::GenericOp op,
     const int64_t steps =
         llvm::divideCeil(vectors, fp8::kReductionLanes * held);
     if (held > warps && steps <= kMaxUnrolledSteps &&
-        steps * heldRegisters <= kMaxUnrolledRegisters)
+        steps * stepRegisters(heldBuffers, full) <= kMaxUnrolledRegisters)
       warps = held;
   }
   if (warps > 1)
@@ -1157,28 +1157,26 @@ fp8::lowerRowReductionToWarps(RewriterBase &rewriter, linalg::GenericOp op,
   int64_t rows = 1;
   for (unsigned i = 0; i + 1 < numLoops; ++i)
     rows *= ranges[i];
-  // Register rows: the registers a step of every buffer the passes read
-  // takes, where a per-element stage reads the row again.
-  int64_t heldRegisters = 0;
+  // Register rows: every buffer the passes read, where a per-element stage
+  // reads the row again.
+  llvm::SetVector<Value> heldBuffers;
   if (registerRows && !dynamic &&
       llvm::any_of(stages, [](const RowStage &s) { return s.perElement; })) {
-    llvm::SetVector<Value> buffers;
     for (OpOperand *in : op.getDpsInputOperands())
-      buffers.insert(in->get());
+      heldBuffers.insert(in->get());
     for (const RowStage &s : stages)
       if (s.perElement)
         for (auto [j, in] :
              llvm::enumerate(linalg::GenericOp(s.op).getDpsInputOperands()))
           if (s.sources[j] == kFromOperand)
-            buffers.insert(in->get());
-    heldRegisters = stepRegisters(buffers.getArrayRef(),
-                                  laneVectorWidth(op, rowLength, vectorWidth));
+            heldBuffers.insert(in->get());
   }
   // (Not a structured binding: the lambdas below capture them, which
   // C++17 does not allow for bindings.)
   const std::pair<int64_t, int64_t> lanesAndWidth =
       dynamic ? std::pair<int64_t, int64_t>{kReductionLanes, 1}
-              : chooseRowLanes(op, rowLength, rows, vectorWidth, heldRegisters);
+              : chooseRowLanes(op, rowLength, rows, vectorWidth,
+                               heldBuffers.getArrayRef());
   const int64_t rowLanes = lanesAndWidth.first;
   const int64_t width = lanesAndWidth.second;
   // The loops' sizes: constants, or (dynamic) read from the operands.

@@ -104,7 +104,8 @@ bool hasWarpCombiner(linalg::GenericOp op);
 /// `init`, lane 0 storing; in lane 0 alone without), per-element stages as
 /// lane-strided loops over the row; the caller erases them when this succeeds.
 /// `registerRows`: where a per-element stage reads the row again, a row gets
-/// as many warps (any number of rows) as let each lane's steps unroll, and
+/// at least as many warps (any number of rows) as let each lane's steps
+/// unroll, and
 /// the later passes take the first pass's registers (chooseRowLanes).
 LogicalResult lowerRowReductionToWarps(RewriterBase &rewriter,
                                        linalg::GenericOp op,

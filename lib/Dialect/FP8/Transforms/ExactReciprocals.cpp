@@ -77,9 +77,10 @@ enum class Reciprocal {
 Reciprocal classify(Value s, unsigned depth = 0) {
   if (!s.getType().isF32() || depth > kMaxDepth)
     return Reciprocal::None;
-  if (reciprocalOperand(s) || matchPattern(s, m_Constant()))
-    return hasZeroMantissa(s, depth) || reciprocalOperand(s) ? Reciprocal::Free
-                                                             : Reciprocal::None;
+  if (reciprocalOperand(s))
+    return Reciprocal::Free;
+  if (matchPattern(s, m_Constant()))
+    return hasZeroMantissa(s, depth) ? Reciprocal::Free : Reciprocal::None;
   if (auto sel = s.getDefiningOp<arith::SelectOp>()) {
     Reciprocal t = classify(sel.getTrueValue(), depth + 1);
     Reciprocal f = classify(sel.getFalseValue(), depth + 1);
