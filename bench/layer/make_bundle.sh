@@ -32,6 +32,9 @@
 # --approx-narrow-math=false: f16 exp and divisions as IEEE f32 functions.
 # A suffix "-warprows" (before "-ieee": rowwise-all-fast-warprows-layer)
 # adds --register-rows=false (a warp a row where rows are many).
+# A suffix "-fwg3" (after "-tmN", before "-warprows": block-all-fwg3-layer)
+# adds --gemm-fused-three-consumers (the o product with its residual add in
+# three consumer warpgroups).
 # A suffix "-layer" (outermost of all: current-all-fast-layer) compiles the
 # decoder layer alone (bench/layer/extract_layer.py: hidden states and
 # rotary cos/sin in, the layer's output out; EXPORT_DIR/layer.onnx, made
@@ -58,6 +61,9 @@ for r0 in "${recipes[@]}"; do
     r=${BASH_REMATCH[1]}
     extra+=(--gemm-tile-m="${BASH_REMATCH[2]}")
   fi
+  rx=${r%-fwg3}
+  [ "$rx" != "$r" ] && extra+=(--gemm-fused-three-consumers)
+  r=$rx
   rx=${r%-warprows}
   [ "$rx" != "$r" ] && extra+=(--register-rows=false)
   r=$rx

@@ -247,10 +247,19 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
     Option<"tileM", "tile-m", "unsigned", "0",
            "CTA tile M of the promoting warp-specialized kernel (tiles up "
            "to 128 wide, a static M): 128 (two consumer warpgroups), 192 "
-           "(three consumer warpgroups of one 64-row band each; not with a "
-           "fused consumer) or 256 (two consumers of two 64-row bands); 0: "
-           "the heuristic's choice (block-scaled products: 192 up to K = "
-           "8192, 256 beyond, where their rounds over the SMs pay)">,
+           "(three consumer warpgroups of one 64-row band each, where "
+           "ptxas assembles them: K tiles a power of two, with a fused "
+           "consumer at least 8) or 256 (two consumers of two 64-row "
+           "bands); 0: the heuristic's choice (block-scaled products: 192 "
+           "where its rounds over the SMs pay and ptxas assembles it, else "
+           "128 or 256)">,
+    Option<"fusedThreeConsumers", "fused-three-consumers", "bool", "false",
+           "The heuristic may give a product with a fused consumer (a "
+           "residual add staged through the store tile) three consumer "
+           "warpgroups where they assemble (K tiles a power of two, at "
+           "least 8), as it does unfused products; off: such products keep "
+           "the two-consumer tiles (not yet timed or run on a GPU with "
+           "three consumers: docs/GPU.md)">,
     Option<"stageScales", "stage-scales", "bool", "true",
            "Warp-specialized kernels with 256-row tiles copy the f32 scales "
            "that vary along K (block scales) into shared memory with each K "

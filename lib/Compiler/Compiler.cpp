@@ -389,6 +389,7 @@ private:
       options.gemmDecodeKGroups = o.decodeKGroups;
       options.gemmDecodeStages = o.decodeStages;
       options.gemmTileM = o.gemmTileM;
+      options.gemmFusedThreeConsumers = o.gemmFusedThreeConsumers;
       options.attentionPingPong = o.attentionPingPong;
       options.attentionDecodeKernel = o.attentionDecodeKernel;
       options.attentionDecodeTensorCores = o.attentionDecodeTensorCores;

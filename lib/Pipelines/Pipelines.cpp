@@ -287,6 +287,7 @@ void fp8::buildFP8GPULoweringPipeline(
     gemm.decodeKGroups = options.gemmDecodeKGroups;
     gemm.decodeStages = options.gemmDecodeStages;
     gemm.tileM = options.gemmTileM;
+    gemm.fusedThreeConsumers = options.gemmFusedThreeConsumers;
     gemm.gridDependency =
         options.gridDependency && chipNumber(options.chip) >= 90;
     // The kernels come as gpu.funcs in their own gpu.modules (with the

@@ -212,9 +212,10 @@ module {
     return
   }
   // ... and a residual add in bf16 after a block-scaled product (the
-  // bands build: two 64-row bands per consumer, both staged), persistent
+  // wg3 build: three consumer warpgroups of 64 rows, 8 K tiles; the bands
+  // build: two 64-row bands per consumer, both staged), persistent
   // CTAs walking more tiles than SMs (the input barrier's phases):
-  func.func private @__fp8_gemm_fused_residual(%a: memref<4200x256xf8E4M3FN>, %sa: memref<4200x2xf32>, %b: memref<1408x256xf8E4M3FN>, %sb: memref<11x2xf32>, %res: memref<4200x1408xbf16>, %out: memref<4200x1408xbf16>)
+  func.func private @__fp8_gemm_fused_residual(%a: memref<4200x1024xf8E4M3FN>, %sa: memref<4200x8xf32>, %b: memref<1408x1024xf8E4M3FN>, %sb: memref<11x8xf32>, %res: memref<4200x1408xbf16>, %out: memref<4200x1408xbf16>)
       attributes {fp8.gemm = {epilogue = 0 : i32, epilogue_inputs = 1 : i64, has_bias = false, lhs_layout = #fp8.layout<block 1x128>, rhs_layout = #fp8.layout<block 128x128>, transpose_rhs = true}} {
     %p = memref.alloc() : memref<4200x1408xbf16>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
@@ -227,8 +228,8 @@ module {
     memref.dealloc %p : memref<4200x1408xbf16>
     return
   }
-  func.func @run_fused_residual(%a: memref<4200x256xf8E4M3FN>, %sa: memref<4200x2xf32>, %b: memref<1408x256xf8E4M3FN>, %sb: memref<11x2xf32>, %res: memref<4200x1408xbf16>, %out: memref<4200x1408xbf16>) attributes {llvm.emit_c_interface} {
-    call @__fp8_gemm_fused_residual(%a, %sa, %b, %sb, %res, %out) : (memref<4200x256xf8E4M3FN>, memref<4200x2xf32>, memref<1408x256xf8E4M3FN>, memref<11x2xf32>, memref<4200x1408xbf16>, memref<4200x1408xbf16>) -> ()
+  func.func @run_fused_residual(%a: memref<4200x1024xf8E4M3FN>, %sa: memref<4200x8xf32>, %b: memref<1408x1024xf8E4M3FN>, %sb: memref<11x8xf32>, %res: memref<4200x1408xbf16>, %out: memref<4200x1408xbf16>) attributes {llvm.emit_c_interface} {
+    call @__fp8_gemm_fused_residual(%a, %sa, %b, %sb, %res, %out) : (memref<4200x1024xf8E4M3FN>, memref<4200x8xf32>, memref<1408x1024xf8E4M3FN>, memref<11x8xf32>, memref<4200x1408xbf16>, memref<4200x1408xbf16>) -> ()
     return
   }
   // N odd (33): the epilogue's scalar stores (even N pairs columns).

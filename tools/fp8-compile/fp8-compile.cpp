@@ -136,6 +136,14 @@ static cl::opt<unsigned> gemmTileM(
              "warpgroups of two 64-row bands) or 0, the heuristic's choice "
              "(convert-fp8-gemm-to-gpu{tile-m})"),
     cl::init(0), cl::cat(category));
+static cl::opt<bool> gemmFusedThreeConsumers(
+    "gemm-fused-three-consumers",
+    cl::desc("GPU: a block-scaled product with a fused consumer (a residual "
+             "add in its epilogue) may take three consumer warpgroups of 64 "
+             "rows where they assemble, as unfused ones do (the Llama-3-8B "
+             "layer's o product); off by default until timed "
+             "(convert-fp8-gemm-to-gpu{fused-three-consumers})"),
+    cl::init(false), cl::cat(category));
 static cl::opt<cl::boolOrDefault> mergeProducts(
     "merge-products",
     cl::desc("Products of one activation with constant weights (q, k, v; "
@@ -476,6 +484,7 @@ std::string toOptions(fp8::CompileOptions &o) {
     return "--gemm-tile-m must be 0 (the heuristic's), 128, 192 or 256, not " +
            std::to_string(gemmTileM);
   o.gemmTileM = gemmTileM;
+  o.gemmFusedThreeConsumers = gemmFusedThreeConsumers;
   o.attentionPingPong = attentionPingPong;
   o.attentionDecodeKernel = attentionDecodeKernel;
   o.attentionDecodeTensorCores = attentionDecodeTensorCores;

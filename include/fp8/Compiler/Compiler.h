@@ -127,6 +127,9 @@ struct CompileOptions {
   /// GPU: CTA tile M of promoting GEMMs, 0 (the heuristic's), 128, 192 or
   /// 256 (convert-fp8-gemm-to-gpu{tile-m}).
   unsigned gemmTileM = 0;
+  /// GPU: products with a fused consumer may take three consumer warpgroups
+  /// (convert-fp8-gemm-to-gpu{fused-three-consumers}).
+  bool gemmFusedThreeConsumers = false;
   /// Products of one activation with constant weights as one product over
   /// the concatenated weights (fp8-merge-sibling-products); unset: on for
   /// the GPU targets (fewer kernels), off for the CPU (no gain there).

@@ -144,6 +144,12 @@ struct GPULoweringPipelineOptions
                      "per consumer); 0: the heuristic's "
                      "(convert-fp8-gemm-to-gpu{tile-m})"),
       llvm::cl::init(0)};
+  Option<bool> gemmFusedThreeConsumers{
+      *this, "gemm-fused-three-consumers",
+      llvm::cl::desc("Products with a fused consumer may take three consumer "
+                     "warpgroups where they assemble "
+                     "(convert-fp8-gemm-to-gpu{fused-three-consumers})"),
+      llvm::cl::init(false)};
   Option<bool> mergeSiblingProducts{
       *this, "merge-sibling-products",
       llvm::cl::desc("Products of one activation with constant weights "

@@ -101,6 +101,7 @@ struct ConvertFP8GemmToGPUPass
     options.fastAccumulation = fastAccumulation;
     options.tileN = tileN;
     options.tileM = tileM;
+    options.fusedThreeConsumers = fusedThreeConsumers;
     options.stageScales = stageScales;
     options.tmaStore = tmaStore;
     options.stageEpilogueInput = stageEpilogueInput;

@@ -619,6 +619,19 @@ int64_t rounds(int64_t tiles, const GemmOptions &options) {
 /// docs/PERFORMANCE.md), at K = 4096 and 8192 6-10 % faster.
 constexpr int64_t kThreeConsumersMaxK = 8192;
 
+/// Whether ptxas assembles three consumers at setmaxnreg 32/160 without
+/// spilling: measured (ptxas 13, 2026-12-08, block scales, 4200 x K x 1408)
+/// clean where the K tiles are a power of two -- 2..64 tiles, and with a
+/// fused consumer (a residual add staged through the store tile) 8..64 --
+/// and spilling 16-188 bytes at 6, 9, 12, 22, 24, 40 and 48 K tiles (2, 3, 4
+/// too with the fused consumer), at 40/152 as well for several of them.
+/// ptxas's allocation at this register count is not monotonic in K.
+bool threeConsumersAssemble(const GemmProblem &p, const GemmConfig &c) {
+  const int64_t kTiles = llvm::divideCeil(p.k, c.bk);
+  return p.k <= kThreeConsumersMaxK && llvm::isPowerOf2_64(kTiles) &&
+         (!p.fusedEpilogue || kTiles >= 8);
+}
+
 /// The row tiles of promoting products whose f32 scales vary along K (the
 /// block recipe's), whose 128-wide tiles are bound by the bytes they load
 /// per FLOP and by each consumer's wgmma round trip before every promotion:
@@ -637,8 +650,13 @@ constexpr int64_t kThreeConsumersMaxK = 8192;
 /// two rounds (8192 x 4096 x 4096: 11 rounds of 192 rows vs 8 of 256 and 16 of
 /// 128; 4096^3: 6 / 4 / 8, 256 rows; 512 x 4096 x 4096: 64 tiles of 256 rows
 /// would leave half the SMs idle; 2560 x 4096 x 4096: 128 rows). `tile-m`
-/// overrides where served (promoting, BN <= 128, M static; 192 not with a fused
-/// consumer, whose epilogue spills at 160 registers).
+/// overrides where served (promoting, BN <= 128, M static; 192 with a fused
+/// consumer only where threeConsumersAssemble). The heuristic takes three
+/// consumers only where threeConsumersAssemble (since 2026-12-08; before,
+/// any K up to 8192 could take them, and some of those kernels spilled),
+/// and for a fused consumer only with `fused-three-consumers`: such kernels
+/// assemble clean at 8-64 K tiles (the Llama-3-8B layer's o product with
+/// its residual add), but have not yet run on a GPU.
 void chooseRowBands(const GemmProblem &p, const GemmOptions &options,
                     GemmConfig &c) {
   // Served: promoting consumers, tiles up to 128 wide, a static M.
@@ -650,7 +668,8 @@ void chooseRowBands(const GemmProblem &p, const GemmOptions &options,
     c.bm = kWgmmaM * consumers * waves;
   };
   if (options.tileM) {
-    if (options.tileM == 3 * kWgmmaM && !p.fusedEpilogue)
+    if (options.tileM == 3 * kWgmmaM &&
+        (!p.fusedEpilogue || threeConsumersAssemble(p, c)))
       setRows(3, 1);
     else
       setRows(2, options.tileM == 4 * kWgmmaM ? 2 : 1);
@@ -678,9 +697,9 @@ void chooseRowBands(const GemmProblem &p, const GemmOptions &options,
   GemmConfig three = c;
   three.consumerWarpgroups = 3;
   three.bm = 3 * kWgmmaM;
-  if (options.stageScales && !p.fusedEpilogue && p.k <= kThreeConsumersMaxK &&
-      r192 >= 2 && stagedScalesFor(p, three).enabled() &&
-      r192 * 192 / 1.18 < best)
+  if (options.stageScales && threeConsumersAssemble(p, c) &&
+      (!p.fusedEpilogue || options.fusedThreeConsumers) && r192 >= 2 &&
+      stagedScalesFor(p, three).enabled() && r192 * 192 / 1.18 < best)
     setRows(3, 1);
   else
     setRows(2, two ? 2 : 1);

@@ -332,6 +332,9 @@ struct GemmOptions {
   /// (256 for promoting products with scales that vary along K, where the
   /// tiles still fill the SMs' rounds).
   int64_t tileM = 0;
+  /// The heuristic may give fused consumers three consumer warpgroups
+  /// (convert-fp8-gemm-to-gpu{fused-three-consumers}).
+  bool fusedThreeConsumers = false;
   /// The warp-specialized kernel's epilogue through shared memory and TMA
   /// stores (EpilogueKind::SharedTMA) where the output rows are 16-byte
   /// multiples; false: stores from the registers.
