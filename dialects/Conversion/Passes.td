@@ -247,12 +247,12 @@ def ConvertFP8GemmToGPU : Pass<"convert-fp8-gemm-to-gpu", "::mlir::ModuleOp"> {
     Option<"tileM", "tile-m", "unsigned", "0",
            "CTA tile M of the promoting warp-specialized kernel (tiles up "
            "to 128 wide, a static M): 128 (two consumer warpgroups), 192 "
-           "(three consumer warpgroups of one 64-row band each, where "
-           "ptxas assembles them: K tiles a power of two, with a fused "
-           "consumer at least 8) or 256 (two consumers of two 64-row "
-           "bands); 0: the heuristic's choice (block-scaled products: 192 "
-           "where its rounds over the SMs pay and ptxas assembles it, else "
-           "128 or 256)">,
+           "(three consumer warpgroups of one 64-row band each; with a "
+           "fused consumer only where ptxas assembles them: K tiles a power "
+           "of two, at least 8) or 256 (two consumers of two 64-row bands); "
+           "0: the heuristic's choice (block-scaled products: 192 where its "
+           "rounds over the SMs pay and ptxas assembles it -- K tiles a "
+           "power of two up to K = 8192 --, else 128 or 256)">,
     Option<"fusedThreeConsumers", "fused-three-consumers", "bool", "false",
            "The heuristic may give a product with a fused consumer (a "
            "residual add staged through the store tile) three consumer "
